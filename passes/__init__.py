@@ -1,0 +1,36 @@
+"""Passes of the dq toolkit, one module per pass, and the named pipelines built from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Pass:
+    """A Python-written pass: `run(op)` transforms `op` in place and returns False on failure
+    (after emitting its diagnostics at the ops' locations)."""
+
+    name: str  # command-line spelling, e.g. "dq-to-linalg"
+    description: str  # one line
+    run: Callable[[object], bool]
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A named pipeline: a textual pass list that may name dq passes and upstream passes."""
+
+    name: str
+    description: str
+    elements: str
+
+
+def _registry():
+    from . import byte_storage, c_interface, normalize, to_linalg, to_llvm
+
+    passes = {p.PASS.name: p.PASS for p in (normalize, to_linalg, byte_storage, c_interface)}
+    pipelines = {to_llvm.PIPELINE.name: to_llvm.PIPELINE}
+    return passes, pipelines
+
+
+PASSES, PIPELINES = _registry()

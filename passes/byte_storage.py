@@ -1,0 +1,96 @@
+"""dq-byte-storage: pass 4-bit tensors across function boundaries one element per byte.
+
+LLVM packs vectors of i4 two to a byte in memory, while ml_dtypes (and this project's ABI) keep
+one 4-bit element per byte. This pass retypes each public function's 4-bit tensor arguments
+and results (i4, ui4, f4E2M1FN) as i8 tensors, converting with an elementwise `linalg.generic`
+at entry and before return; elementwise fusion then folds the conversion into the consumer.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, func, linalg, tensor
+
+from dequant.dialect import decode
+
+from . import Pass
+
+PARALLEL = "#linalg.iterator_type<parallel>"
+
+
+def is_nibble_tensor(t: ir.Type) -> bool:
+    return isinstance(t, ir.RankedTensorType) and str(t.element_type) in ("i4", "ui4", "f4E2M1FN")
+
+
+def convert(value: ir.Value, to_elem: ir.Type) -> ir.Value:
+    """An elementwise generic converting `value` between i8 and a 4-bit element type."""
+    t = ir.RankedTensorType(value.type)
+    sizes = [
+        tensor.dim(value, arith.constant(ir.IndexType.get(), d)) if t.is_dynamic_dim(d) else t.shape[d]
+        for d in range(t.rank)
+    ]
+    init = tensor.empty(sizes, to_elem)
+    ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
+    g = linalg.GenericOp(
+        [ir.RankedTensorType.get(t.shape, to_elem)],
+        [value],
+        [init],
+        ir.ArrayAttr.get([ident, ident]),
+        ir.ArrayAttr.get([ir.Attribute.parse(PARALLEL)] * t.rank),
+    )
+    block = g.regions[0].blocks.append(t.element_type, to_elem)
+    with ir.InsertionPoint(block):
+        v = block.arguments[0]
+        if str(to_elem) == "i8":  # 4-bit -> byte: zero-extend the bits
+            out = arith.extui(decode.i(8), decode.raw_bits(v))
+        else:  # byte -> 4-bit: keep the low four bits
+            bits = arith.trunci(decode.i(4), v)
+            if isinstance(to_elem, ir.FloatType):
+                out = arith.bitcast(to_elem, bits)
+            elif str(to_elem) == "ui4":
+                out = ir.Operation.create("builtin.unrealized_conversion_cast", results=[to_elem], operands=[bits]).result
+            else:
+                out = bits
+        linalg.YieldOp([out])
+    return g.results[0]
+
+
+def retype(f: func.FuncOp) -> None:
+    i8 = decode.i(8)
+    ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    entry = f.regions[0].blocks[0]
+    inputs = []
+    for arg in list(entry.arguments):
+        t = arg.type
+        if not is_nibble_tensor(t):
+            inputs.append(t)
+            continue
+        byte_t = ir.RankedTensorType.get(ir.RankedTensorType(t).shape, i8)
+        uses = [(u.owner, u.operand_number) for u in arg.uses]
+        arg.set_type(byte_t)
+        with ir.InsertionPoint.at_block_begin(entry), f.location:
+            nibbles = convert(arg, ir.RankedTensorType(t).element_type)
+        for owner, n in uses:
+            owner.operands[n] = nibbles
+        inputs.append(byte_t)
+    results = list(ftype.results)
+    for block in f.regions[0].blocks:
+        ret = block.operations[len(block.operations) - 1]
+        if ret.name != "func.return":
+            continue
+        for n, v in enumerate(list(ret.operands)):
+            if is_nibble_tensor(v.type):
+                with ir.InsertionPoint(ret), f.location:
+                    ret.operands[n] = convert(v, i8)
+                results[n] = ret.operands[n].type
+    f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+
+
+def run(op) -> bool:
+    for f in op.regions[0].blocks[0].operations if op.operation.name == "builtin.module" else []:
+        if f.operation.name == "func.func" and len(f.regions[0].blocks) and "sym_visibility" not in f.attributes:
+            retype(f)
+    return True
+
+
+PASS = Pass("dq-byte-storage", "Pass 4-bit tensors across public function boundaries one element per byte", run)

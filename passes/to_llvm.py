@@ -1,0 +1,31 @@
+"""dq-to-llvm: the pipeline from dq ops on tensors to the LLVM dialect, ready for the JIT."""
+
+from __future__ import annotations
+
+from . import Pipeline
+
+PIPELINE = Pipeline(
+    "dq-to-llvm",
+    "Lower dq ops on tensors to the LLVM dialect (linalg, bufferization, loops, LLVM)",
+    ",".join(
+        [
+            "dq-to-linalg",
+            "dq-byte-storage",
+            "linalg-fuse-elementwise-ops",
+            "canonicalize",
+            "eliminate-empty-tensors",
+            "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+            "dq-emit-c-interface",
+            "func.func(convert-linalg-to-loops)",
+            "lower-affine",
+            "convert-scf-to-cf",
+            "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",
+            "expand-strided-metadata",
+            "finalize-memref-to-llvm",
+            "convert-arith-to-llvm",
+            "convert-func-to-llvm",
+            "convert-cf-to-llvm",
+            "reconcile-unrealized-casts",
+        ]
+    ),
+)

@@ -1,0 +1,179 @@
+"""Native execution: compile a function through dq-to-llvm and call it on numpy arrays.
+
+ABI: each tensor argument and result is a memref descriptor on a C-contiguous array. Narrow
+types travel as ml_dtypes arrays, one element per byte for 4-bit types (dq-byte-storage).
+Arrays are checked against the function's types and, for dq ops fed by arguments, against the
+op's spec rules, before any native call: a bad array is a ValueError, never a native fault.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+from mlir.runtime import np_to_memref
+
+from dequant import dialect
+from dequant.dialect.signature import Signature, Tensor, tensor_of
+from dequant.dialect.types import ELEMS
+
+CARRIERS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+def carrier(a: np.ndarray) -> np.ndarray:
+    """`a` viewed as unsigned integers of its item size (ctypes knows no ml_dtypes)."""
+    return a.view(CARRIERS[a.dtype.itemsize])
+
+
+def descriptor_type(rank: int, itemsize: int):
+    ctype = np.ctypeslib.as_ctypes_type(CARRIERS[itemsize])
+    if rank == 0:
+        return np_to_memref.make_zero_d_memref_descriptor(ctype)
+    return np_to_memref.make_nd_memref_descriptor(rank, ctype)
+
+
+@dataclass
+class _OpCheck:
+    """A dq op of the entry whose operands include entry arguments: checked per call."""
+
+    opdef: object
+    signature: Signature
+    args: dict  # operand name -> argument index
+
+
+class Kernel:
+    """A compiled function; call it with numpy arrays, get numpy arrays back."""
+
+    def __init__(self, module: ir.Module, entry: str, opt_level: int = 3):
+        from .pipeline import build
+
+        self.entry = entry
+        f = _find(module, entry)
+        ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+        self.inputs = [_tensor_or_fail(t, f"argument {i}") for i, t in enumerate(ftype.inputs)]
+        self.results = [_tensor_or_fail(t, f"result {i}") for i, t in enumerate(ftype.results)]
+        self.checks = _op_checks(f)
+        if not dialect.verify(module.operation):
+            raise ValueError(f"'{entry}' has dq ops that break their spec (see the diagnostics)")
+        build("dq-to-llvm", module.context).run(module.operation)
+        self._module = module
+        self.engine = ExecutionEngine(module, opt_level=opt_level)
+        self._result_struct = type(
+            "Results",
+            (ctypes.Structure,),
+            {"_fields_": [(f"r{i}", descriptor_type(t.rank, _itemsize(t))) for i, t in enumerate(self.results)]},
+        )
+
+    def check(self, arrays: list[np.ndarray]) -> None:
+        """Raise ValueError if `arrays` do not fit the function and its dq ops' rules."""
+        if len(arrays) != len(self.inputs):
+            raise ValueError(f"'{self.entry}' takes {len(self.inputs)} arrays, got {len(arrays)}")
+        for i, (a, t) in enumerate(zip(arrays, self.inputs)):
+            want = np.dtype(ELEMS[t.elem].dtype)
+            if a.dtype != want:
+                raise ValueError(f"argument {i}: expected dtype {want} ({t.elem}), got {a.dtype}")
+            if a.ndim != t.rank or any(d is not None and d != s for d, s in zip(t.shape, a.shape)):
+                raise ValueError(f"argument {i}: expected shape {_show(t.shape)}, got {list(a.shape)}")
+        for c in self.checks:
+            operands = dict(c.signature.operands)
+            values = dict(c.signature.values)
+            for name, index in c.args.items():
+                operands[name] = Tensor(operands[name].elem, tuple(arrays[index].shape))
+                if name in c.opdef.value_operands:
+                    values[name] = arrays[index]
+            sig = Signature(operands, c.signature.result, c.signature.attrs, values)
+            message = c.opdef.check(sig)
+            if message:
+                raise ValueError(f"{c.opdef.name}: {message}")
+
+    def __call__(self, *arrays):
+        arrays = [np.asarray(a, order="C") for a in arrays]
+        self.check(arrays)
+        results = self._result_struct()
+        descs = [np_to_memref.get_ranked_memref_descriptor(carrier(a)) for a in arrays]
+        args = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
+        if self.results:
+            args.insert(0, ctypes.pointer(ctypes.pointer(results)))
+        self.engine.invoke(self.entry, *args)
+        inputs = {a.ctypes.data for a in arrays}
+        out = [_take(getattr(results, f"r{i}"), t, inputs) for i, t in enumerate(self.results)]
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+def jit(module_or_text, entry: str, *, opt_level: int = 3) -> Kernel:
+    """Compile `entry` of a module or its text; the module is copied, not changed."""
+    from dequant import context
+
+    text = module_or_text if isinstance(module_or_text, str) else str(module_or_text)
+    ctx = context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(text)
+        kernel = Kernel(module, entry, opt_level)
+    kernel._context = ctx
+    return kernel
+
+
+def _find(module: ir.Module, entry: str):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
+            return op
+    raise ValueError(f"no function '{entry}' in the module")
+
+
+def _tensor_or_fail(t, what: str) -> Tensor:
+    tensor = tensor_of(t)
+    if tensor is None or tensor.elem not in ELEMS:
+        raise ValueError(f"{what}: only ranked tensors of dq element types are supported, got {t}")
+    return tensor
+
+
+def _itemsize(t: Tensor) -> int:
+    return np.dtype(ELEMS[t.elem].dtype).itemsize
+
+
+def _show(shape) -> list:
+    return ["?" if d is None else d for d in shape]
+
+
+def _op_checks(f) -> list[_OpCheck]:
+    args = {a: i for i, a in enumerate(f.regions[0].blocks[0].arguments)}
+    checks = []
+    for op in dialect.dq_ops(f.operation):
+        d = dialect.OPS[op.name]
+        fed = {}
+        for name, v in zip(d.operands, op.operands):
+            if isinstance(v, ir.BlockArgument) and v in args:
+                fed[name] = args[v]
+        if fed:
+            try:
+                checks.append(_OpCheck(d, d.signature(op), fed))
+            except Exception:  # a malformed op is reported by the verifier
+                continue
+    return checks
+
+
+def _take(desc, t: Tensor, inputs: set) -> np.ndarray:
+    """A numpy copy of a returned memref; frees the buffer the kernel allocated (not an
+    argument's, not one already freed: both are in `inputs`)."""
+    dtype = np.dtype(ELEMS[t.elem].dtype)
+    shape = tuple(desc.shape) if t.rank else ()
+    strides = tuple(desc.strides) if t.rank else ()
+    base = ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0
+    size = dtype.itemsize
+    nbytes = (sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * size if all(shape) else 0
+    if nbytes:
+        buf = (ctypes.c_char * nbytes).from_address(base + desc.offset * size)
+        flat = np.frombuffer(buf, dtype=CARRIERS[size])
+        view = np.lib.stride_tricks.as_strided(flat, shape, [s * size for s in strides])
+        out = view.copy().view(dtype)
+    else:
+        out = np.zeros(shape, dtype)
+    if desc.allocated and desc.allocated not in inputs:
+        _libc.free(desc.allocated)
+        inputs.add(desc.allocated)  # results sharing one buffer free it once
+    return out

@@ -1,0 +1,169 @@
+"""Textual pass pipelines that mix dq passes (Python) with upstream MLIR passes.
+
+Upstream's parser knows only registered C++ passes, so the text is parsed here into a tree,
+named pipelines are expanded, and one `PassManager` is built: upstream elements are added as
+text, a dq pass as a Python pass that runs on every op of its anchor (e.g. each `func.func`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlir import ir, passmanager
+
+from dequant.passes import PASSES, PIPELINES
+
+
+class PipelineError(ValueError):
+    """A pipeline that does not parse or names an unknown pass."""
+
+
+@dataclass
+class Element:
+    name: str
+    options: str = ""  # the text inside {...}, without braces
+    children: list | None = None  # a nested pipeline `name(...)`, anchored on ops `name`
+    text: str = field(default="", repr=False)
+
+    def spelled(self) -> str:
+        if self.children is not None:
+            return f"{self.name}({','.join(c.spelled() for c in self.children)})"
+        return f"{self.name}{{{self.options}}}" if self.options else self.name
+
+
+def parse(text: str) -> list[Element]:
+    """Parse `a,b{opt=1},func.func(c,d)` into elements."""
+    pos = 0
+
+    def skip():
+        nonlocal pos
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+
+    def elements(closing: str | None) -> list[Element]:
+        nonlocal pos
+        out = []
+        while True:
+            skip()
+            if closing and pos < len(text) and text[pos] == closing and not out:
+                return out
+            start = pos
+            while pos < len(text) and (text[pos].isalnum() or text[pos] in "-_."):
+                pos += 1
+            name = text[start:pos]
+            if not name:
+                raise PipelineError(f"expected a pass or op name at position {pos} of '{text}'")
+            el = Element(name)
+            skip()
+            if pos < len(text) and text[pos] == "{":
+                depth, begin = 0, pos
+                while pos < len(text):
+                    depth += {"{": 1, "}": -1}.get(text[pos], 0)
+                    pos += 1
+                    if depth == 0:
+                        break
+                if depth:
+                    raise PipelineError(f"unbalanced '{{' in '{text}'")
+                el.options = text[begin + 1 : pos - 1].strip()
+            elif pos < len(text) and text[pos] == "(":
+                pos += 1
+                el.children = elements(")")
+                skip()
+                if pos >= len(text) or text[pos] != ")":
+                    raise PipelineError(f"expected ')' at position {pos} of '{text}'")
+                pos += 1
+            out.append(el)
+            skip()
+            if pos < len(text) and text[pos] == ",":
+                pos += 1
+                continue
+            if closing is None and pos < len(text):
+                raise PipelineError(f"unexpected '{text[pos]}' at position {pos} of '{text}'")
+            return out
+
+    result = elements(None)
+    return result
+
+
+def expand(elements: list[Element]) -> list[Element]:
+    """Replace named pipelines (e.g. dq-to-llvm) by their elements, recursively."""
+    out = []
+    for el in elements:
+        if el.children is not None:
+            out.append(Element(el.name, children=expand(el.children)))
+        elif el.name in PIPELINES:
+            out.extend(expand(parse(PIPELINES[el.name].elements)))
+        else:
+            out.append(el)
+    return out
+
+
+def _python_pass(p, anchor: str | None):
+    """A callable for `PassManager.add` running dq pass `p` on `anchor` ops (or the op itself)."""
+
+    def run(op, external):
+        targets = [op]
+        if anchor is not None:
+            targets = []
+
+            def visit(o):
+                if o.name == anchor:
+                    targets.append(o)
+                    return ir.WalkResult.SKIP if hasattr(ir.WalkResult, "SKIP") else ir.WalkResult.ADVANCE
+                return ir.WalkResult.ADVANCE
+
+            op.walk(visit, ir.WalkOrder.PRE_ORDER)
+        if not all([p.run(t) for t in targets]):
+            external.signal_pass_failure()
+
+    run.__name__ = p.name.replace("-", "_")
+    return run
+
+
+def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]) -> None:
+    """Add elements nested under the anchors `prefix` (ops inside the top-level module)."""
+    upstream: list[str] = []
+
+    def flush():
+        if upstream:
+            text = ",".join(upstream)
+            for anchor in reversed(prefix):
+                text = f"{anchor}({text})"
+            try:
+                pm.add(text)
+            except ValueError as e:
+                raise PipelineError(str(e).strip()) from None
+            upstream.clear()
+
+    for el in elements:
+        if el.children is not None:
+            if any(_has_python(c) for c in el.children):
+                flush()
+                _add(pm, el.children, prefix + [el.name])
+            else:
+                upstream.append(el.spelled())
+        elif el.name in PASSES:
+            if el.options:
+                raise PipelineError(f"pass '{el.name}' takes no options")
+            flush()
+            p = PASSES[el.name]
+            pm.add(_python_pass(p, prefix[-1] if prefix else None), name=p.name, argument=p.name, description=p.description)
+        else:
+            upstream.append(el.spelled())
+    flush()
+
+
+def _has_python(el: Element) -> bool:
+    if el.children is not None:
+        return any(_has_python(c) for c in el.children)
+    return el.name in PASSES
+
+
+def build(text: str, context: ir.Context | None = None) -> passmanager.PassManager:
+    """A PassManager on `builtin.module` for a pipeline `builtin.module(...)` or a bare list."""
+    elements = parse(text)
+    if len(elements) == 1 and elements[0].name == "builtin.module" and elements[0].children is not None:
+        elements = elements[0].children
+    pm = passmanager.PassManager("builtin.module", context=context)
+    _add(pm, expand(elements), [])
+    return pm
