@@ -131,8 +131,9 @@ def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]
                 text = f"{anchor}({text})"
             try:
                 pm.add(text)
-            except ValueError as e:
-                raise PipelineError(str(e).strip()) from None
+            except ValueError as e:  # upstream's message: "MLIR Textual PassPipeline Parser:1:1: error: ..."
+                first = str(e).strip().splitlines()[0]
+                raise PipelineError(first.split("error: ", 1)[-1]) from None
             upstream.clear()
 
     for el in elements:
