@@ -91,18 +91,29 @@ class Kernel:
             if message:
                 raise ValueError(f"{c.opdef.name}: {message}")
 
-    def __call__(self, *arrays):
-        arrays = [np.asarray(a, order="C") for a in arrays]
-        self.check(arrays)
+    def _invoke(self, arrays: list[np.ndarray]):
         results = self._result_struct()
         descs = [np_to_memref.get_ranked_memref_descriptor(carrier(a)) for a in arrays]
         args = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
         if self.results:
             args.insert(0, ctypes.pointer(ctypes.pointer(results)))
         self.engine.invoke(self.entry, *args)
+        return results
+
+    def __call__(self, *arrays):
+        arrays = [np.asarray(a, order="C") for a in arrays]
+        self.check(arrays)
+        results = self._invoke(arrays)
         inputs = {a.ctypes.data for a in arrays}
         out = [_take(getattr(results, f"r{i}"), t, inputs) for i, t in enumerate(self.results)]
         return out[0] if len(out) == 1 else tuple(out)
+
+
+    def call_into(self, arrays: list[np.ndarray], out: np.ndarray) -> None:
+        """Call a destination-passing kernel (last argument `out`, returned) on checked arrays."""
+        result = self._invoke(list(arrays) + [out]).r0
+        if result.allocated != out.ctypes.data:  # bufferization did not write in place
+            out[...] = _take(result, self.results[0], {a.ctypes.data for a in arrays})
 
 
 def jit(module_or_text, entry: str, *, opt_level: int = 3) -> Kernel:

@@ -1,0 +1,93 @@
+"""Dequantize numpy arrays with compiled kernels, one function per spec op.
+
+Each call checks the arrays against the op's spec rules (ValueError naming the rule, before any
+native call), then runs a kernel compiled once per signature (element types, ranks, attributes):
+its dims are dynamic, so one kernel serves every shape. The kernel writes into `out` (allocated
+when not given) in destination-passing style.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import bufferization, func
+
+from dequant.dialect import OPS, onnx
+from dequant.dialect.opdef import OpDef, create
+from dequant.dialect.signature import Signature, Tensor
+from dequant.dialect.types import ELEMS, from_dtype
+
+_KERNELS: dict = {}
+
+
+def _tensor(a: np.ndarray) -> Tensor:
+    return Tensor(from_dtype(a.dtype).name, tuple(a.shape))
+
+
+def _kernel(opdef: OpDef, operands: dict, attrs: dict, result: Tensor):
+    """The compiled kernel for this signature (cached)."""
+    from dequant import context
+
+    from .jit import Kernel
+
+    key = (opdef.name, tuple((n, t.elem, t.rank) if t else (n, None) for n, t in operands.items()),
+           tuple(sorted(attrs.items())), result.elem, result.rank)  # fmt: skip
+    if key in _KERNELS:
+        return _KERNELS[key]
+    ctx = context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        dyn = ir.ShapedType.get_dynamic_size()
+
+        def ttype(t: Tensor):
+            return ir.RankedTensorType.get([dyn] * t.rank, ir.Type.parse(t.elem))
+
+        present = [t for t in operands.values() if t is not None]
+        in_types = [ttype(t) for t in present] + [ttype(result)]
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp("kernel", (in_types, [in_types[-1]]))
+            with ir.InsertionPoint(f.add_entry_block()):
+                args = list(f.arguments)
+                values, k = [], 0
+                for t in operands.values():
+                    values.append(args[k] if t is not None else None)
+                    k += t is not None
+                y = create(opdef, values, attrs, in_types[-1])
+                r = bufferization.materialize_in_destination(in_types[-1], y, args[-1])
+                func.ReturnOp([r])
+        kernel = Kernel(module, "kernel")
+    kernel._context = ctx
+    _KERNELS[key] = kernel
+    return kernel
+
+
+def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape: tuple, out=None) -> np.ndarray:
+    """Check `arrays` against `opdef`'s rules, then dequantize natively into `out`."""
+    arrays = {n: (None if a is None else np.asarray(a, order="C")) for n, a in arrays.items()}
+    operands = {n: (None if a is None else _tensor(a)) for n, a in arrays.items()}
+    result = Tensor(result_elem, tuple(result_shape))
+    values = {n: arrays[n] for n in opdef.value_operands if arrays.get(n) is not None}
+    message = opdef.check(Signature(operands, result, attrs, values))
+    if message:
+        raise ValueError(f"{opdef.name}: {message}")
+    dtype = np.dtype(ELEMS[result_elem].dtype)
+    if out is None:
+        out = np.empty(result.shape, dtype)
+    elif out.dtype != dtype or out.shape != result.shape or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous {dtype} array of shape {list(result.shape)}")
+    kernel = _kernel(opdef, operands, attrs, result)
+    kernel.call_into([a for a in arrays.values() if a is not None], out)
+    return out
+
+
+def onnx_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=None, out=None):
+    """ONNX DequantizeLinear (opset 24): y = (x - x_zero_point) * x_scale.
+
+    `output_dtype` is a numpy/ml_dtypes dtype (float32, float16, bfloat16) or None for the
+    scale's type."""
+    x, x_scale = np.asarray(x), np.asarray(x_scale)
+    out_elem = None if output_dtype is None else from_dtype(output_dtype).name
+    attrs = {"axis": int(axis), "block_size": int(block_size), "output_dtype": out_elem}
+    arrays = {"x": x, "x_scale": x_scale, "x_zero_point": x_zero_point}
+    result_elem = onnx.result_elem(from_dtype(x_scale.dtype).name, out_elem)
+    return run(OPS[onnx.NAME], arrays, attrs, result_elem, x.shape, out)
