@@ -1,0 +1,84 @@
+"""Run the shipped example: compile each function of an .mlir file of ONNX dequantize ops,
+run it on random data and check the numbers against a numpy reference written from the spec.
+
+    python -m dequant.example test/examples/onnx_dequantize.mlir
+"""
+
+from __future__ import annotations
+
+import sys
+
+import ml_dtypes
+import numpy as np
+from mlir import ir
+
+import dequant
+from dequant.dialect import onnx
+from dequant.dialect.signature import tensor_of
+from dequant.dialect.types import ELEMS
+
+TOLERANCE = {"f32": 0.0, "f16": 2.0**-10, "bf16": 2.0**-7}
+
+
+def reference(x, s, z, axis: int, block_size: int, out_dtype) -> np.ndarray:
+    """y = (x - zero_point) * scale, from the ONNX text: scale replicated along `axis`."""
+    r = x.ndim
+    a = axis + r if axis < 0 else axis
+
+    def spread(t):
+        if t.ndim == 0 or (t.ndim == 1 and t.size == 1 and block_size == 0):
+            return t.reshape(())
+        if block_size == 0:
+            return t.reshape([-1 if i == a else 1 for i in range(r)])
+        return np.repeat(t, block_size, axis=a).take(np.arange(x.shape[a]), axis=a)
+
+    d = x.astype(np.float64) - (spread(z).astype(np.float64) if z is not None else 0.0)
+    return (d.astype(np.float32) * spread(s).astype(np.float32)).astype(out_dtype)
+
+
+def random_array(rng, elem: str, shape) -> np.ndarray:
+    e = ELEMS[elem]
+    if e.kind == "int":
+        info = ml_dtypes.iinfo(e.dtype)
+        return rng.integers(info.min, info.max + 1, shape).astype(e.dtype)
+    if elem == "f8E8M0FNU":  # powers of two near 1
+        return (2.0 ** rng.integers(-4, 4, shape)).astype(e.dtype)
+    return rng.uniform(-4, 4, shape).astype(e.dtype)
+
+
+def run_file(path: str) -> bool:
+    text = open(path, encoding="utf-8").read()
+    rng = np.random.default_rng(2026)
+    ok = True
+    with dequant.context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+        for f in funcs:
+            name = ir.StringAttr(f.attributes["sym_name"]).value
+            dq = [op for op in dequant.dialect.dq_ops(f.operation) if op.name == onnx.NAME][0]
+            sig = onnx.OP.signature(dq)
+            shapes = [tuple(d if d is not None else 24 + 8 * i for i, d in enumerate(tensor_of(a.type).shape)) for a in f.arguments]
+            if sig.operands["x"].shape[0] is None:  # per-axis on a dynamic dim: scale follows x
+                shapes[1] = shapes[2] = (shapes[0][0],)
+            args = [random_array(rng, tensor_of(a.type).elem, shp) for a, shp in zip(f.arguments, shapes)]
+            got = dequant.jit(text, name)(*args)
+            want = reference(args[0], args[1], args[2] if len(args) > 2 else None, sig.attrs["axis"], sig.attrs["block_size"], got.dtype)
+            err = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)) / np.maximum(1.0, np.abs(want.astype(np.float64)))))
+            tol = TOLERANCE[sig.result.elem]
+            good = err <= tol
+            ok &= good
+            print(f"{name:<16} {onnx.granularity(sig):<10} {sig.operands['x'].elem:>9} -> {sig.result.elem:<5} "
+                  f"shape {list(got.shape)!s:<10} max rel err {err:.3g} (tolerance {tol:g})  {'OK' if good else 'MISMATCH'}")  # fmt: skip
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    path = argv[0] if argv else "test/examples/onnx_dequantize.mlir"
+    ok = run_file(path)
+    print("all functions match the reference" if ok else "MISMATCH")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
