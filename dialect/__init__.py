@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from importlib import resources
 
-from . import canonical, onnx
+from . import canonical, ngraph, onednn, onnx, pmx
 from .opdef import OpDef
 
-OPS: dict[str, OpDef] = {d.OP.name: d.OP for d in (onnx, canonical)}
+OPS: dict[str, OpDef] = {d.OP.name: d.OP for d in (onnx, onednn, ngraph, pmx, canonical)}
 SPEC_OPS = tuple(name for name in OPS if name != canonical.NAME)
 
 

@@ -84,10 +84,11 @@ def _zero_point(sig: Signature) -> str | None:
         return None
     if sig.attrs["zero_point_mode"] == "add":
         return None if z.elem in OUTPUTS else "an added zero point must be a float tensor"
-    want = "i8" if sig.attrs["unpack"] == "int4x4" else x.elem
-    if z.elem != want:
-        return f"a subtracted zero point must have element type {want}, got {z.elem}"
-    return None
+    if sig.attrs["unpack"] == "int4x4":
+        return None if z.elem == "i8" else f"an int4x4 zero point must be i8, got {z.elem}"
+    if ELEMS[x.elem].kind == "int":  # any integer type: subtracted exactly in a wide integer
+        return None if z.elem in ELEMS and ELEMS[z.elem].kind == "int" else "a subtracted zero point of integer x must be an integer"
+    return None if z.elem == x.elem else f"a subtracted zero point of float x must have x's type {x.elem}, got {z.elem}"
 
 
 def _shapes(sig: Signature) -> str | None:

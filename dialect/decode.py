@@ -41,13 +41,17 @@ def raw_bits(v: ir.Value) -> ir.Value:
     return arith.bitcast(i(t.width), v)
 
 
-def wide_int(v: ir.Value, e: Elem) -> ir.Value:
-    """An integer storage value widened exactly: i32, or i64 for 32-bit storage."""
-    width = 64 if e.bits >= 32 else 32
+def wide_int(v: ir.Value, e: Elem, width: int) -> ir.Value:
+    """An integer storage value widened exactly to `width` bits (see `wide_width`)."""
     v = signless(v)
     if e.bits == width:
         return v
     return arith.extsi(i(width), v) if e.signed else arith.extui(i(width), v)
+
+
+def wide_width(*elems: Elem) -> int:
+    """The width in which x - zero_point is exact: i32, or i64 once a 32-bit type is involved."""
+    return 64 if max(e.bits for e in elems) >= 32 else 32
 
 
 def minifloat_to_f32(v: ir.Value, e: Elem) -> ir.Value:

@@ -16,6 +16,44 @@ irdl.dialect @dq {
     irdl.results(y: %y)
   }
 
+  // oneDNN Graph DynamicDequantize-1. Attributes (optional, spec defaults):
+  //   qtype: string = "per_tensor", axis: i64 = 1.
+  irdl.operation @onednn_dynamic_dequantize {
+    %input = irdl.base "!builtin.tensor"
+    %scales = irdl.base "!builtin.tensor"
+    %zps = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(input: %input, scales: %scales, zps: optional %zps)
+    irdl.results(output: %output)
+  }
+
+  // nGraph Dequantize. Attributes: type: type (required), axes: array<i64> = [].
+  irdl.operation @ngraph_dequantize {
+    %input = irdl.base "!builtin.tensor"
+    %scale = irdl.base "!builtin.tensor"
+    %zero_point = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %type = irdl.base "#builtin.type"
+    irdl.operands(input: %input, scale: %scale, zero_point: %zero_point)
+    irdl.results(output: %output)
+    irdl.attributes {"type" = %type}
+  }
+
+  // OpenPPL (ppl.pmx) DequantizeLinear. Attributes: quant_data_type: string (required),
+  //   quant_method: string = "", quant_axis: i64 = 1, group_size: i64 = 128,
+  //   has_zeropoint: bool = false, float_zeropoint: bool = false.
+  // IRDL names are lower case: x, scale, zero_point, y stand for X, Scale, ZeroPoint, Y.
+  irdl.operation @pmx_dequantize_linear {
+    %x = irdl.base "!builtin.tensor"
+    %scale = irdl.base "!builtin.tensor"
+    %zero_point = irdl.base "!builtin.tensor"
+    %y = irdl.base "!builtin.tensor"
+    %quant_data_type = irdl.base "#builtin.string"
+    irdl.operands(x: %x, scale: %scale, zero_point: optional %zero_point)
+    irdl.results(y: %y)
+    irdl.attributes {"quant_data_type" = %quant_data_type}
+  }
+
   // The canonical form all spec ops normalise to (canonical.py).
   irdl.operation @dequantize {
     %x = irdl.base "!builtin.tensor"

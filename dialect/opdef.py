@@ -101,9 +101,10 @@ def create(opdef: OpDef, operands: list, values: dict, result_type, *, loc=None,
 
 
 def like(value, elem: str, shape=None):
-    """A ranked tensor type with `value`'s shape (or `shape`) and element type `elem`."""
+    """A ranked tensor type with `value`'s shape (or `shape`, None for a dynamic dim) and
+    element type `elem`."""
     from mlir import ir
 
     t = ir.RankedTensorType(value.type)
-    dims = list(t.shape) if shape is None else list(shape)
+    dims = list(t.shape) if shape is None else [ir.ShapedType.get_dynamic_size() if d is None else d for d in shape]
     return ir.RankedTensorType.get(dims, ir.Type.parse(elem))

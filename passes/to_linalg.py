@@ -44,14 +44,16 @@ def body(sig, attrs, args, y_elem: ir.Type) -> ir.Value:
     subtract = zv if mode == "subtract" else None
     xe = elem(xv.type)
     if unpack == "int4x4":
-        k = arith.remui(linalg.index(0), arith.constant(ir.IndexType.get(), 4))
+        k = arith.remui(linalg.IndexOp(0).result, arith.constant(ir.IndexType.get(), 4))
         shift = arith.muli(arith.index_cast(decode.i(32), k), decode.const_int(4))
         q = arith.andi(arith.shrui(arith.extui(decode.i(32), xv), shift), decode.const_int(0xF))
         z = arith.andi(arith.extsi(decode.i(32), subtract), decode.const_int(0xF)) if subtract else decode.const_int(8)
         d = arith.sitofp(compute, arith.subi(q, z))
     elif xe.kind == "int":
-        q = decode.wide_int(xv, xe)
-        d = arith.subi(q, decode.wide_int(subtract, xe)) if subtract is not None else q
+        ze = elem(subtract.type) if subtract is not None else xe
+        width = decode.wide_width(xe, ze)
+        q = decode.wide_int(xv, xe, width)
+        d = arith.subi(q, decode.wide_int(subtract, ze, width)) if subtract is not None else q
         d = arith.sitofp(compute, d)
     else:
         d = decode.to_float(xv, compute)

@@ -12,7 +12,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import bufferization, func
 
-from dequant.dialect import OPS, onnx
+from dequant.dialect import OPS, ngraph, onednn, onnx, pmx
 from dequant.dialect.opdef import OpDef, create
 from dequant.dialect.signature import Signature, Tensor
 from dequant.dialect.types import ELEMS, from_dtype
@@ -91,3 +91,30 @@ def onnx_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, block_size=
     arrays = {"x": x, "x_scale": x_scale, "x_zero_point": x_zero_point}
     result_elem = onnx.result_elem(from_dtype(x_scale.dtype).name, out_elem)
     return run(OPS[onnx.NAME], arrays, attrs, result_elem, x.shape, out)
+
+
+def onednn_dynamic_dequantize(src, scales, zps=None, *, qtype="per_tensor", axis=1, out=None):
+    """oneDNN Graph DynamicDequantize: f32 output = (src - zps) * scales."""
+    src = np.asarray(src)
+    arrays = {"input": src, "scales": scales, "zps": zps}
+    return run(OPS[onednn.NAME], arrays, {"qtype": qtype, "axis": int(axis)}, "f32", src.shape, out)
+
+
+def ngraph_dequantize(input, scale, zero_point, *, type, axes, out=None):
+    """nGraph Dequantize: output (of element `type`, a numpy/ml_dtypes dtype) =
+    (input - zero_point) * scale, with scale and zero point indexed by the `axes` coordinates."""
+    input = np.asarray(input)
+    t = from_dtype(type).name
+    arrays = {"input": input, "scale": scale, "zero_point": zero_point}
+    return run(OPS[ngraph.NAME], arrays, {"type": t, "axes": sorted(axes) if isinstance(axes, set) else list(axes)}, t, input.shape, out)
+
+
+def pmx_dequantize_linear(X, Scale, ZeroPoint=None, *, quant_data_type, quant_axis=1, group_size=128,
+                          has_zeropoint=False, float_zeropoint=False, quant_method="", out=None):  # fmt: skip
+    """OpenPPL (ppl.pmx) DequantizeLinear; int4 X is int16 packing four values along dim 0."""
+    X, Scale = np.asarray(X), np.asarray(Scale)
+    attrs = {"quant_data_type": quant_data_type, "quant_method": quant_method, "quant_axis": int(quant_axis),
+             "group_size": int(group_size), "has_zeropoint": bool(has_zeropoint), "float_zeropoint": bool(float_zeropoint)}  # fmt: skip
+    arrays = {"X": X, "Scale": Scale, "ZeroPoint": ZeroPoint}
+    result_elem = from_dtype(Scale.dtype).name
+    return run(OPS[pmx.NAME], arrays, attrs, result_elem, pmx.unpacked_shape(X.shape, quant_data_type), out)

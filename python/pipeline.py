@@ -113,7 +113,12 @@ def _python_pass(p, anchor: str | None):
                 return ir.WalkResult.ADVANCE
 
             op.walk(visit, ir.WalkOrder.PRE_ORDER)
-        if not all([p.run(t) for t in targets]):
+        try:
+            ok = all([p.run(t) for t in targets])
+        except Exception as e:  # a bug in a pass is a diagnostic, not a traceback through the driver
+            op.location.emit_error(f"internal error in pass '{p.name}': {type(e).__name__}: {e}")
+            ok = False
+        if not ok:
             external.signal_pass_failure()
 
     run.__name__ = p.name.replace("-", "_")
