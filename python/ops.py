@@ -31,7 +31,7 @@ def _kernel(opdef: OpDef, operands: dict, attrs: dict, result: Tensor):
     from .jit import Kernel
 
     key = (opdef.name, tuple((n, t.elem, t.rank) if t else (n, None) for n, t in operands.items()),
-           tuple(sorted(attrs.items())), result.elem, result.rank)  # fmt: skip
+           tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())), result.elem, result.rank)  # fmt: skip
     if key in _KERNELS:
         return _KERNELS[key]
     ctx = context()
