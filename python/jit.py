@@ -44,6 +44,7 @@ class _OpCheck:
     opdef: object
     signature: Signature
     args: dict  # operand name -> argument index
+    form: object  # the canonical form compiled, from the op's types
 
 
 class Kernel:
@@ -90,6 +91,11 @@ class Kernel:
             message = c.opdef.check(sig)
             if message:
                 raise ValueError(f"{c.opdef.name}: {message}")
+            if c.opdef.canonical(sig) != c.form:  # e.g. a one-element scale where `?` was compiled
+                raise ValueError(
+                    f"{c.opdef.name}: these shapes select another granularity than the one compiled from the "
+                    "function's types (a dynamic dim is never read as 1): give such dims a static size"
+                )
 
     def _invoke(self, arrays: list[np.ndarray]):
         results = self._result_struct()
@@ -160,11 +166,13 @@ def _op_checks(f) -> list[_OpCheck]:
         for name, v in zip(d.operands, op.operands):
             if isinstance(v, ir.BlockArgument) and v in args:
                 fed[name] = args[v]
-        if fed:
+        if fed and d.canonical is not None:
             try:
-                checks.append(_OpCheck(d, d.signature(op), fed))
+                sig = d.signature(op)
             except Exception:  # a malformed op is reported by the verifier
                 continue
+            if d.check(sig) is None:
+                checks.append(_OpCheck(d, sig, fed, d.canonical(sig)))
     return checks
 
 

@@ -24,13 +24,21 @@ def _tensor(a: np.ndarray) -> Tensor:
     return Tensor(from_dtype(a.dtype).name, tuple(a.shape))
 
 
+def _kernel_shape(is_data: bool, t: Tensor) -> tuple:
+    """A kernel operand's dims: None (dynamic), or 1 for a unit dim of a scale or zero point."""
+    return tuple(None if is_data or d != 1 else 1 for d in t.shape)
+
+
 def _kernel(opdef: OpDef, operands: dict, attrs: dict, result: Tensor):
     """The compiled kernel for this signature (cached)."""
     from dequant import context
 
     from .jit import Kernel
 
-    key = (opdef.name, tuple((n, t.elem, t.rank) if t else (n, None) for n, t in operands.items()),
+    # Dims are dynamic, except scale and zero point dims of size 1: granularity is read from
+    # them (a one-element scale is per-tensor), so they stay static and part of the key.
+    shapes = {n: _kernel_shape(n == opdef.operands[0], t) for n, t in operands.items() if t is not None}
+    key = (opdef.name, tuple((n, t.elem, shapes[n]) if t else (n, None) for n, t in operands.items()),
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())), result.elem, result.rank)  # fmt: skip
     if key in _KERNELS:
         return _KERNELS[key]
@@ -39,11 +47,11 @@ def _kernel(opdef: OpDef, operands: dict, attrs: dict, result: Tensor):
         module = ir.Module.create()
         dyn = ir.ShapedType.get_dynamic_size()
 
-        def ttype(t: Tensor):
-            return ir.RankedTensorType.get([dyn] * t.rank, ir.Type.parse(t.elem))
+        def ttype(t: Tensor, shape: tuple):
+            return ir.RankedTensorType.get([dyn if d is None else d for d in shape], ir.Type.parse(t.elem))
 
-        present = [t for t in operands.values() if t is not None]
-        in_types = [ttype(t) for t in present] + [ttype(result)]
+        in_types = [ttype(t, shapes[n]) for n, t in operands.items() if t is not None]
+        in_types.append(ttype(result, (None,) * result.rank))
         with ir.InsertionPoint(module.body):
             f = func.FuncOp("kernel", (in_types, [in_types[-1]]))
             with ir.InsertionPoint(f.add_entry_block()):
