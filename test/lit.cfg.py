@@ -1,0 +1,65 @@
+"""lit configuration for the dq dialect and the dequant-opt tool (see mlir/examples/standalone)."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import lit.formats
+
+config.name = "dequant"
+config.test_format = lit.formats.ShTest(execute_external=False)  # lit's shell: `not` is a builtin
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.environ.get("DEQUANT_TEST_EXEC_ROOT", os.path.join(config.test_source_root, "Output"))
+config.excludes = ["lit.cfg.py", "numeric", "Output", "examples", "c"]
+
+# The tools run with the caller's PATH and Python environment (the editable install).
+for var in ("PATH", "HOME", "VIRTUAL_ENV", "PYTHONPATH", "PYENV_VERSION", "PYENV_ROOT"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+
+def python_command(*args: str) -> str:
+    return " ".join([sys.executable, *args])
+
+
+def dequant_opt() -> str:
+    """The `dequant-opt` console script, or the module run by this Python."""
+    found = shutil.which("dequant-opt")
+    return found if found else python_command("-m", "dequant.cli")
+
+
+def file_check() -> str:
+    """LLVM's FileCheck from the installed `llvm` package, else the `filecheck` Python port."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", "import llvm, os; print(os.path.dirname(llvm.__file__))"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        binary = os.path.join(out, "bin", "FileCheck")
+        if os.access(binary, os.X_OK):
+            return binary
+    except (subprocess.CalledProcessError, OSError):
+        pass
+    found = shutil.which("filecheck")
+    if found:
+        return found
+    lit_config.fatal("no FileCheck: install the `llvm` tools package or `pip install filecheck`")
+
+
+def tool(name: str) -> str:
+    """A pattern for `name` as a command word, not as part of a path or a longer word."""
+    return r"(?<![-./\w])" + name.replace("-", r"\-") + r"(?![-./\w])"
+
+
+def literal(replacement: str) -> str:
+    return replacement.replace("\\", "\\\\")
+
+
+config.dequant_opt = dequant_opt()
+config.file_check = file_check()
+config.substitutions.append((tool("dequant-opt"), literal(config.dequant_opt)))
+config.substitutions.append((tool("FileCheck"), literal(config.file_check)))
+lit_config.note(f"dequant-opt: {config.dequant_opt}")
+lit_config.note(f"FileCheck: {config.file_check}")
