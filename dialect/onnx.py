@@ -78,7 +78,9 @@ def _same_shape(sig: Signature) -> str | None:
 def _zero_point_values(sig: Signature) -> str | None:
     x = sig.operands["x"]
     zp = sig.values.get("x_zero_point")
-    if zp is None or not np.any(np.asarray(zp, dtype=np.float64) != 0):
+    if zp is None or not (x.elem == "i32" or is_minifloat(ELEMS[x.elem])):
+        return None
+    if not np.any(np.asarray(zp, dtype=np.float64) != 0):
         return None
     if x.elem == "i32":
         return "int32 x has no zero point: x_zero_point must be absent or all zero"
@@ -167,7 +169,6 @@ OP = OpDef(
         _element_types,
         _output_type,
         _same_shape,
-        _zero_point_values,
         _block_size,
         _scale_rank,
         _axis_range,
@@ -176,6 +177,7 @@ OP = OpDef(
     ),
     canonical=canonical,
     value_operands=("x_zero_point",),
+    value_rules=(_zero_point_values,),
 )
 
 

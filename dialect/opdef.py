@@ -24,7 +24,8 @@ class OpDef:
     attrs: tuple[attributes.Attr, ...]
     rules: tuple[Rule, ...]
     canonical: Callable[[Signature], "object"] | None = None  # Signature -> canonical.Form
-    value_operands: tuple[str, ...] = ()  # operands whose constant values the rules read
+    value_operands: tuple[str, ...] = ()  # operands whose constant values `value_rules` read
+    value_rules: tuple[Rule, ...] = ()  # rules on values (run after the others pass)
 
     def signature(self, op) -> Signature:
         """The signature of an MLIR op (raises attributes.AttrError for a malformed attribute)."""
@@ -42,6 +43,10 @@ class OpDef:
 
     def check(self, sig: Signature) -> str | None:
         """The first rule `sig` breaks, or None."""
+        return self.check_types(sig) or check(list(self.value_rules), sig)
+
+    def check_types(self, sig: Signature) -> str | None:
+        """The first rule on types, shapes and attributes that `sig` breaks, or None."""
         missing = [n for n, t in sig.operands.items() if t is None and n not in self.optional]
         if missing:
             return f"operand '{missing[0]}' must be a ranked tensor"

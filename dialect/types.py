@@ -69,10 +69,12 @@ def is_minifloat(e: Elem) -> bool:
     return e.kind == "float" and e.name not in BUILTIN_FLOATS
 
 
+_BY_DTYPE = {np.dtype(e.dtype): e for e in ELEMS.values()}
+
+
 def from_dtype(dtype) -> Elem:
     """The `Elem` for a numpy or ml_dtypes dtype; ValueError for one the dialect has no type for."""
-    dtype = np.dtype(dtype)
-    for e in ELEMS.values():
-        if np.dtype(e.dtype) == dtype:
-            return e
-    raise ValueError(f"no dq element type for numpy dtype {dtype}")
+    e = _BY_DTYPE.get(np.dtype(dtype))
+    if e is None:
+        raise ValueError(f"no dq element type for numpy dtype {np.dtype(dtype)}")
+    return e

@@ -2,8 +2,9 @@
 
 LLVM packs vectors of i4 two to a byte in memory, while ml_dtypes (and this project's ABI) keep
 one 4-bit element per byte. This pass retypes each public function's 4-bit tensor arguments
-and results (i4, ui4, f4E2M1FN) as i8 tensors, converting with an elementwise `linalg.generic`
-at entry and before return; elementwise fusion then folds the conversion into the consumer.
+and results (i4, ui4, f4E2M1FN) as i8 tensors. A `linalg.generic` reading such an argument
+reads the bytes and converts each in its body; any other use gets an elementwise conversion
+generic at entry; results are converted before return.
 """
 
 from __future__ import annotations
@@ -44,15 +45,39 @@ def convert(value: ir.Value, to_elem: ir.Type) -> ir.Value:
         if str(to_elem) == "i8":  # 4-bit -> byte: zero-extend the bits
             out = arith.extui(decode.i(8), decode.raw_bits(v))
         else:  # byte -> 4-bit: keep the low four bits
-            bits = arith.trunci(decode.i(4), v)
-            if isinstance(to_elem, ir.FloatType):
-                out = arith.bitcast(to_elem, bits)
-            elif str(to_elem) == "ui4":
-                out = ir.Operation.create("builtin.unrealized_conversion_cast", results=[to_elem], operands=[bits]).result
-            else:
-                out = bits
+            out = from_byte(v, to_elem)
         linalg.YieldOp([out])
     return g.results[0]
+
+
+def from_byte(v: ir.Value, to_elem: ir.Type) -> ir.Value:
+    """A byte scalar as a 4-bit scalar: its low four bits."""
+    bits = arith.trunci(decode.i(4), v)
+    if isinstance(to_elem, ir.FloatType):
+        return arith.bitcast(to_elem, bits)
+    if str(to_elem) == "ui4":
+        return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to_elem], operands=[bits]).result
+    return bits
+
+
+def _read_in_body(owner, n: int, nibble: ir.Type) -> bool:
+    """If `owner` is a linalg.generic reading operand `n` as an input, make it read bytes:
+    its block argument becomes i8 and is converted at the top of the body."""
+    if owner.name != "linalg.generic" or n >= len(owner.operands) - _num_outputs(owner):
+        return False
+    body = owner.regions[0].blocks[0]
+    barg = body.arguments[n]
+    uses = [(u.owner, u.operand_number) for u in barg.uses]
+    barg.set_type(decode.i(8))
+    with ir.InsertionPoint.at_block_begin(body), owner.location:
+        value = from_byte(barg, nibble)
+    for o, k in uses:
+        o.operands[k] = value
+    return True
+
+
+def _num_outputs(generic) -> int:
+    return ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"])[1]
 
 
 def retype(f: func.FuncOp) -> None:
@@ -66,12 +91,15 @@ def retype(f: func.FuncOp) -> None:
             inputs.append(t)
             continue
         byte_t = ir.RankedTensorType.get(ir.RankedTensorType(t).shape, i8)
+        nibble = ir.RankedTensorType(t).element_type
         uses = [(u.owner, u.operand_number) for u in arg.uses]
         arg.set_type(byte_t)
-        with ir.InsertionPoint.at_block_begin(entry), f.location:
-            nibbles = convert(arg, ir.RankedTensorType(t).element_type)
-        for owner, n in uses:
-            owner.operands[n] = nibbles
+        others = [(o, n) for o, n in uses if not _read_in_body(o, n, nibble)]
+        if others:
+            with ir.InsertionPoint.at_block_begin(entry), f.location:
+                nibbles = convert(arg, nibble)
+            for owner, n in others:
+                owner.operands[n] = nibbles
         inputs.append(byte_t)
     results = list(ftype.results)
     for block in f.regions[0].blocks:

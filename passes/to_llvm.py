@@ -13,6 +13,7 @@ PIPELINE = Pipeline(
             "dq-byte-storage",
             "linalg-fuse-elementwise-ops",
             "canonicalize",
+            "dq-fold-nibble-casts",
             "eliminate-empty-tensors",
             "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
             "dq-emit-c-interface",

@@ -25,16 +25,31 @@ _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 
 
-def carrier(a: np.ndarray) -> np.ndarray:
-    """`a` viewed as unsigned integers of its item size (ctypes knows no ml_dtypes)."""
-    return a.view(CARRIERS[a.dtype.itemsize])
+_DESCRIPTORS: dict = {}
 
 
 def descriptor_type(rank: int, itemsize: int):
-    ctype = np.ctypeslib.as_ctypes_type(CARRIERS[itemsize])
-    if rank == 0:
-        return np_to_memref.make_zero_d_memref_descriptor(ctype)
-    return np_to_memref.make_nd_memref_descriptor(rank, ctype)
+    """The ctypes struct of a ranked memref descriptor (cached: one class per rank and size)."""
+    key = (rank, itemsize)
+    if key not in _DESCRIPTORS:
+        ctype = np.ctypeslib.as_ctypes_type(CARRIERS[itemsize])
+        if rank == 0:
+            _DESCRIPTORS[key] = np_to_memref.make_zero_d_memref_descriptor(ctype)
+        else:
+            _DESCRIPTORS[key] = np_to_memref.make_nd_memref_descriptor(rank, ctype)
+    return _DESCRIPTORS[key]
+
+
+def descriptor(a: np.ndarray):
+    """A memref descriptor on a C-contiguous array (no copy)."""
+    d = descriptor_type(a.ndim, a.dtype.itemsize)()
+    ptr = a.ctypes.data
+    d.allocated = ptr
+    ctypes.c_void_p.from_buffer(d, type(d).aligned.offset).value = ptr
+    if a.ndim:
+        d.shape[:] = a.shape
+        d.strides[:] = [s // a.dtype.itemsize for s in a.strides]
+    return d
 
 
 @dataclass
@@ -64,6 +79,8 @@ class Kernel:
         build("dq-to-llvm", module.context).run(module.operation)
         self._module = module
         self.engine = ExecutionEngine(module, opt_level=opt_level)
+        address = self.engine.raw_lookup("_mlir_ciface_" + entry)  # the packed wrapper: void(void**)
+        self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         self._result_struct = type(
             "Results",
             (ctypes.Structure,),
@@ -98,12 +115,13 @@ class Kernel:
                 )
 
     def _invoke(self, arrays: list[np.ndarray]):
+        """Call the packed C-interface wrapper: each slot points to a pointer to a descriptor.
+        ctypes releases the GIL for the call, so threads may run kernels in parallel."""
         results = self._result_struct()
-        descs = [np_to_memref.get_ranked_memref_descriptor(carrier(a)) for a in arrays]
-        args = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
-        if self.results:
-            args.insert(0, ctypes.pointer(ctypes.pointer(results)))
-        self.engine.invoke(self.entry, *args)
+        structs = ([results] if self.results else []) + [descriptor(a) for a in arrays]
+        pointers = [ctypes.c_void_p(ctypes.addressof(d)) for d in structs]
+        packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
+        self._fn(packed)
         return results
 
     def __call__(self, *arrays):

@@ -8,16 +8,21 @@ when not given) in destination-passing style.
 
 from __future__ import annotations
 
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import bufferization, func
 
 from dequant.dialect import OPS, ngraph, onednn, onnx, pmx
 from dequant.dialect.opdef import OpDef, create
-from dequant.dialect.signature import Signature, Tensor
+from dequant.dialect.signature import Signature, Tensor, check
 from dequant.dialect.types import ELEMS, from_dtype
 
 _KERNELS: dict = {}
+_VERDICTS: dict = {}
 
 
 def _tensor(a: np.ndarray) -> Tensor:
@@ -75,7 +80,13 @@ def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape:
     operands = {n: (None if a is None else _tensor(a)) for n, a in arrays.items()}
     result = Tensor(result_elem, tuple(result_shape))
     values = {n: arrays[n] for n in opdef.value_operands if arrays.get(n) is not None}
-    message = opdef.check(Signature(operands, result, attrs, values))
+    sig = Signature(operands, result, attrs, values)
+    key = (opdef.name, tuple(operands.items()), result, tuple((k, str(v)) for k, v in attrs.items()))
+    if key not in _VERDICTS:  # the type and shape rules depend on nothing else
+        verdict = opdef.check_types(sig)
+        _VERDICTS[key] = (verdict, None if verdict else opdef.canonical(sig))
+    verdict, form = _VERDICTS[key]
+    message = verdict or check(list(opdef.value_rules), sig)
     if message:
         raise ValueError(f"{opdef.name}: {message}")
     dtype = np.dtype(ELEMS[result_elem].dtype)
@@ -84,8 +95,74 @@ def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape:
     elif out.dtype != dtype or out.shape != result.shape or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous {dtype} array of shape {list(result.shape)}")
     kernel = _kernel(opdef, operands, attrs, result)
-    kernel.call_into([a for a in arrays.values() if a is not None], out)
+    inputs = [a for a in arrays.values() if a is not None]
+    chunks = _row_chunks(form, out.shape, _threads)
+    if len(chunks) < 2:
+        kernel.call_into(inputs, out)
+    else:
+        jobs = [([_rows(form, i, a, b, e) for i, a in enumerate(inputs)], out[b:e]) for b, e in chunks]
+        list(_pool().map(lambda job: kernel.call_into(*job), jobs))
     return out
+
+
+def set_num_threads(n: int | None = None) -> None:
+    """Threads for large arrays (default, or None: the available cores)."""
+    global _threads, _executor
+    _threads = max(1, int(n)) if n else _cores()
+    if _executor is not None:
+        _executor.shutdown()
+        _executor = None
+
+
+def get_num_threads() -> int:
+    return _threads
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+_threads = _cores()
+_executor = None
+MIN_PARALLEL = 1 << 16  # output elements below which one thread is faster
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(max_workers=_threads, thread_name_prefix="dequant")
+    return _executor
+
+
+def _row_chunks(form, shape: tuple, threads: int) -> list:
+    """Split output dim 0 into up to `threads` row ranges, at multiples of every block that
+    dim 0 is read through (int4x4 packing, blocks/groups along dim 0)."""
+    if threads < 2 or not shape or int(np.prod(shape)) < MIN_PARALLEL:
+        return []
+    unit = 4 if form.unpack == "int4x4" else 1
+    for entry in (form.scale_map or ()) + (form.zero_point_map or ()):
+        if entry[0] == "block" and entry[1] == 0:
+            unit = math.lcm(unit, entry[2])
+    units = -(-shape[0] // unit)
+    n = min(threads, units)
+    if n < 2:
+        return []
+    bounds = [min(shape[0], (units * i // n) * unit) for i in range(n + 1)]
+    return [(b, e) for b, e in zip(bounds, bounds[1:]) if e > b]
+
+
+def _rows(form, index: int, a: np.ndarray, b: int, e: int) -> np.ndarray:
+    """The part of operand `index` (0 data, 1 scale, 2 zero point) that output rows [b, e)
+    read, as a contiguous array."""
+    if index == 0:
+        return a[b // 4 : -(-e // 4)] if form.unpack == "int4x4" else a[b:e]
+    entries = form.scale_map if index == 1 else (form.zero_point_map or form.scale_map)
+    for p, entry in enumerate(entries):
+        if entry[0] in ("dim", "block") and entry[1] == 0:
+            k = entry[2] if entry[0] == "block" else 1
+            part = a[(slice(None),) * p + (slice(b // k, -(-e // k)),)]
+            return part if p == 0 else np.ascontiguousarray(part)
+    return a
 
 
 def onnx_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=None, out=None):
