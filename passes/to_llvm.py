@@ -18,6 +18,7 @@ PIPELINE = Pipeline(
             "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
             "dq-emit-c-interface",
             "func.func(convert-linalg-to-loops)",
+            "dq-strip-mine-blocks",
             "lower-affine",
             "convert-scf-to-cf",
             "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",

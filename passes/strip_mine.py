@@ -1,0 +1,92 @@
+"""dq-strip-mine-blocks: split an innermost loop at block boundaries so the block index is
+invariant in the inner loop.
+
+    scf.for %j = 0 to %n step 1 { ... affine.apply (d0 floordiv c)(%j) ... }
+becomes
+    scf.for %jb = 0 to %n step c { %k = %jb / c
+      scf.for %j = %jb to min(%jb + c, %n) step 1 { ... %k ... } }
+
+so the scale and zero point of a block are loaded once per block and the inner loop, contiguous
+in x and y, vectorizes. Runs on the loops `convert-linalg-to-loops` makes for blocked maps.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from . import Pass
+
+
+def _constant(v: ir.Value) -> int | None:
+    owner = v.owner
+    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.operation.name == "arith.constant":
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    return None
+
+
+def _floordiv_of_iv(op):
+    """(loop, c) when `op` is `affine.apply (d0 floordiv c)` of an scf.for counter from 0
+    by 1 whose loop has no nested loop; else None."""
+    m = ir.AffineMapAttr(op.attributes["map"]).value
+    if len(m.results) != 1 or m.n_dims != 1 or m.n_symbols != 0 or "floordiv" not in str(m):
+        return None
+    expr = m.results[0]
+    try:
+        div = ir.AffineFloorDivExpr(expr)
+        c = ir.AffineConstantExpr(div.rhs).value
+        ir.AffineDimExpr(div.lhs)
+    except (ValueError, TypeError):
+        return None
+    iv = op.operands[0]
+    if c <= 1 or not isinstance(iv, ir.BlockArgument) or iv.arg_number != 0:
+        return None
+    loop = iv.owner.owner
+    if loop.name != "scf.for" or len(loop.operands) != 3 or len(loop.results) != 0:
+        return None
+    if _constant(loop.operands[0]) != 0 or _constant(loop.operands[2]) != 1:
+        return None
+    if any(o.operation.name == "scf.for" for o in iv.owner.operations):
+        return None
+    return loop, c
+
+
+def strip_mine(loop, c: int, applies: list) -> None:
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(loop), loop.location:
+        zero, n = loop.operands[0], loop.operands[1]
+        step = arith.constant(index, c)
+        outer = scf.ForOp(zero, n, step)
+        with ir.InsertionPoint(outer.body):
+            start = outer.induction_variable
+            block = arith.divui(start, step)
+            stop = arith.minui(arith.addi(start, step), n)
+            end = scf.YieldOp([])
+    loop.move_before(end)
+    loop.operands[0] = start
+    loop.operands[1] = stop
+    for a in applies:
+        a.result.replace_all_uses_with(block)
+        a.erase()
+
+
+def run(op) -> bool:
+    found: dict = {}
+
+    def visit(o):
+        if o.name == "affine.apply":
+            hit = _floordiv_of_iv(o)
+            if hit is not None:
+                loop, c = hit
+                found.setdefault(loop, []).append((c, o))
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for loop, hits in found.items():
+        sizes = {c for c, _ in hits}
+        if len(sizes) == 1:  # blocks of one size: the scale's and the zero point's
+            strip_mine(loop, sizes.pop(), [a for _, a in hits])
+    return True
+
+
+PASS = Pass("dq-strip-mine-blocks", "Split innermost loops at block boundaries so block scales are loop-invariant", run)
