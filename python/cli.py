@@ -10,6 +10,7 @@ against `// expected-error {{...}}` markers instead.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from mlir import ir
@@ -17,13 +18,14 @@ from mlir import ir
 from dequant import context, dialect
 from dequant.passes import PASSES, PIPELINES
 
-from . import diagnostics
+from . import aot, diagnostics
 from .pipeline import PipelineError, build
 
 SPLIT = "// -----"
 TOOL_FLAGS = {
     "--help", "-h", "--output", "-o", "--pass-pipeline", "--split-input-file", "--verify-diagnostics",
     "--mlir-print-ir-after-all", "--mlir-print-debuginfo", "--mlir-print-op-generic", "--allow-unregistered-dialect",
+    "--emit", "--header",
 }  # fmt: skip
 
 
@@ -48,6 +50,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output")
     p.add_argument("--mlir-print-op-generic", action="store_true", help="print ops in the generic form")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
+    p.add_argument("--emit", choices=("mlir", "object"), default="mlir",
+                   help="output: MLIR text (default), or a native object (after the passes, dq-to-llvm lowers "
+                        "the rest; needs -o; writes a C header beside it)")  # fmt: skip
+    p.add_argument("--header", help="with --emit=object: where to write the C header (default: the output with .h)")
     return p
 
 
@@ -80,6 +86,21 @@ def chunks(text: str, split: bool) -> list[tuple[str, int]]:
     return out
 
 
+def emit_object(module: ir.Module, args) -> None:
+    """Lower what is left to LLVM, write the object to -o and its C header."""
+    sigs = None if aot.is_llvm(module) else aot.signatures(module)
+    if sigs is not None:
+        build("dq-to-llvm", module.context).run(module.operation)
+    aot.emit_object(module, args.output)
+    header = args.header or os.path.splitext(args.output)[0] + ".h"
+    if sigs is None:
+        if args.header:
+            raise ValueError("--header needs the tensor-level module: let --emit=object run dq-to-llvm")
+        return
+    with open(header, "w", encoding="utf-8") as f:
+        f.write(aot.header(sigs, os.path.basename(header)))
+
+
 def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | None, list[str], bool]:
     """Parse, verify, transform and print one chunk: (output, diagnostics lines, ok)."""
     ctx = context()
@@ -94,6 +115,9 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
                 if args.mlir_print_ir_after_all:
                     pm.enable_ir_printing(print_after_all=True)
                 pm.run(module.operation)
+            if args.emit == "object" and not collected.diags:
+                emit_object(module, args)
+                return None, [], True
             if not collected.diags:
                 output = module.operation.get_asm(
                     enable_debug_info=args.mlir_print_debuginfo,
@@ -102,7 +126,7 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
                 )
         except ir.MLIRError as e:
             collected.add_error(e)
-        except PipelineError as e:
+        except (PipelineError, ValueError, OSError) as e:
             collected.diags.append(diagnostics.Diag("error", None, None, None, str(e)))
     diags = collected.diags
     if args.verify_diagnostics:
@@ -119,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         print("dequant-opt: error: give passes as flags or as --pass-pipeline, not both", file=sys.stderr)
         return 1
     pipeline = args.pass_pipeline or (",".join(pass_flags) if pass_flags else None)
+    if args.emit == "object" and (args.output == "-" or args.split_input_file):
+        print("dequant-opt: error: --emit=object needs -o FILE and no --split-input-file", file=sys.stderr)
+        return 1
     name = "<stdin>" if args.input == "-" else args.input
     try:
         text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
@@ -134,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         if output is not None:
             outputs.append(output)
     result = f"\n{SPLIT}\n".join(o.rstrip("\n") for o in outputs) + "\n" if outputs else ""
-    if args.output == "-":
+    if args.emit == "object":
+        pass
+    elif args.output == "-":
         sys.stdout.write(result)
     else:
         with open(args.output, "w", encoding="utf-8") as f:

@@ -1,0 +1,19 @@
+// Ahead-of-time: --emit=object writes a native object and a C header beside it; a C program
+// (test/c/main.c) links the object and checks the kernels' numbers.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dequant-opt %S/../c/kernels.mlir --emit=object -o %t/kernels.o
+// RUN: FileCheck %s --check-prefix=HEADER < %t/kernels.h
+// RUN: cc -no-pie -I %t %S/../c/main.c %t/kernels.o -o %t/c-test
+// RUN: %t/c-test | FileCheck %s --check-prefix=EXE
+// RUN: not dequant-opt %S/../c/kernels.mlir --emit=object 2>&1 | FileCheck %s --check-prefix=NOOUT
+
+// HEADER: typedef struct { int8_t *allocated; int8_t *aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } dq_memref_2d_i8;
+// HEADER: typedef struct { float *allocated; float *aligned; int64_t offset; } dq_memref_0d_f32;
+// HEADER: /* per_axis(i8[?x?], f32[?], i8[?]) */
+// HEADER-NEXT: void _mlir_ciface_per_axis(dq_memref_2d_f32 *result0, dq_memref_2d_i8 *arg0, dq_memref_1d_f32 *arg1, dq_memref_1d_i8 *arg2);
+// HEADER: void _mlir_ciface_blocked_i4(dq_memref_2d_f32 *result0, dq_memref_2d_i8 *arg0, dq_memref_2d_f32 *arg1);
+// HEADER: void _mlir_ciface_pmx_int4(dq_memref_2d_f32 *result0, dq_memref_2d_i16 *arg0, dq_memref_0d_f32 *arg1);
+
+// EXE: dequant C test: 22 checks, 0 failures
+
+// NOOUT: error: --emit=object needs -o FILE
