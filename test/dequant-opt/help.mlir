@@ -1,0 +1,15 @@
+// --help lists the tool's options, every dq pass and the dq pipelines.
+// RUN: dequant-opt --help | FileCheck %s
+
+// CHECK: usage: dequant-opt
+// CHECK-DAG: --pass-pipeline
+// CHECK-DAG: --split-input-file
+// CHECK-DAG: --verify-diagnostics
+// CHECK-DAG: --mlir-print-ir-after-all
+// CHECK: dq passes:
+// CHECK-DAG: --dq-normalize {{.*}}canonical dq.dequantize
+// CHECK-DAG: --dq-to-linalg {{.*}}linalg.generic
+// CHECK-DAG: --dq-byte-storage {{.*}}4-bit
+// CHECK-DAG: --dq-emit-c-interface {{.*}}llvm.emit_c_interface
+// CHECK: dq pipelines:
+// CHECK-NEXT: --dq-to-llvm {{.*}}LLVM dialect
