@@ -87,6 +87,29 @@ def constant_value(value) -> np.ndarray | None:
             return np.array(ir.DenseIntElementsAttr(attr)).reshape(shape)
         return np.array(ir.DenseFPElementsAttr(attr)).reshape(shape)
     except (ValueError, TypeError, RuntimeError):
+        return _from_text(str(dense), shape)
+
+
+def _from_text(text: str, shape: tuple) -> np.ndarray | None:
+    """The values of a dense float attribute numpy cannot view (float8, float4, bf16), read
+    from its printed form: a list of numbers, or hex bytes of one-byte elements."""
+    import re
+
+    from .types import elem
+
+    inner = text[text.index("dense<") + 6 :]
+    inner = inner[: inner.index(">")]
+    if inner.startswith('"0x'):
+        e = elem(text[text.rindex("x") + 1 : text.rindex(">")])
+        if e is None or e.bits != 8:
+            return None
+        data = np.frombuffer(bytes.fromhex(inner[3:-1]), dtype=e.dtype)
+        return data.astype(np.float64).reshape(shape) if data.size == np.prod(shape) else None
+    numbers = re.findall(r"[-+]?(?:inf|nan|0x[0-9A-Fa-f]+|\d+\.?\d*(?:[eE][-+]?\d+)?)", inner)
+    try:
+        values = [float.fromhex(n) if n.lstrip("+-").startswith("0x") else float(n) for n in numbers]
+        return np.array(values, dtype=np.float64).reshape(shape)
+    except ValueError:
         return None
 
 

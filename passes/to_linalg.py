@@ -29,6 +29,46 @@ def output_sizes(x: ir.Value, y_type: ir.RankedTensorType, unpack: str) -> list:
     return sizes
 
 
+def _entry(expr: ir.AffineExpr):
+    """A canonical map entry from an affine expression: ("dim", d), ("block", d, b), ("zero",)."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return ("dim", expr.position)
+    if isinstance(expr, ir.AffineConstantExpr) and expr.value == 0:
+        return ("zero",)
+    if isinstance(expr, ir.AffineFloorDivExpr) and isinstance(expr.lhs, ir.AffineDimExpr):
+        if isinstance(expr.rhs, ir.AffineConstantExpr):
+            return ("block", expr.lhs.position, expr.rhs.value)
+    return None
+
+
+def shape_guards(operand: ir.Value, m: ir.AffineMap, sizes: list) -> None:
+    """`cf.assert` that each dynamic dim of a scale or zero point matches what its map reads
+    from the output (sizes: ints or index values), so native code never reads out of bounds
+    even when called without the Python checks (e.g. from C)."""
+    from mlir.dialects import cf
+
+    t = ir.RankedTensorType(operand.type)
+    index = ir.IndexType.get()
+    for p, expr in enumerate(m.results):
+        entry = _entry(expr)
+        static = not t.is_dynamic_dim(p)
+        if entry is None or entry[0] == "zero" and static:
+            continue
+        if entry[0] != "zero" and static and isinstance(sizes[entry[1]], int):
+            continue  # both static: the verifier checked them
+        have = tensor.dim(operand, arith.constant(index, p))
+        if entry[0] == "zero":
+            ok = arith.cmpi(arith.CmpIPredicate.sge, have, arith.constant(index, 1))
+            cf.assert_(ok, f"dq: dim {p} of a scale or zero point is empty")
+            continue
+        n = sizes[entry[1]]
+        n = arith.constant(index, n) if isinstance(n, int) else n
+        if entry[0] == "block":
+            n = arith.ceildivui(n, arith.constant(index, entry[2]))
+        ok = arith.cmpi(arith.CmpIPredicate.eq, have, n)
+        cf.assert_(ok, f"dq: dim {p} of a scale or zero point does not match the output dim {entry[1]} it is read along")
+
+
 def x_map(rank: int, unpack: str) -> ir.AffineMap:
     if unpack == "int4x4":
         return canonical.affine_map(rank, (("block", 0, 4),) + tuple(("dim", d) for d in range(1, rank)))
@@ -79,7 +119,10 @@ def lower_dequantize(op, rewriter) -> bool | None:
         maps.append(attrs["zero_point_map"])
     maps.append(ir.AffineMap.get_identity(rank))
     with rewriter.ip, op.location:
-        init = tensor.empty(output_sizes(operands[0], y_type, attrs["unpack"]), y_type.element_type)
+        sizes = output_sizes(operands[0], y_type, attrs["unpack"])
+        for operand, m in zip(operands[1:], maps[1:-1]):
+            shape_guards(operand, m, sizes)
+        init = tensor.empty(sizes, y_type.element_type)
         generic = linalg.GenericOp(
             [y_type],
             operands,

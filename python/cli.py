@@ -126,6 +126,8 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
                 )
         except ir.MLIRError as e:
             collected.add_error(e)
+            if not e.error_diagnostics:  # e.g. a custom-syntax parse failure with no diagnostic
+                collected.diags.append(diagnostics.Diag("error", None, None, None, str(e).strip()))
         except (PipelineError, ValueError, OSError) as e:
             collected.diags.append(diagnostics.Diag("error", None, None, None, str(e)))
     diags = collected.diags

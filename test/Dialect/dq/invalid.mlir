@@ -624,3 +624,13 @@ func.func @dequantize_zero_point_map_dims(%x: tensor<4x8xi8>, %s: tensor<8xf32>,
   %y = "dq.dequantize"(%x, %s, %z) {scale_map = affine_map<(d0, d1) -> (d1)>, zero_point_map = affine_map<(d0, d1, d2) -> (d1)>} : (tensor<4x8xi8>, tensor<8xf32>, tensor<8xi8>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A non-splat float8 constant zero point is read from its printed form.
+func.func @float8_zero_point_non_splat(%x: tensor<4x2xf8E4M3FN>, %s: tensor<2xf32>) -> tensor<4x2xf32> {
+  %z = arith.constant dense<[0.0, 2.0]> : tensor<2xf8E4M3FN>
+  // expected-error @+1 {{a f8E4M3FN x_zero_point must be absent or zero}}
+  %y = "dq.onnx_dequantize_linear"(%x, %s, %z) : (tensor<4x2xf8E4M3FN>, tensor<2xf32>, tensor<2xf8E4M3FN>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
