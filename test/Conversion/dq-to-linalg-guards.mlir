@@ -23,8 +23,8 @@ func.func @per_axis_dynamic(%x: tensor<4x?xi8>, %s: tensor<?xf32>, %z: tensor<?x
 
 // CHECK-LABEL: func.func @blocked_dynamic
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK: %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x?xi4>
-// CHECK: %[[S:.*]] = tensor.dim %arg1, %{{.*}} : tensor<?x?xf16>
+// CHECK: %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<8x?xi4>
+// CHECK: %[[S:.*]] = tensor.dim %arg1, %{{.*}} : tensor<8x?xf16>
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[D]], %[[C32]] : index
 // CHECK: arith.cmpi eq, %[[S]], %[[BLOCKS]] : index
 // CHECK: cf.assert
