@@ -138,7 +138,7 @@ def build(x, scale, zero_point, form: Form, result_type, *, loc=None, ip=None):
     """Build `dq.dequantize` for `form`; returns its result value."""
     from mlir import ir
 
-    from .attributes import build as build_attrs
+    from .opdef import create
 
     rank = ir.RankedTensorType(result_type).rank
     zp_map = form.zero_point_map if form.zero_point_map is not None else form.scale_map
@@ -148,9 +148,4 @@ def build(x, scale, zero_point, form: Form, result_type, *, loc=None, ip=None):
         "zero_point_mode": form.zero_point_mode,
         "unpack": form.unpack,
     }
-    operands = [x, scale] + ([zero_point] if zero_point is not None else [])
-    op = ir.Operation.create(
-        NAME, results=[result_type], operands=operands, attributes=build_attrs(OP.attrs, values), loc=loc, ip=ip
-    )
-    return op.result
-
+    return create(OP, [x, scale, zero_point], values, result_type, loc=loc, ip=ip)
