@@ -24,4 +24,16 @@ def run_pipeline(module: ir.Module, pipeline: str) -> None:
     build(pipeline, module.context).run(module.operation)
 
 
-__all__ = ["context", "register_dialect", "run_pipeline", "jit", "verify"]
+def import_onnx(model, context: ir.Context | None = None) -> ir.Module:
+    """One function per DequantizeLinear node of an ONNX model (a path or an onnx.ModelProto);
+    needs the onnx package (`pip install 'dequant[onnx]'`). See `dequant.import_onnx`."""
+    from .import_onnx import import_onnx as run
+
+    globals()["import_onnx"] = _import_onnx  # importing the submodule bound its name over this function
+    return run(model, context)
+
+
+_import_onnx = import_onnx
+
+
+__all__ = ["context", "register_dialect", "run_pipeline", "jit", "verify", "import_onnx"]
