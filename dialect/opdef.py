@@ -91,20 +91,27 @@ def constant_value(value) -> np.ndarray | None:
 
 
 def _from_text(text: str, shape: tuple) -> np.ndarray | None:
-    """The values of a dense float attribute numpy cannot view (float8, float4, bf16), read
-    from its printed form: a list of numbers, or hex bytes of one-byte elements."""
+    """The values of a dense attribute numpy cannot view (float8, float4, bf16, 4-bit ints),
+    read from its printed form: a list of numbers, or hex bytes of 4- and 8-bit elements."""
     import re
 
     from .types import elem
 
     inner = text[text.index("dense<") + 6 :]
     inner = inner[: inner.index(">")]
-    if inner.startswith('"0x'):
+    if inner.startswith('"0x'):  # hex bytes: one byte per element for 4- and 8-bit types
         e = elem(text[text.rindex("x") + 1 : text.rindex(">")])
-        if e is None or e.bits != 8:
+        if e is None or e.bits not in (4, 8):
             return None
-        data = np.frombuffer(bytes.fromhex(inner[3:-1]), dtype=e.dtype)
-        return data.astype(np.float64).reshape(shape) if data.size == np.prod(shape) else None
+        raw = np.frombuffer(bytes.fromhex(inner[3:-1]), dtype=np.uint8)
+        if raw.size != np.prod(shape):
+            return None
+        if e.bits == 4 and e.kind == "int":
+            nibbles = (raw & 0xF).astype(np.int64)
+            data = ((nibbles ^ 8) - 8) if e.signed else nibbles
+        else:
+            data = (raw & 0xF if e.bits == 4 else raw).view(e.dtype) if e.kind == "float" else raw.view(e.dtype)
+        return np.asarray(data, np.float64).reshape(shape)
     numbers = re.findall(r"[-+]?(?:inf|nan|0x[0-9A-Fa-f]+|\d+\.?\d*(?:[eE][-+]?\d+)?)", inner)
     try:
         values = [float.fromhex(n) if n.lstrip("+-").startswith("0x") else float(n) for n in numbers]

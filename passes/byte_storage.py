@@ -2,7 +2,7 @@
 
 LLVM packs vectors of i4 two to a byte in memory, while ml_dtypes (and this project's ABI) keep
 one 4-bit element per byte. This pass retypes each public function's 4-bit tensor arguments
-and results (i4, ui4, f4E2M1FN) as i8 tensors. A `linalg.generic` reading such an argument
+and results (i4, ui4, f4E2M1FN), and 4-bit constants, as i8 tensors. A `linalg.generic` reading such an argument
 reads the bytes and converts each in its body; any other use gets an elementwise conversion
 generic at entry; results are converted before return.
 """
@@ -60,11 +60,13 @@ def from_byte(v: ir.Value, to_elem: ir.Type) -> ir.Value:
     return bits
 
 
-def _read_in_body(owner, n: int, nibble: ir.Type) -> bool:
-    """If `owner` is a linalg.generic reading operand `n` as an input, make it read bytes:
-    its block argument becomes i8 and is converted at the top of the body."""
+def _read_in_body(owner, n: int, nibble: ir.Type, byte: ir.Value | None = None) -> bool:
+    """If `owner` is a linalg.generic reading operand `n` as an input, make it read bytes
+    (operand `byte` if given): its block argument becomes i8, converted at the top of the body."""
     if owner.name != "linalg.generic" or n >= len(owner.operands) - _num_outputs(owner):
         return False
+    if byte is not None:
+        owner.operands[n] = byte
     body = owner.regions[0].blocks[0]
     barg = body.arguments[n]
     uses = [(u.owner, u.operand_number) for u in barg.uses]
@@ -114,7 +116,50 @@ def retype(f: func.FuncOp) -> None:
     f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
 
 
+def retype_constant(c) -> bool:
+    """A 4-bit `arith.constant` tensor becomes an i8 constant of the same values, read as bytes
+    like an argument. False when its values cannot be read."""
+    import ml_dtypes
+    import numpy as np
+
+    from dequant.dialect.opdef import constant_value
+
+    t = ir.RankedTensorType(c.results[0].type)
+    values = constant_value(c.results[0])
+    if values is None:
+        return False
+    nibble = t.element_type
+    if isinstance(nibble, ir.FloatType):
+        data = np.asarray(values, np.float32).astype(ml_dtypes.float4_e2m1fn).view(np.uint8).astype(np.int8)
+    else:
+        data = (np.asarray(values, np.int64) & 0xF).astype(np.int8)
+    with ir.InsertionPoint(c), c.location:
+        byte_t = ir.RankedTensorType.get(t.shape, decode.i(8))
+        data = np.ascontiguousarray(data.reshape(t.shape))
+        attr = ir.DenseElementsAttr.get(data, type=decode.i(8), shape=list(t.shape)) if data.ndim else ir.DenseElementsAttr.get_splat(byte_t, ir.IntegerAttr.get(decode.i(8), int(data)))
+        byte = arith.ConstantOp(byte_t, attr).result
+    uses = [(u.owner, u.operand_number) for u in c.results[0].uses]
+    others = [(o, n) for o, n in uses if not _read_in_body(o, n, nibble, byte)]
+    if others:
+        with ir.InsertionPoint(c), c.location:
+            nibbles = convert(byte, nibble)
+        for owner, n in others:
+            owner.operands[n] = nibbles
+    c.erase()
+    return True
+
+
 def run(op) -> bool:
+    constants = []
+
+    def visit(o):
+        if o.name == "arith.constant" and is_nibble_tensor(o.results[0].type):
+            constants.append(o)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for c in constants:
+        retype_constant(c)
     for f in op.regions[0].blocks[0].operations if op.operation.name == "builtin.module" else []:
         if f.operation.name == "func.func" and len(f.regions[0].blocks) and "sym_visibility" not in f.attributes:
             retype(f)

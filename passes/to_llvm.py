@@ -11,7 +11,6 @@ PIPELINE = Pipeline(
         [
             "dq-to-linalg",
             "dq-byte-storage",
-            "linalg-fuse-elementwise-ops",
             "canonicalize",
             "dq-fold-nibble-casts",
             "eliminate-empty-tensors",

@@ -36,33 +36,6 @@ import dequant
 from dequant.dialect.types import ELEMS
 
 FOUR_BIT = ("i4", "ui4", "f4E2M1FN")
-# Bugs of the dq-to-llvm pipeline (not of the importer) that some imported functions meet:
-# (reason, which functions may meet it (their constants' element types and sizes), words of the error).
-# A function may fail with one of these; any other failure fails the test.
-KNOWN_BUGS = [
-    (
-        "dq-to-llvm miscompiles 4-bit integer constants: arith.constant of an i4 tensor gives wrong values "
-        "(every other nibble read), of a ui4 tensor fails to lower (llvm.trunc to ui4)",
-        lambda constants: any(elem in ("i4", "ui4") for elem, _ in constants),
-        ("differ", "ui4"),
-    ),
-    (
-        "dq-to-llvm fails on a one-element ui8/ui16 constant zero point (per-tensor): "
-        "'arith.constant' op integer return type must be signless (value = 139 : ui8)",
-        lambda constants: any(elem.startswith("ui") and n == 1 for elem, n in constants),
-        ("integer return type must be signless",),
-    ),
-]
-
-
-def known_bug(constants: list, error: str) -> str | None:
-    """The known pipeline bug a failure is, for a function with these (element type, size) constants."""
-    for reason, applies, words in KNOWN_BUGS:
-        if applies(constants) and any(w in error for w in words):
-            return reason
-    return None
-
-
 @pytest.fixture
 def rng(request):
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
@@ -148,8 +121,7 @@ def function_text(module_text: str, name: str) -> str:
 
 def check_against_onnxruntime(model: onnx.ModelProto, rng, dyn: int = 5) -> dict:
     """Import `model`, run each function and its node alone in onnxruntime, compare bit for bit.
-    Returns {function: failure} for functions that failed from a known pipeline bug (known_bug);
-    any other failure is an AssertionError."""
+    Any mismatch or failure is an AssertionError naming the function; returns {} (no failures)."""
     module = dequant.import_onnx(model)
     text = str(module)
     graph_nodes = enumerate(model.graph.node)
@@ -182,18 +154,13 @@ def check_against_onnxruntime(model: onnx.ModelProto, rng, dyn: int = 5) -> dict
             bad = (got.view(unsigned) != want.view(unsigned)) & ~nan  # a NaN matches any NaN
             assert not bad.any(), f"{int(bad.sum())} of {bad.size} differ, first at {np.argwhere(bad)[0]}"
         except Exception as e:
-            bug = known_bug(constants, str(e))
-            if bug is None:
-                raise AssertionError(f"function {name} (node {node.name}): {e}") from e
-            failures[name] = bug
+            raise AssertionError(f"function {name} (node {node.name}, constants {constants}): {e}") from e
     return failures
 
 
 def expect_ok(failures: dict) -> None:
-    """Every function passed, or those that failed met a known pipeline bug: then xfail, naming it."""
-    if failures:
-        bugs = sorted(set(failures.values()))
-        pytest.xfail(f"{len(failures)} functions meet known dq-to-llvm bugs ({sorted(failures)}): {' | '.join(bugs)}")
+    """Every function matched onnxruntime."""
+    assert not failures
 
 
 # ---------------------------------------------------------------------------------------------
