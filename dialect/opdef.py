@@ -99,8 +99,9 @@ def _from_text(text: str, shape: tuple) -> np.ndarray | None:
 
     inner = text[text.index("dense<") + 6 :]
     inner = inner[: inner.index(">")]
+    typed = re.search(r"tensor<(?:[0-9?]+x)*([A-Za-z0-9]+)>\s*$", text)
+    e = elem(typed.group(1)) if typed else None
     if inner.startswith('"0x'):  # hex bytes: one byte per element for 4- and 8-bit types
-        e = elem(text[text.rindex("x") + 1 : text.rindex(">")])
         if e is None or e.bits not in (4, 8):
             return None
         raw = np.frombuffer(bytes.fromhex(inner[3:-1]), dtype=np.uint8)
@@ -114,9 +115,18 @@ def _from_text(text: str, shape: tuple) -> np.ndarray | None:
         return np.asarray(data, np.float64).reshape(shape)
     numbers = re.findall(r"[-+]?(?:inf|nan|0x[0-9A-Fa-f]+|\d+\.?\d*(?:[eE][-+]?\d+)?)", inner)
     try:
-        values = [float.fromhex(n) if n.lstrip("+-").startswith("0x") else float(n) for n in numbers]
-        return np.array(values, dtype=np.float64).reshape(shape)
-    except ValueError:
+        if e is None or e.kind != "float":
+            values = [float(n) for n in numbers]
+            return np.array(values, dtype=np.float64).reshape(shape)
+        # hex entries are bit patterns (MLIR prints NaN and the like so); decimals are printed
+        # short, so each is rounded back to the element type it came from
+        bits = np.dtype(f"uint{max(8, e.bits)}")
+        values = [
+            np.array(int(n, 16), bits).view(e.dtype) if n.lower().startswith("0x") else np.array(float(n)).astype(e.dtype)
+            for n in numbers
+        ]
+        return np.array([float(v) for v in values], dtype=np.float64).reshape(shape)
+    except (ValueError, TypeError):
         return None
 
 

@@ -118,7 +118,7 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
             if args.emit == "object" and not collected.diags:
                 emit_object(module, args)
                 return None, [], True
-            if not collected.diags:
+            if not any(d.severity == "error" for d in collected.diags):  # remarks and warnings print too
                 output = module.operation.get_asm(
                     enable_debug_info=args.mlir_print_debuginfo,
                     print_generic_op_form=args.mlir_print_op_generic,
