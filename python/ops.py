@@ -22,7 +22,7 @@ from dequant.dialect.signature import Signature, Tensor, check
 from dequant.dialect.types import ELEMS, from_dtype
 
 _KERNELS: dict = {}
-_VERDICTS: dict = {}
+_PLANS: dict = {}
 
 
 def _tensor(a: np.ndarray) -> Tensor:
@@ -77,32 +77,50 @@ def _kernel(opdef: OpDef, operands: dict, attrs: dict, result: Tensor):
 def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape: tuple, out=None) -> np.ndarray:
     """Check `arrays` against `opdef`'s rules, then dequantize natively into `out`."""
     arrays = {n: (None if a is None else np.asarray(a, order="C")) for n, a in arrays.items()}
-    operands = {n: (None if a is None else _tensor(a)) for n, a in arrays.items()}
-    result = Tensor(result_elem, tuple(result_shape))
-    values = {n: arrays[n] for n in opdef.value_operands if arrays.get(n) is not None}
-    sig = Signature(operands, result, attrs, values)
-    key = (opdef.name, tuple(operands.items()), result, tuple((k, str(v)) for k, v in attrs.items()))
-    if key not in _VERDICTS:  # the type and shape rules depend on nothing else
-        verdict = opdef.check_types(sig)
-        _VERDICTS[key] = (verdict, None if verdict else opdef.canonical(sig))
-    verdict, form = _VERDICTS[key]
-    message = verdict or check(list(opdef.value_rules), sig)
-    if message:
-        raise ValueError(f"{opdef.name}: {message}")
+    # Everything but values is decided by dtypes, shapes and attributes: one lookup per call.
+    key = (opdef.name, result_elem, tuple(result_shape),
+           tuple(None if a is None else (a.dtype, a.shape) for a in arrays.values()),
+           tuple(tuple(v) if isinstance(v, list) else v for v in attrs.values()))  # fmt: skip
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= 4096:  # bounded: many distinct shapes must not grow memory forever
+            _PLANS.clear()
+        plan = _PLANS[key] = _plan(opdef, arrays, attrs, result_elem, result_shape)
+    verdict, form, sig = plan["verdict"], plan["form"], plan["sig"]
+    if not verdict and opdef.value_rules:
+        values = {n: arrays[n] for n in opdef.value_operands if arrays.get(n) is not None}
+        if values:
+            verdict = check(list(opdef.value_rules), Signature(sig.operands, sig.result, attrs, values))
+    if verdict:
+        raise ValueError(f"{opdef.name}: {verdict}")
     dtype = np.dtype(ELEMS[result_elem].dtype)
     if out is None:
-        out = np.empty(result.shape, dtype)
-    elif out.dtype != dtype or out.shape != result.shape or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous {dtype} array of shape {list(result.shape)}")
-    kernel = _kernel(opdef, operands, attrs, result)
+        out = np.empty(sig.result.shape, dtype)
+    elif out.dtype != dtype or out.shape != sig.result.shape or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous {dtype} array of shape {list(sig.result.shape)}")
+    kernel = plan.get("kernel")
+    if kernel is None:  # compiled once the arrays passed every rule
+        kernel = plan["kernel"] = _kernel(opdef, sig.operands, attrs, sig.result)
     inputs = [a for a in arrays.values() if a is not None]
     chunks = _row_chunks(form, out.shape, _threads)
     if len(chunks) < 2:
         kernel.call_into(inputs, out)
-    else:
+    else:  # the calling thread takes the first rows, the pool the others
         jobs = [([_rows(form, i, a, b, e) for i, a in enumerate(inputs)], out[b:e]) for b, e in chunks]
-        list(_pool().map(lambda job: kernel.call_into(*job), jobs))
+        pending = [_pool().submit(kernel.call_into, *job) for job in jobs[1:]]
+        kernel.call_into(*jobs[0])
+        for p in pending:
+            p.result()
     return out
+
+
+def _plan(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape: tuple) -> dict:
+    """The type/shape verdict, canonical form and signature for arrays of these dtypes and
+    shapes (the kernel is added once a call passes every rule)."""
+    operands = {n: (None if a is None else _tensor(a)) for n, a in arrays.items()}
+    sig = Signature(operands, Tensor(result_elem, tuple(result_shape)), attrs, {})
+    verdict = opdef.check_types(sig)
+    return {"verdict": verdict, "form": None if verdict else opdef.canonical(sig), "sig": sig}
 
 
 def set_num_threads(n: int | None = None) -> None:
@@ -124,7 +142,7 @@ def _cores() -> int:
 
 _threads = _cores()
 _executor = None
-MIN_PARALLEL = 1 << 16  # output elements below which one thread is faster
+MIN_PARALLEL = 1 << 20  # output elements below which one thread is faster (measured: bench)
 
 
 def _pool() -> ThreadPoolExecutor:

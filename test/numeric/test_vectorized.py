@@ -53,6 +53,7 @@ CASES = {
 
 def disassembly(case) -> str:
     ops._KERNELS.clear()  # so that the case compiles exactly one kernel: the one to read
+    ops._PLANS.clear()
     case()
     (kernel,) = ops._KERNELS.values()
     path = f"/tmp/dequant-vectorized-{os.getpid()}.o"
