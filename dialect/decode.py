@@ -1,7 +1,8 @@
 """Storage decoding as arith IR: the scalar body of the canonical form's lowering.
 
 Helpers take values at the current insertion point and return values. Integers are widened
-exactly (i32, or i64 for 32-bit storage); float8/float4/e8m0 are decoded to f32 by bit
+exactly to i32; where a 32-bit value makes x - zero point overflow i32, the difference is taken
+in 16-bit halves and rounded once (`exact_difference`); float8/float4/e8m0 are decoded to f32 by bit
 manipulation, without branches (selects only), so that loops over them vectorize.
 """
 
@@ -42,16 +43,32 @@ def raw_bits(v: ir.Value) -> ir.Value:
 
 
 def wide_int(v: ir.Value, e: Elem, width: int) -> ir.Value:
-    """An integer storage value widened exactly to `width` bits (see `wide_width`)."""
+    """An integer storage value widened exactly to `width` bits (i32 holds every difference of two 16-bit values)."""
     v = signless(v)
     if e.bits == width:
         return v
     return arith.extsi(i(width), v) if e.signed else arith.extui(i(width), v)
 
 
-def wide_width(*elems: Elem) -> int:
-    """The width in which x - zero_point is exact: i32, or i64 once a 32-bit type is involved."""
-    return 64 if max(e.bits for e in elems) >= 32 else 32
+def exact_difference(x: ir.Value, xe: Elem, z: ir.Value, ze: Elem, target: ir.Type) -> ir.Value:
+    """x - z for integers of up to 32 bits, rounded once to the float `target` (f32 or f64), with
+    i32 and `target` arithmetic only: what sitofp of the exact i64 difference gives, without i64
+    lanes (packed i64 -> f32 conversion needs AVX-512DQ; LLVM scalarizes it on AVX2).
+
+    Each value splits as v = hi + lo, lo = v & 0xFFFF (0 .. 2^16 - 1), hi = v - lo (a multiple of
+    2^16, at most 16 significant bits: exact in f32). hi_x - hi_z is a multiple of 2^16 below 2^33
+    in magnitude (17 significant bits): exact; lo_x - lo_z lies in (-2^16, 2^16): exact in i32 and
+    f32. Their sum is x - z, rounded once by the last addition. For x of 16 bits or fewer,
+    x - lo_z lies in (-2^17, 2^16): exact, and (x - lo_z) - hi_z rounds once."""
+    mask, high = const_int(0xFFFF), const_int(-0x10000)
+    x32, z32 = wide_int(x, xe, 32), wide_int(z, ze, 32)
+    z_lo, z_hi = arith.andi(z32, mask), arith.andi(z32, high)
+    z_hi_f = arith.sitofp(target, z_hi) if ze.signed or ze.bits < 32 else arith.uitofp(target, z_hi)
+    if xe.bits <= 16:
+        return arith.subf(arith.sitofp(target, arith.subi(x32, z_lo)), z_hi_f)
+    x_lo, x_hi = arith.andi(x32, mask), arith.andi(x32, high)
+    x_hi_f = arith.sitofp(target, x_hi) if xe.signed else arith.uitofp(target, x_hi)
+    return arith.addf(arith.subf(x_hi_f, z_hi_f), arith.sitofp(target, arith.subi(x_lo, z_lo)))
 
 
 def minifloat_to_f32(v: ir.Value, e: Elem) -> ir.Value:

@@ -91,10 +91,12 @@ def body(sig, attrs, args, y_elem: ir.Type) -> ir.Value:
         d = arith.sitofp(compute, arith.subi(q, z))
     elif xe.kind == "int":
         ze = elem(subtract.type) if subtract is not None else xe
-        width = decode.wide_width(xe, ze)
-        q = decode.wide_int(xv, xe, width)
-        d = arith.subi(q, decode.wide_int(subtract, ze, width)) if subtract is not None else q
-        d = arith.sitofp(compute, d)
+        if subtract is not None and max(xe.bits, ze.bits) == 32:  # i32 may overflow
+            d = decode.exact_difference(xv, xe, subtract, ze, compute)
+        else:  # x - zero point is exact in i32
+            q = decode.wide_int(xv, xe, 32)
+            d = arith.subi(q, decode.wide_int(subtract, ze, 32)) if subtract is not None else q
+            d = arith.sitofp(compute, d)
     else:
         d = decode.to_float(xv, compute)
         if subtract is not None:

@@ -190,8 +190,7 @@ func.func @blocked_ragged(%x: tensor<2x70xui8>, %s: tensor<2x3xbf16>) -> tensor<
 // CHECK: %[[INIT:.*]] = tensor.empty(%[[D0]], %[[D1]]) : tensor<?x?xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[SCALAR]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: i32, %[[SV:[^:]+]]: bf16, %{{[^:]+}}: f32):
-// CHECK-NEXT: %[[XW:.*]] = arith.extsi %[[XV]] : i32 to i64
-// CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[XW]] : i64 to f32
+// CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[XV]] : i32 to f32
 // CHECK-NEXT: %[[SF:.*]] = arith.extf %[[SV]] : bf16 to f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[DF]], %[[SF]] : f32
 // CHECK-NEXT: linalg.yield %[[R]] : f32
@@ -202,13 +201,22 @@ func.func @i32_bf16_scale(%x: tensor<?x?xi32>, %s: tensor<bf16>) -> tensor<?x?xf
 
 // -----
 
-// int32 with a zero point: the subtraction is in i64.
+// int32 with a zero point: x - z may overflow i32, so it is taken in 16-bit halves, each exact
+// (dialect/decode.py, exact_difference): (hi(x) - hi(z)) in f32 plus (lo(x) - lo(z)) in i32.
 // CHECK-LABEL: func.func @i32_zero_point
+// CHECK-DAG: %[[LOW:.*]] = arith.constant 65535 : i32
+// CHECK-DAG: %[[HIGH:.*]] = arith.constant -65536 : i32
 // CHECK: ^bb0(%[[XV:[^:]+]]: i32, %{{[^:]+}}: f32, %[[ZV:[^:]+]]: i32, %{{[^:]+}}: f32):
-// CHECK-NEXT: %[[XW:.*]] = arith.extsi %[[XV]] : i32 to i64
-// CHECK-NEXT: %[[ZW:.*]] = arith.extsi %[[ZV]] : i32 to i64
-// CHECK-NEXT: %[[D:.*]] = arith.subi %[[XW]], %[[ZW]] : i64
-// CHECK-NEXT: arith.sitofp %[[D]] : i64 to f32
+// CHECK-NEXT: %[[ZL:.*]] = arith.andi %[[ZV]], %[[LOW]] : i32
+// CHECK-NEXT: %[[ZH:.*]] = arith.andi %[[ZV]], %[[HIGH]] : i32
+// CHECK-NEXT: %[[ZHF:.*]] = arith.sitofp %[[ZH]] : i32 to f32
+// CHECK-NEXT: %[[XL:.*]] = arith.andi %[[XV]], %[[LOW]] : i32
+// CHECK-NEXT: %[[XH:.*]] = arith.andi %[[XV]], %[[HIGH]] : i32
+// CHECK-NEXT: %[[XHF:.*]] = arith.sitofp %[[XH]] : i32 to f32
+// CHECK-NEXT: %[[H:.*]] = arith.subf %[[XHF]], %[[ZHF]] : f32
+// CHECK-NEXT: %[[L:.*]] = arith.subi %[[XL]], %[[ZL]] : i32
+// CHECK-NEXT: %[[LF:.*]] = arith.sitofp %[[L]] : i32 to f32
+// CHECK-NEXT: arith.addf %[[H]], %[[LF]] : f32
 func.func @i32_zero_point(%x: tensor<16xi32>, %s: tensor<f32>, %z: tensor<i32>) -> tensor<16xf32> {
   %y = "dq.onnx_dequantize_linear"(%x, %s, %z) : (tensor<16xi32>, tensor<f32>, tensor<i32>) -> tensor<16xf32>
   return %y : tensor<16xf32>

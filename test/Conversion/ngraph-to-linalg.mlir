@@ -29,16 +29,18 @@ func.func @axes_empty_f32(%x: tensor<2x3x4xi8>, %s: tensor<f32>, %z: tensor<i8>)
 
 // -----
 
-// axes {0, 2}; i32 input and zero point subtract in i64; f64 arithmetic.
+// axes {0, 2}; i32 input and zero point: x - z in 16-bit halves (exact_difference); f64 arithmetic.
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[PROJ:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @axes_0_2_i32_f64(
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[PROJ]], #[[PROJ]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: i32, %[[SC:.*]]: f64, %[[ZP:.*]]: i32, %{{.*}}: f64):
-// CHECK-NEXT: %[[A:.*]] = arith.extsi %[[IN]] : i32 to i64
-// CHECK-NEXT: %[[B:.*]] = arith.extsi %[[ZP]] : i32 to i64
-// CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[B]] : i64
-// CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[D]] : i64 to f64
+// CHECK: %[[ZHF:.*]] = arith.sitofp %{{.*}} : i32 to f64
+// CHECK: %[[XHF:.*]] = arith.sitofp %{{.*}} : i32 to f64
+// CHECK-NEXT: %[[H:.*]] = arith.subf %[[XHF]], %[[ZHF]] : f64
+// CHECK-NEXT: %[[L:.*]] = arith.subi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: %[[LF:.*]] = arith.sitofp %[[L]] : i32 to f64
+// CHECK-NEXT: %[[F:.*]] = arith.addf %[[H]], %[[LF]] : f64
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[F]], %[[SC]] : f64
 // CHECK-NEXT: linalg.yield %[[R]] : f64
 func.func @axes_0_2_i32_f64(%x: tensor<2x3x4xi32>, %s: tensor<2x4xf64>, %z: tensor<2x4xi32>) -> tensor<2x3x4xf64> {

@@ -27,16 +27,22 @@ func.func @per_tensor_no_zps(%x: tensor<4x8xi8>, %s: tensor<1xf32>) -> tensor<4x
 
 // -----
 
-// s32 zps: the subtraction is in i64 (input sign-extended from s8, zps from s32).
+// s32 zps: x - zps is exact without i64 (dialect/decode.py, exact_difference): the input minus
+// the zero point's low 16 bits in i32, converted, minus its high part converted (both exact).
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ZERO:map[0-9]*]] = affine_map<(d0, d1) -> (0)>
 // CHECK-LABEL: func.func @per_tensor_s32_zps(
+// CHECK-DAG: %[[LOW:.*]] = arith.constant 65535 : i32
+// CHECK-DAG: %[[HIGH:.*]] = arith.constant -65536 : i32
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ZERO]], #[[ZERO]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %[[SC:.*]]: f32, %[[ZP:.*]]: i32, %{{.*}}: f32):
-// CHECK-NEXT: %[[A:.*]] = arith.extsi %[[IN]] : i8 to i64
-// CHECK-NEXT: %[[B:.*]] = arith.extsi %[[ZP]] : i32 to i64
-// CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[B]] : i64
-// CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[D]] : i64 to f32
+// CHECK-NEXT: %[[A:.*]] = arith.extsi %[[IN]] : i8 to i32
+// CHECK-NEXT: %[[ZL:.*]] = arith.andi %[[ZP]], %[[LOW]] : i32
+// CHECK-NEXT: %[[ZH:.*]] = arith.andi %[[ZP]], %[[HIGH]] : i32
+// CHECK-NEXT: %[[ZHF:.*]] = arith.sitofp %[[ZH]] : i32 to f32
+// CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[ZL]] : i32
+// CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[D]] : i32 to f32
+// CHECK-NEXT: %[[F:.*]] = arith.subf %[[DF]], %[[ZHF]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[F]], %[[SC]] : f32
 // CHECK-NEXT: linalg.yield %[[R]] : f32
 func.func @per_tensor_s32_zps(%x: tensor<4x8xi8>, %s: tensor<1xf32>, %z: tensor<1xi32>) -> tensor<4x8xf32> {
@@ -93,17 +99,20 @@ func.func @per_channel_axis_minus1_dynamic(%x: tensor<2x?x4xui8>, %s: tensor<4xf
 
 // -----
 
-// axis = -3 (= -r) of a rank-3 input is dim 0; s32 zps with u8 input: i64 subtraction.
+// axis = -3 (= -r) of a rank-3 input is dim 0; s32 zps with u8 input: the split subtraction.
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[CH:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0)>
 // CHECK-LABEL: func.func @per_channel_axis_minus_r(
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[CH]], #[[CH]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: ui8, %[[SC:.*]]: f32, %[[ZP:.*]]: i32, %{{.*}}: f32):
 // CHECK-NEXT: %[[IN8:.*]] = builtin.unrealized_conversion_cast %[[IN]] : ui8 to i8
-// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN8]] : i8 to i64
-// CHECK-NEXT: %[[B:.*]] = arith.extsi %[[ZP]] : i32 to i64
-// CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[B]] : i64
-// CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[D]] : i64 to f32
+// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN8]] : i8 to i32
+// CHECK-NEXT: %[[ZL:.*]] = arith.andi %[[ZP]], %{{.*}} : i32
+// CHECK-NEXT: %[[ZH:.*]] = arith.andi %[[ZP]], %{{.*}} : i32
+// CHECK-NEXT: %[[ZHF:.*]] = arith.sitofp %[[ZH]] : i32 to f32
+// CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[ZL]] : i32
+// CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[D]] : i32 to f32
+// CHECK-NEXT: %[[F:.*]] = arith.subf %[[DF]], %[[ZHF]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[F]], %[[SC]] : f32
 // CHECK-NEXT: linalg.yield %[[R]] : f32
 func.func @per_channel_axis_minus_r(%x: tensor<4x8x2xui8>, %s: tensor<4xf32>, %z: tensor<4xi32>) -> tensor<4x8x2xf32> {
