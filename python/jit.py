@@ -133,6 +133,24 @@ class Kernel:
         return out[0] if len(out) == 1 else tuple(out)
 
 
+    def bind(self, arrays: list[np.ndarray], out: np.ndarray):
+        """A no-argument callable running the kernel on these checked arrays into `out`, with its
+        descriptors and packed arguments built once: a call is one ctypes call (GIL released)."""
+        arrays = list(arrays) + [out]
+        results = self._result_struct()
+        structs = [results] + [descriptor(a) for a in arrays]
+        pointers = [ctypes.c_void_p(ctypes.addressof(d)) for d in structs]
+        packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
+        fn, where, inputs = self._fn, out.ctypes.data, {a.ctypes.data for a in arrays[:-1]}
+
+        def call() -> None:
+            fn(packed)
+            if results.r0.allocated != where:  # bufferization did not write in place
+                out[...] = _take(results.r0, self.results[0], inputs)
+
+        call._keep = (self, arrays, structs, pointers, packed)
+        return call
+
     def call_into(self, arrays: list[np.ndarray], out: np.ndarray) -> None:
         """Call a destination-passing kernel (last argument `out`, returned) on checked arrays."""
         result = self._invoke(list(arrays) + [out]).r0

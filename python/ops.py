@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -76,6 +77,10 @@ def _kernel(opdef: OpDef, operands: dict, attrs: dict, result: Tensor):
 
 def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape: tuple, out=None) -> np.ndarray:
     """Check `arrays` against `opdef`'s rules, then dequantize natively into `out`."""
+    if getattr(_binding, "active", False):
+        for n, a in arrays.items():
+            if a is not None and not (isinstance(a, np.ndarray) and a.flags.c_contiguous):
+                raise ValueError(f"bind: {n} must be a C-contiguous numpy array (it is read in place)")
     arrays = {n: (None if a is None else np.asarray(a, order="C")) for n, a in arrays.items()}
     # Everything but values is decided by dtypes, shapes and attributes: one lookup per call.
     key = (opdef.name, result_elem, tuple(result_shape),
@@ -103,15 +108,59 @@ def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape:
         kernel = plan["kernel"] = _kernel(opdef, sig.operands, attrs, sig.result)
     inputs = [a for a in arrays.values() if a is not None]
     chunks = _row_chunks(form, out.shape, _threads)
+    if getattr(_binding, "active", False):
+        jobs = [(inputs, out)] if len(chunks) < 2 else _jobs(form, inputs, out, chunks)
+        if any(not np.may_share_memory(p, a) for parts, _ in jobs for p, a in zip(parts, inputs)):
+            jobs = [(inputs, out)]  # a row range is a copy: one thread, reading the arrays in place
+        return Bound([kernel.bind(*job) for job in jobs], out)
     if len(chunks) < 2:
         kernel.call_into(inputs, out)
     else:  # the calling thread takes the first rows, the pool the others
-        jobs = [([_rows(form, i, a, b, e) for i, a in enumerate(inputs)], out[b:e]) for b, e in chunks]
+        jobs = _jobs(form, inputs, out, chunks)
         pending = [_pool().submit(kernel.call_into, *job) for job in jobs[1:]]
         kernel.call_into(*jobs[0])
         for p in pending:
             p.result()
     return out
+
+
+def _jobs(form, inputs: list, out: np.ndarray, chunks: list) -> list:
+    return [([_rows(form, i, a, b, e) for i, a in enumerate(inputs)], out[b:e]) for b, e in chunks]
+
+
+_binding = threading.local()  # .active: run() returns a Bound (set by bind, in this thread only)
+
+
+class Bound:
+    """One op on fixed arrays, checked and compiled once: each call recomputes `out` from the
+    arrays' current contents with no per-call checks (see `bind`)."""
+
+    def __init__(self, calls: list, out: np.ndarray):
+        self._calls, self.out = calls, out
+
+    def __call__(self) -> np.ndarray:
+        if len(self._calls) == 1:
+            self._calls[0]()
+        else:
+            pending = [_pool().submit(c) for c in self._calls[1:]]
+            self._calls[0]()
+            for p in pending:
+                p.result()
+        return self.out
+
+
+def bind(op, *args, **kwargs) -> Bound:
+    """Like ONNX Runtime's IO binding: `bind(onnx_dequantize_linear, x, s, zp, out=y)` checks
+    the arrays against the op's rules and compiles once, and returns a callable that reruns the
+    kernel into `out` (allocated if not given) as one native call per thread. The arrays are kept
+    alive and read in place: change their values, not their shapes or dtypes, between calls.
+    Value rules (e.g. a zero point's range) are checked at bind time only. The thread split is
+    fixed at bind time."""
+    _binding.active = True
+    try:
+        return op(*args, **kwargs)
+    finally:
+        _binding.active = False
 
 
 def _plan(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape: tuple) -> dict:
@@ -142,7 +191,10 @@ def _cores() -> int:
 
 _threads = _cores()
 _executor = None
-MIN_PARALLEL = 1 << 20  # output elements below which one thread is faster (measured: bench)
+# Output elements below which one thread is faster: waking a pool thread costs 30-100 us on the
+# 2-core benchmark machine; 2 threads lost at 1M elements (73 -> 95 us, int8), broke even at 2M
+# and won at 4M (246 -> 207 us; float8 434 -> 262 us).
+MIN_PARALLEL = 3 << 20
 
 
 def _pool() -> ThreadPoolExecutor:
