@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from . import Pipeline
 
+# Memrefs, arith, func and cf to the LLVM dialect (also the tail of bench.py's upstream pipeline).
+MEMREF_TO_LLVM = [
+    "expand-strided-metadata",
+    "finalize-memref-to-llvm",
+    "convert-arith-to-llvm",
+    "convert-func-to-llvm",
+    "convert-cf-to-llvm",
+    "reconcile-unrealized-casts",
+]
+
 PIPELINE = Pipeline(
     "dq-to-llvm",
     "Lower dq ops on tensors to the LLVM dialect (linalg, bufferization, loops, LLVM)",
@@ -21,12 +31,7 @@ PIPELINE = Pipeline(
             "lower-affine",
             "convert-scf-to-cf",
             "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",
-            "expand-strided-metadata",
-            "finalize-memref-to-llvm",
-            "convert-arith-to-llvm",
-            "convert-func-to-llvm",
-            "convert-cf-to-llvm",
-            "reconcile-unrealized-casts",
         ]
+        + MEMREF_TO_LLVM
     ),
 )

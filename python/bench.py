@@ -49,6 +49,7 @@ import ml_dtypes
 import numpy as np
 
 from dequant import ops
+from dequant.passes.to_llvm import MEMREF_TO_LLVM
 
 COLS = 4096
 SIZES_FULL = [1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
@@ -442,13 +443,7 @@ QUANT_PIPELINE = ",".join([
     "lower-affine",
     "convert-scf-to-cf",
     "arith-expand{include-bf16=true}",
-    "expand-strided-metadata",
-    "finalize-memref-to-llvm",
-    "convert-arith-to-llvm",
-    "convert-func-to-llvm",
-    "convert-cf-to-llvm",
-    "reconcile-unrealized-casts",
-])  # fmt: skip
+] + MEMREF_TO_LLVM)  # fmt: skip
 
 # storage in the benchmark (4-bit values one per byte, as ml_dtypes keeps them, upper nibble zero)
 # -> (quant storage type, IR widening the argument's bytes to it)

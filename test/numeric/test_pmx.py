@@ -23,6 +23,7 @@ import pytest
 
 from dequant import ops
 from dequant.ops import pmx_dequantize_linear
+from exact import assert_exact
 from pmx_pack import pack_int4x4
 
 SCALES = {"f16": np.float16, "f32": np.float32}
@@ -57,19 +58,6 @@ def reference(values, Scale, ZeroPoint=None, *, quant_data_type, quant_axis=1, g
         if float_zeropoint:
             y = y + expand(ZeroPoint, y_shape, quant_axis, group_size).astype(np.float32)  # a second one
         return np.asarray(y, np.float32).astype(np.asarray(Scale).dtype)
-
-
-def assert_exact(got: np.ndarray, want: np.ndarray) -> None:
-    """Same dtype, shape and bits (signed zeros distinguished); a NaN matches any NaN."""
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-    nan = np.isnan(want.astype(np.float64))
-    np.testing.assert_array_equal(np.isnan(got.astype(np.float64)), nan, err_msg="NaN pattern")
-    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[want.itemsize]
-    bad = (got.view(bits) != want.view(bits)) & ~nan
-    if bad.any():
-        where = [tuple(int(i) for i in w) for w in np.argwhere(bad)[:6]]
-        rows = "\n".join(f"  at {w}: got {got[w]!r}, want {want[w]!r}" for w in where)
-        pytest.fail(f"{int(bad.sum())} of {bad.size} elements differ:\n{rows}")
 
 
 # --- random data ----------------------------------------------------------------------------------
