@@ -3,7 +3,8 @@
 Each call checks the arrays against the op's spec rules (ValueError naming the rule, before any
 native call), then runs a kernel compiled once per signature (element types, ranks, attributes):
 its dims are dynamic, so one kernel serves every shape. The kernel writes into `out` (allocated
-when not given) in destination-passing style.
+when not given) in destination-passing style. `bind` does the checks once and returns a callable
+that reruns the kernel on the same arrays (like ONNX Runtime's IO binding).
 """
 
 from __future__ import annotations
