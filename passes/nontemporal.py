@@ -1,5 +1,5 @@
-"""dq-nontemporal-stores: for outputs larger than the last-level cache, vectorize the innermost
-loop with non-temporal stores.
+"""dq-nontemporal-stores: for loops streaming more bytes than the last-level cache holds,
+vectorize the innermost loop with non-temporal stores.
 
 A kernel with plain stores reads every output cache line before writing it (read for ownership)
 and pushes the cache's other data out; a dequantize writes 2-8x more bytes than it reads, so for
@@ -9,7 +9,7 @@ non-temporal unless it can prove them vector-aligned, so this pass vectorizes ex
 
     scf.for %j = %lb to %ub step 1 { <loads at [.., %j]>, arith, memref.store %y, %out[.., %j] }
 becomes
-    scf.if (bytes of %out >= NONTEMPORAL_MIN_BYTES) {
+    scf.if (bytes of %out and of the inputs read at %j >= NONTEMPORAL_MIN_BYTES) {
       scf.for %j = %lb to %lb + (%ub - %lb) / V * V step V {
         <vector.load at [.., %j]>, <arith on vector<V x T>>,
         vector.store %y, %out[.., %j] {nontemporal = true} }   // V x elem = 64 bytes
@@ -30,10 +30,11 @@ from mlir.dialects import arith, memref, scf
 
 from . import Pass
 
-# Output bytes from which the non-temporal loop runs: the benchmark machine's L3 is 32 MiB;
-# measured on int8 -> f32: 16 MiB of output is 1.6x slower non-temporal (it fits in L3), 64 MiB
-# 1.3x faster, 256 MiB 1.4x faster.
-NONTEMPORAL_MIN_BYTES = 32 << 20
+# Bytes streamed (the output plus the inputs read at the loop counter) from which the
+# non-temporal loop runs: 1.5x the benchmark machine's 32 MiB L3. Measured there, one thread:
+# int8 -> f32, 20 MiB: 2.5x slower non-temporal (it stays in L3); 40 MiB: 1.24x slower; 80 MiB:
+# 1.29x faster; 160 MiB: 1.24x faster; int8 -> f16, 48 MiB: 1.17x faster.
+NONTEMPORAL_MIN_BYTES = 48 << 20
 VECTOR_BYTES = 64  # one cache line per store
 
 
@@ -54,10 +55,12 @@ def _identity(memref_type: ir.Type) -> bool:
 
 
 def _plan(loop, body: ir.Block):
-    """(store, varying values) when the loop body can be vectorized, else None."""
+    """(store, varying values, memrefs read at the counter) when the loop body can be
+    vectorized, else None."""
     iv = body.arguments[0]
     varying = {iv}
     store = None
+    streamed = []
     ops = list(body.operations)[:-1]  # the scf.yield last
     for op in ops:
         name = op.operation.name
@@ -71,9 +74,11 @@ def _plan(loop, body: ir.Block):
                 continue  # loop-invariant: stays a scalar load
             if not indices or indices[-1] != iv or any(i in varying for i in indices[:-1]):
                 return None
-            if not _identity(operands[0].type):
+            if not _identity(operands[0].type) or _inside(operands[0], body):
                 return None
             varying.add(op.result)
+            if operands[0] not in streamed:
+                streamed.append(operands[0])
         elif name == "memref.store":
             indices = operands[2:]
             if store is not None or not indices or indices[-1] != iv or any(i in varying for i in indices[:-1]):
@@ -93,7 +98,7 @@ def _plan(loop, body: ir.Block):
             return None
     if store is None:
         return None
-    return store, varying
+    return store, varying, streamed
 
 
 def _bits(t: ir.Type) -> int | None:
@@ -176,14 +181,15 @@ def vectorize(loop) -> bool:
     planned = _plan(loop, body)
     if planned is None:
         return False
-    store, varying = planned
+    store, varying, streamed = planned
     bits = _bits(ir.MemRefType(store.operands[1].type).element_type)
     if bits is None or bits % 8 or VECTOR_BYTES % (bits // 8):
         return False
     width = VECTOR_BYTES // (bits // 8)
-    out = ir.MemRefType(store.operands[1].type)
-    if out.has_static_shape and _static_bytes(out) < NONTEMPORAL_MIN_BYTES:
-        return False  # a static output that fits in cache: the plain loop only
+    moved = [store.operands[1]] + streamed
+    if all(ir.MemRefType(m.type).has_static_shape for m in moved):
+        if sum(_static_bytes(ir.MemRefType(m.type)) for m in moved) < NONTEMPORAL_MIN_BYTES:
+            return False  # static arrays that fit in cache: the plain loop only
     index = ir.IndexType.get()
     target = store.operands[1]
     size = bits // 8
@@ -194,7 +200,10 @@ def vectorize(loop) -> bool:
     with ir.InsertionPoint(loop), loop.location:
         lb, ub = loop.operands[0], loop.operands[1]
         c = lambda v: arith.constant(index, v)  # noqa: E731
-        big = arith.cmpi(arith.CmpIPredicate.uge, _bytes_of(target), c(NONTEMPORAL_MIN_BYTES))
+        total = _bytes_of(moved[0])
+        for m in moved[1:]:
+            total = arith.addi(total, _bytes_of(m))
+        big = arith.cmpi(arith.CmpIPredicate.uge, total, c(NONTEMPORAL_MIN_BYTES))
         if aligned:
             # An output not aligned to its element size (possible for a numpy view) cannot be
             # peeled to a 64-byte boundary: the plain loop then.

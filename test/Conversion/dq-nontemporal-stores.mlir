@@ -1,13 +1,14 @@
 // RUN: dequant-opt --dq-nontemporal-stores %s | FileCheck %s
 
-// dq-nontemporal-stores versions an innermost loop on the output's byte size: from 32 MiB a
-// vector loop of 64-byte non-temporal stores runs (a row loop peeled to a 64-byte boundary, its
-// stores aligned; a block loop of constant trip count unaligned), else the original loop.
+// dq-nontemporal-stores versions an innermost loop on the bytes it streams (the output and the
+// inputs read at the counter): from 48 MiB a vector loop of 64-byte non-temporal stores runs (a
+// row loop peeled to a 64-byte boundary, its stores aligned; a block loop of constant trip count
+// unaligned), else the original loop.
 
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK: %[[BIG:.*]] = arith.cmpi uge, %{{.*}}, %c33554432 : index
+// CHECK: %[[BIG:.*]] = arith.cmpi uge, %{{.*}}, %c50331648 : index
 // CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[Y]]
 // CHECK: %[[ELEM:.*]] = arith.remui %[[PTR]], %{{.*}} : index
 // CHECK: %[[WHOLE:.*]] = arith.cmpi eq, %[[ELEM]], %{{.*}} : index
