@@ -38,6 +38,9 @@ NONTEMPORAL_MIN_BYTES = 48 << 20
 VECTOR_BYTES = 64  # one cache line per store
 
 
+_PURE = ("memref.load", "memref.dim", "affine.apply", "builtin.unrealized_conversion_cast")
+
+
 def _inside(v: ir.Value, body: ir.Block) -> bool:
     """Whether `v` is defined in `body` (an op of it, or its argument)."""
     if isinstance(v, ir.BlockArgument):
@@ -86,8 +89,9 @@ def _plan(loop, body: ir.Block):
             if _inside(operands[1], body) or not _identity(operands[1].type):
                 return None
             store = op
-        elif not dependent:
-            continue  # loop-invariant scalar op (constants, index math on outer counters)
+        elif not dependent:  # loop-invariant: cloned once per vector iteration, so side-effect free
+            if not (name.startswith("arith.") or name in _PURE):
+                return None
         elif name.startswith("arith.") or name == "builtin.unrealized_conversion_cast":
             if any(o == iv for o in operands) or any(isinstance(r.type, ir.IndexType) for r in op.results):
                 return None  # the counter as a value would need a vector of indices
@@ -98,6 +102,8 @@ def _plan(loop, body: ir.Block):
             return None
     if store is None:
         return None
+    if any(op.operation.name == "memref.load" and op.operands[0] == store.operands[1] for op in ops):
+        return None  # reads of the output: their order against the stores would change
     return store, varying, streamed
 
 

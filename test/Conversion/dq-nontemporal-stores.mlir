@@ -120,3 +120,35 @@ func.func @counter_as_value(%y: memref<?xf32>) {
   }
   return
 }
+
+// Left alone too: a loop that reads the output it writes, and one holding an op with effects.
+// CHECK-LABEL: func.func @reads_output
+// CHECK-NOT: vector.
+// CHECK-LABEL: func.func @effects
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @reads_output(%x: memref<?xi8>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xi8>
+  scf.for %j = %c0 to %n step %c1 {
+    %v = memref.load %x[%j] : memref<?xi8>
+    %p = memref.load %y[%c0] : memref<?xf32>
+    %w = arith.sitofp %v : i8 to f32
+    %r = arith.addf %w, %p : f32
+    memref.store %r, %y[%j] : memref<?xf32>
+  }
+  return
+}
+func.func @effects(%x: memref<?xi8>, %y: memref<?xf32>, %ok: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xi8>
+  scf.for %j = %c0 to %n step %c1 {
+    cf.assert %ok, "checked once per element"
+    %v = memref.load %x[%j] : memref<?xi8>
+    %w = arith.sitofp %v : i8 to f32
+    memref.store %w, %y[%j] : memref<?xf32>
+  }
+  return
+}
