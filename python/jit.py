@@ -114,13 +114,19 @@ class Kernel:
                     "function's types (a dynamic dim is never read as 1): give such dims a static size"
                 )
 
-    def _invoke(self, arrays: list[np.ndarray]):
-        """Call the packed C-interface wrapper: each slot points to a pointer to a descriptor.
-        ctypes releases the GIL for the call, so threads may run kernels in parallel."""
+    def _pack(self, arrays: list[np.ndarray]):
+        """The results struct and the packed arguments of a call of the C-interface wrapper (each
+        slot points to a pointer to a descriptor), and what must stay alive while they are used."""
         results = self._result_struct()
         structs = ([results] if self.results else []) + [descriptor(a) for a in arrays]
         pointers = [ctypes.c_void_p(ctypes.addressof(d)) for d in structs]
         packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
+        return results, packed, (structs, pointers)
+
+    def _invoke(self, arrays: list[np.ndarray]):
+        """Call the wrapper once. ctypes releases the GIL for the call, so threads may run kernels
+        in parallel."""
+        results, packed, _alive = self._pack(arrays)
         self._fn(packed)
         return results
 
@@ -132,29 +138,27 @@ class Kernel:
         out = [_take(getattr(results, f"r{i}"), t, inputs) for i, t in enumerate(self.results)]
         return out[0] if len(out) == 1 else tuple(out)
 
-
     def bind(self, arrays: list[np.ndarray], out: np.ndarray):
         """A no-argument callable running the kernel on these checked arrays into `out`, with its
         descriptors and packed arguments built once: a call is one ctypes call (GIL released)."""
-        arrays = list(arrays) + [out]
-        results = self._result_struct()
-        structs = [results] + [descriptor(a) for a in arrays]
-        pointers = [ctypes.c_void_p(ctypes.addressof(d)) for d in structs]
-        packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
-        fn, where, inputs = self._fn, out.ctypes.data, {a.ctypes.data for a in arrays[:-1]}
+        arrays = list(arrays)
+        results, packed, alive = self._pack(arrays + [out])
+        fn, where = self._fn, out.ctypes.data
 
         def call() -> None:
             fn(packed)
-            if results.r0.allocated != where:  # bufferization did not write in place
-                out[...] = _take(results.r0, self.results[0], inputs)
+            self._written(results.r0, out, where, arrays)
 
-        call._keep = (self, arrays, structs, pointers, packed)
+        call._keep = (self, arrays, out, alive, packed)
         return call
 
     def call_into(self, arrays: list[np.ndarray], out: np.ndarray) -> None:
         """Call a destination-passing kernel (last argument `out`, returned) on checked arrays."""
-        result = self._invoke(list(arrays) + [out]).r0
-        if result.allocated != out.ctypes.data:  # bufferization did not write in place
+        self._written(self._invoke(list(arrays) + [out]).r0, out, out.ctypes.data, arrays)
+
+    def _written(self, result, out: np.ndarray, where: int, arrays: list[np.ndarray]) -> None:
+        """Copy the result into `out` (at address `where`) if bufferization did not write in place."""
+        if result.allocated != where:
             out[...] = _take(result, self.results[0], {a.ctypes.data for a in arrays})
 
 

@@ -9,6 +9,7 @@ that reruns the kernel on the same arrays (like ONNX Runtime's IO binding).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -116,13 +117,17 @@ def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape:
         return Bound([kernel.bind(*job) for job in jobs], out)
     if len(chunks) < 2:
         kernel.call_into(inputs, out)
-    else:  # the calling thread takes the first rows, the pool the others
-        jobs = _jobs(form, inputs, out, chunks)
-        pending = [_pool().submit(kernel.call_into, *job) for job in jobs[1:]]
-        kernel.call_into(*jobs[0])
-        for p in pending:
-            p.result()
+    else:
+        _parallel([functools.partial(kernel.call_into, *job) for job in _jobs(form, inputs, out, chunks)])
     return out
+
+
+def _parallel(calls: list) -> None:
+    """Run the calls at once: the calling thread takes the first, the pool the others."""
+    pending = [_pool().submit(c) for c in calls[1:]]
+    calls[0]()
+    for p in pending:
+        p.result()
 
 
 def _jobs(form, inputs: list, out: np.ndarray, chunks: list) -> list:
@@ -143,10 +148,7 @@ class Bound:
         if len(self._calls) == 1:
             self._calls[0]()
         else:
-            pending = [_pool().submit(c) for c in self._calls[1:]]
-            self._calls[0]()
-            for p in pending:
-                p.result()
+            _parallel(self._calls)
         return self.out
 
 
