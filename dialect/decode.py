@@ -61,14 +61,17 @@ def exact_difference(x: ir.Value, xe: Elem, z: ir.Value, ze: Elem, target: ir.Ty
     f32. Their sum is x - z, rounded once by the last addition. For x of 16 bits or fewer,
     x - lo_z lies in (-2^17, 2^16): exact, and (x - lo_z) - hi_z rounds once."""
     mask, high = const_int(0xFFFF), const_int(-0x10000)
+
+    def split(v32: ir.Value, e: Elem):  # (lo as i32, hi converted to `target`)
+        lo, hi = arith.andi(v32, mask), arith.andi(v32, high)
+        return lo, arith.sitofp(target, hi) if e.signed else arith.uitofp(target, hi)
+
     x32, z32 = wide_int(x, xe, 32), wide_int(z, ze, 32)
-    z_lo, z_hi = arith.andi(z32, mask), arith.andi(z32, high)
-    z_hi_f = arith.sitofp(target, z_hi) if ze.signed or ze.bits < 32 else arith.uitofp(target, z_hi)
+    z_lo, z_hi = split(z32, ze)
     if xe.bits <= 16:
-        return arith.subf(arith.sitofp(target, arith.subi(x32, z_lo)), z_hi_f)
-    x_lo, x_hi = arith.andi(x32, mask), arith.andi(x32, high)
-    x_hi_f = arith.sitofp(target, x_hi) if xe.signed else arith.uitofp(target, x_hi)
-    return arith.addf(arith.subf(x_hi_f, z_hi_f), arith.sitofp(target, arith.subi(x_lo, z_lo)))
+        return arith.subf(arith.sitofp(target, arith.subi(x32, z_lo)), z_hi)
+    x_lo, x_hi = split(x32, xe)
+    return arith.addf(arith.subf(x_hi, z_hi), arith.sitofp(target, arith.subi(x_lo, z_lo)))
 
 
 def minifloat_to_f32(v: ir.Value, e: Elem) -> ir.Value:
