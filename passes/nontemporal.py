@@ -29,6 +29,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from . import Pass
+from .loops import constant_int, is_innermost, trip_count
 
 # Bytes streamed (the output plus the inputs read at the loop counter) from which the
 # non-temporal loop runs: 1.5x the benchmark machine's 32 MiB L3. Measured there, one thread:
@@ -57,7 +58,7 @@ def _identity(memref_type: ir.Type) -> bool:
     return m == ir.AffineMap.get_identity(m.n_dims)
 
 
-def _plan(loop, body: ir.Block):
+def _plan(body: ir.Block):
     """(store, varying values, memrefs read at the counter) when the loop body can be
     vectorized, else None."""
     iv = body.arguments[0]
@@ -128,10 +129,16 @@ def _bytes_of(m: ir.Value) -> ir.Value:
     index = ir.IndexType.get()
     t = ir.MemRefType(m.type)
     size = arith.constant(index, _bits(t.element_type) // 8)
-    for d, n in enumerate(t.shape):
-        dim = memref.dim(m, arith.constant(index, d)) if t.is_dynamic_dim(d) else arith.constant(index, n)
-        size = arith.muli(size, dim)
+    for d in range(t.rank):
+        size = arith.muli(size, _dim(m, d))
     return size
+
+
+def _dim(m: ir.Value, d: int) -> ir.Value:
+    """Dim `d` of memref `m` as an index value."""
+    t = ir.MemRefType(m.type)
+    index = ir.IndexType.get()
+    return memref.dim(m, arith.constant(index, d)) if t.is_dynamic_dim(d) else arith.constant(index, t.shape[d])
 
 
 def _vector_body(body: ir.Block, store, varying: set, width: int, new_body: ir.Block, aligned: bool) -> None:
@@ -184,7 +191,7 @@ def vectorize(loop) -> bool:
     body = loop.regions[0].blocks[0]
     if len(loop.results) or len(body.arguments) != 1:
         return False
-    planned = _plan(loop, body)
+    planned = _plan(body)
     if planned is None:
         return False
     store, varying, streamed = planned
@@ -202,7 +209,7 @@ def vectorize(loop) -> bool:
     # A loop of constant trip count (a block, from dq-strip-mine-blocks) is too short to peel to
     # a 64-byte boundary at every block: its stores stay unaligned (LLVM splits them into smaller
     # non-temporal stores). A row loop peels once per row and stores whole aligned lines.
-    aligned = _trip_count(loop) is None
+    aligned = trip_count(loop) is None
     with ir.InsertionPoint(loop), loop.location:
         lb, ub = loop.operands[0], loop.operands[1]
         c = lambda v: arith.constant(index, v)  # noqa: E731
@@ -239,36 +246,11 @@ def vectorize(loop) -> bool:
     return True
 
 
-def _trip_count(loop) -> int | None:
-    """The constant trip count of an scf.for from %lb to %lb + c (or between constants)."""
-
-    def const(v):
-        o = v.owner
-        if isinstance(o, (ir.Operation, ir.OpView)) and o.operation.name == "arith.constant":
-            return ir.IntegerAttr(o.operation.attributes["value"]).value
-        return None
-
-    lb, ub = loop.operands[0], loop.operands[1]
-    if const(lb) is not None and const(ub) is not None:
-        return const(ub) - const(lb)
-    o = ub.owner
-    if isinstance(o, (ir.Operation, ir.OpView)) and o.operation.name == "arith.addi":
-        x, y = o.operation.operands
-        if x == lb and const(y) is not None:
-            return const(y)
-        if y == lb and const(x) is not None:
-            return const(x)
-    return None
-
-
 def _linear(m: ir.Value, indices: list) -> ir.Value:
     """The row-major linear index of `indices` in memref `m` (identity layout)."""
-    index = ir.IndexType.get()
-    t = ir.MemRefType(m.type)
     linear = indices[0]
-    for d in range(1, t.rank):
-        dim = memref.dim(m, arith.constant(index, d)) if t.is_dynamic_dim(d) else arith.constant(index, t.shape[d])
-        linear = arith.addi(arith.muli(linear, dim), indices[d])
+    for d in range(1, ir.MemRefType(m.type).rank):
+        linear = arith.addi(arith.muli(linear, _dim(m, d)), indices[d])
     return linear
 
 
@@ -276,14 +258,8 @@ def _innermost_unit_loops(op) -> list:
     loops = []
 
     def visit(o):
-        if o.name == "scf.for":
-            body = o.regions[0].blocks[0]
-            step = o.operands[2].owner
-            unit = (isinstance(step, (ir.Operation, ir.OpView)) and step.operation.name == "arith.constant"
-                    and ir.IntegerAttr(step.attributes["value"]).value == 1)  # fmt: skip
-            nested = any(b.operation.name in ("scf.for", "scf.if", "scf.parallel") for b in body.operations)
-            if unit and not nested:
-                loops.append(o)
+        if o.name == "scf.for" and constant_int(o.operands[2]) == 1 and is_innermost(o):
+            loops.append(o)
         return ir.WalkResult.ADVANCE
 
     op.walk(visit, ir.WalkOrder.POST_ORDER)

@@ -19,13 +19,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from . import Pass
-
-
-def _constant(v: ir.Value) -> int | None:
-    owner = v.owner
-    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.operation.name == "arith.constant":
-        return ir.IntegerAttr(owner.attributes["value"]).value
-    return None
+from .loops import constant_int, is_innermost
 
 
 def _floordiv_of_iv(op):
@@ -47,9 +41,9 @@ def _floordiv_of_iv(op):
     loop = iv.owner.owner
     if loop.name != "scf.for" or len(loop.operands) != 3 or len(loop.results) != 0:
         return None
-    if _constant(loop.operands[0]) != 0 or _constant(loop.operands[2]) != 1:
+    if constant_int(loop.operands[0]) != 0 or constant_int(loop.operands[2]) != 1:
         return None
-    if any(o.operation.name == "scf.for" for o in iv.owner.operations):
+    if not is_innermost(loop):
         return None
     return loop, c
 
