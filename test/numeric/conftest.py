@@ -29,6 +29,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from dequant import ops
+
 OUTPUT_TYPES = {
     np.dtype(np.float32): TensorProto.FLOAT,
     np.dtype(np.float16): TensorProto.FLOAT16,
@@ -212,3 +214,19 @@ def dql_check():
         spec_product = staticmethod(spec_product)
 
     return Check
+
+
+@pytest.fixture
+def dq_threads():
+    """`dq_threads(n, min_parallel=None)` sets dequant.ops' thread count (and the size from which
+    it splits) for one test; both are restored afterwards."""
+    saved = ops.get_num_threads(), ops.MIN_PARALLEL
+
+    def set_threads(n: int, min_parallel: int | None = None) -> None:
+        ops.set_num_threads(n)
+        if min_parallel is not None:
+            ops.MIN_PARALLEL = min_parallel
+
+    yield set_threads
+    ops.set_num_threads(saved[0])
+    ops.MIN_PARALLEL = saved[1]

@@ -10,14 +10,6 @@ import pytest
 from dequant import ops
 
 
-@pytest.fixture
-def threads():
-    saved_threads, saved_min = ops.get_num_threads(), ops.MIN_PARALLEL
-    yield
-    ops.set_num_threads(saved_threads)
-    ops.MIN_PARALLEL = saved_min
-
-
 def _want(x, s, z, axis):
     shape = [1] * x.ndim
     shape[axis] = -1
@@ -25,9 +17,8 @@ def _want(x, s, z, axis):
 
 
 @pytest.mark.parametrize("n_threads", [1, 3])
-def test_bound_call_reads_current_values(threads, n_threads):
-    ops.set_num_threads(n_threads)
-    ops.MIN_PARALLEL = 1  # split even this small array into row ranges
+def test_bound_call_reads_current_values(dq_threads, n_threads):
+    dq_threads(n_threads, min_parallel=1)  # split even this small array into row ranges
     rng = np.random.default_rng(7)
     x = rng.integers(-128, 128, (9, 40), dtype=np.int8)
     s = (2.0 ** rng.integers(-6, 3, 40)).astype(np.float32)
@@ -42,9 +33,8 @@ def test_bound_call_reads_current_values(threads, n_threads):
     assert np.array_equal(out, _want(x, s, z, 1))
 
 
-def test_bound_blocked_rows_split(threads):
-    ops.set_num_threads(2)
-    ops.MIN_PARALLEL = 1
+def test_bound_blocked_rows_split(dq_threads):
+    dq_threads(2, min_parallel=1)
     rng = np.random.default_rng(3)
     x = rng.integers(-128, 128, (12, 5), dtype=np.int8)
     s = (2.0 ** rng.integers(-4, 4, (3, 5))).astype(np.float32)  # blocks of 4 rows

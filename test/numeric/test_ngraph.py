@@ -202,17 +202,13 @@ def test_non_contiguous_input():
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-def test_large_across_threads(threads):
+def test_large_across_threads(threads, dq_threads):
     """Outputs big enough to be split in row ranges, with and without dim 0 among the axes."""
     rng = np.random.default_rng([6, threads])
-    before = ops.get_num_threads()
-    ops.set_num_threads(threads)
-    try:
-        for shape, axes, in_type, out_type in [((301, 9, 29), (0, 2), "i8", "f32"), ((301, 9, 29), (1,), "u8", "f16"),
-                                               ((5, 140, 100), (0, 1, 2), "i32", "f64"), ((3, 30000), (), "u8", "bf16")]:  # fmt: skip
-            run_and_check(*case(rng, shape, in_type, out_type, axes), type=TYPES[out_type], axes=set(axes))
-    finally:
-        ops.set_num_threads(before)
+    dq_threads(threads)
+    for shape, axes, in_type, out_type in [((301, 9, 29), (0, 2), "i8", "f32"), ((301, 9, 29), (1,), "u8", "f16"),
+                                           ((5, 140, 100), (0, 1, 2), "i32", "f64"), ((3, 30000), (), "u8", "bf16")]:  # fmt: skip
+        run_and_check(*case(rng, shape, in_type, out_type, axes), type=TYPES[out_type], axes=set(axes))
 
 
 def test_out_is_written_and_returned():

@@ -96,14 +96,11 @@ def _run(fn, args, attrs, out):
 
 
 @pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
-def plain_and_nontemporal(monkeypatch, request):
+def plain_and_nontemporal(monkeypatch, request, dq_threads):
     """(plain, nontemporal): each runs an op through kernels compiled with the default threshold
     or with the non-temporal loop for every size (separate kernel caches), on one thread or on
     three (row ranges: each thread's output starts at another offset)."""
-    saved = ops.get_num_threads()
-    ops.set_num_threads(request.param)
-    request.addfinalizer(lambda: ops.set_num_threads(saved))
-    monkeypatch.setattr(ops, "MIN_PARALLEL", 1 if request.param > 1 else 1 << 40)
+    dq_threads(request.param, min_parallel=1 if request.param > 1 else 1 << 40)
     caches = {"plain": ({}, {}), "nt": ({}, {})}
 
     def runner(kind):

@@ -199,17 +199,13 @@ def test_non_contiguous_input():
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-def test_large_per_channel_across_threads(threads):
+def test_large_per_channel_across_threads(threads, dq_threads):
     """Outputs big enough to be split in row ranges, per channel along dim 0 and along the last dim."""
     rng = np.random.default_rng([8, threads])
-    before = ops.get_num_threads()
-    ops.set_num_threads(threads)
-    try:
-        for shape, axis in [((301, 17, 23), 0), ((301, 17, 23), -1), ((7, 130, 80), 0)]:
-            run_and_check(*case(rng, shape, "u8", "s32", "per_channel", axis), qtype="per_channel", axis=axis)
-        run_and_check(*case(rng, (257, 300), "s8", "s8", "per_tensor", 1))
-    finally:
-        ops.set_num_threads(before)
+    dq_threads(threads)
+    for shape, axis in [((301, 17, 23), 0), ((301, 17, 23), -1), ((7, 130, 80), 0)]:
+        run_and_check(*case(rng, shape, "u8", "s32", "per_channel", axis), qtype="per_channel", axis=axis)
+    run_and_check(*case(rng, (257, 300), "s8", "s8", "per_tensor", 1))
 
 
 def test_out_is_written_and_returned():

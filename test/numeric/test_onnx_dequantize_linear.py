@@ -328,12 +328,10 @@ LARGE = [  # at least 2^16 output elements, where rows are split over threads
 
 
 @pytest.fixture(params=[2, 3, 7], ids=lambda n: f"threads{n}")
-def threads(request):
+def threads(request, dq_threads):
     """Run with n threads (dequant.ops.set_num_threads), restored afterwards."""
-    before = ops.get_num_threads()
-    ops.set_num_threads(request.param)
-    yield request.param
-    ops.set_num_threads(before)
+    dq_threads(request.param)
+    return request.param
 
 
 @pytest.mark.parametrize("x_name, shape, axis, block_size, s_shape, with_zp, scale_name, out_name", LARGE)

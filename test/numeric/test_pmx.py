@@ -360,17 +360,13 @@ LARGE = [("int4", 0, 32, (160, 512), "int"), ("int4", 0, 128, (256, 1024), "f16"
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-def test_large_across_threads(threads):
+def test_large_across_threads(threads, dq_threads):
     """Outputs big enough to be split in row ranges: ranges must respect the int4 packing (4 rows per
     X row) and groups along dim 0. group_size 0 here means per channel (d0)."""
-    before = ops.get_num_threads()
-    ops.set_num_threads(threads)
-    try:
-        for k, (q, axis, g, y_shape, zp) in enumerate(LARGE):
-            rng = np.random.default_rng([11, threads, k])
-            check_case(rng, y_shape, q, zp, ("f16", "f32")[k % 2], "group" if g else "channel-d0", axis, g)
-    finally:
-        ops.set_num_threads(before)
+    dq_threads(threads)
+    for k, (q, axis, g, y_shape, zp) in enumerate(LARGE):
+        rng = np.random.default_rng([11, threads, k])
+        check_case(rng, y_shape, q, zp, ("f16", "f32")[k % 2], "group" if g else "channel-d0", axis, g)
 
 
 def test_out_is_written_and_returned():
