@@ -10,11 +10,14 @@ non-temporal unless it can prove them vector-aligned, so this pass vectorizes ex
     scf.for %j = %lb to %ub step 1 { <loads at [.., %j]>, arith, memref.store %y, %out[.., %j] }
 becomes
     scf.if (bytes of %out and of the inputs read at %j >= NONTEMPORAL_MIN_BYTES) {
-      scf.for %j = %lb to %lb + (%ub - %lb) / V * V step V {
+      scf.for %j = %lb to %s step 1 { original body }   // %s: first element on a 64-byte line
+      scf.for %j = %s to %s + (%ub - %s) / V * V step V {
         <vector.load at [.., %j]>, <arith on vector<V x T>>,
-        vector.store %y, %out[.., %j] {nontemporal = true} }   // V x elem = 64 bytes
-      scf.for %j = %lb + (%ub - %lb) / V * V to %ub step 1 { original body }
+        vector.store %y, %out[.., %j] {nontemporal = true, alignment = 64} }   // V x elem = 64 bytes
+      scf.for %j = %s + (%ub - %s) / V * V to %ub step 1 { original body }
     } else { original loop }
+
+(a loop of constant trip count, a block, is not peeled: %s = %lb, stores unaligned).
 
 Below the threshold (data that fits in cache is faster through it) the original loop runs and
 LLVM vectorizes it as before. Runs on the loops `convert-linalg-to-loops` (and

@@ -74,9 +74,10 @@ ROOFLINE = (
     "(it reads half and writes half of them; the kernel reads its input, scale and zero point arrays "
     "and writes its output), with numpy's memcpy, one thread. `x roofline` = kernel time / roofline "
     "time (1.00 = as fast as a copy of the same traffic). Caveat: a dequantize kernel writes more than "
-    "it reads (1 byte in, 4 out for int8 to f32); if the write path costs more than the read path "
-    "(read-for-ownership, which memcpy avoids with non-temporal stores on large copies), the kernel's "
-    "floor lies somewhat above this roofline."
+    "it reads (1 byte in, 4 out for int8 to f32); large memcpy avoids the read-for-ownership of written "
+    "lines with non-temporal stores, and so do dequant's kernels from 48 MiB streamed "
+    "(dq-nontemporal-stores); below that they store through the cache and their floor lies somewhat "
+    "above this roofline."
 )
 BYTES = (
     "Bytes read = the bytes of the arrays the kernel takes (data, scale, zero point) as passed to "
@@ -643,9 +644,8 @@ def bench_size(case: Case, n: int, budget: Budget, rng, log) -> dict:
             add(impl, lambda t=threads: set_threads(t), lambda: case.ours(a, out), strict=True)
         else:
             row["notes"][impl] = "n/a: dequant.ops.set_num_threads is not available"
-    if hasattr(ops, "bind") and set_threads(1):
-        bound = case.ours_bound(a, out)
-        add("ours_bound", lambda: set_threads(1), bound, strict=True)
+    set_threads(1)  # before bind: the thread split is fixed there
+    add("ours_bound", lambda: set_threads(1), case.ours_bound(a, out), strict=True)
     add("numpy", nothing, lambda: case.numpy(a, out))
     for impl, threads in (("ort_1t", 1), ("ort_nt", CORES)):
         try:
