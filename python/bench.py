@@ -491,23 +491,23 @@ def quant_ir(shape: tuple, arg_elem: str, storage: str, params: str, out_elem: s
     return "\n".join(lines)
 
 
-_ELEM = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16"}
-
-
 def quant_runner(case: Case, a: dict, out: np.ndarray):
     """A no-argument callable running the upstream kernel into `out`, and its compile time."""
     from mlir import ir, passmanager
     from mlir.execution_engine import ExecutionEngine
-    from mlir.runtime import np_to_memref
+
+    from dequant.dialect.types import from_dtype
+    from dequant.jit import descriptor
 
     if case.quant is None:
         raise NA(case.quant_na or "not expressible as a quant.uniform type")
-    if out.dtype not in _ELEM:
+    out_elem = from_dtype(out.dtype).name
+    if out_elem not in ("f32", "f16", "bf16"):  # quant.dcast to f32, then arith.truncf
         raise NA(f"output type {out.dtype}")
     x = next(iter(a.values()))
     storage, params = case.quant(a)
     arg_elem = f"i{8 * x.dtype.itemsize}"
-    text = quant_ir(x.shape, arg_elem, storage, params, _ELEM[out.dtype])
+    text = quant_ir(x.shape, arg_elem, storage, params, out_elem)
     start = time.perf_counter()
     ctx = ir.Context()
     with ctx, ir.Location.unknown():
@@ -515,9 +515,7 @@ def quant_runner(case: Case, a: dict, out: np.ndarray):
         passmanager.PassManager.parse(f"builtin.module({QUANT_PIPELINE})").run(module.operation)
         engine = ExecutionEngine(module, opt_level=3)
     compile_s = time.perf_counter() - start
-    carrier = {1: np.uint8, 2: np.uint16, 4: np.uint32}
-    dx = np_to_memref.get_ranked_memref_descriptor(x.view(carrier[x.dtype.itemsize]))
-    do = np_to_memref.get_ranked_memref_descriptor(out.view(carrier[out.dtype.itemsize]))
+    dx, do = descriptor(x), descriptor(out)
     args = [ctypes.pointer(ctypes.pointer(dx)), ctypes.pointer(ctypes.pointer(do))]
 
     fn = engine.lookup("k")  # what engine.invoke calls, with the packed arguments built once
