@@ -91,10 +91,6 @@ CASES = [onnx_i8_per_axis, onnx_u4_block32_f16, onnx_f8_per_tensor_bf16, onnx_i1
          ngraph_axes01, pmx_int4x4_zp]  # fmt: skip
 
 
-def _run(fn, args, attrs, out):
-    return fn(*args, out=out, **attrs)
-
-
 @pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
 def plain_and_nontemporal(monkeypatch, request, dq_threads):
     """(plain, nontemporal): each runs an op through kernels compiled with the default threshold
@@ -109,7 +105,7 @@ def plain_and_nontemporal(monkeypatch, request, dq_threads):
             monkeypatch.setattr(ops, "_KERNELS", kernels)
             monkeypatch.setattr(ops, "_PLANS", plans)
             monkeypatch.setattr(nontemporal, "NONTEMPORAL_MIN_BYTES", 0 if kind == "nt" else 32 << 20)
-            return _run(fn, args, attrs, out)
+            return fn(*args, out=out, **attrs)
 
         return run
 
