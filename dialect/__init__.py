@@ -1,19 +1,49 @@
-"""The `dq` dialect: IRDL definition (dq.irdl.mlir) and op semantics (one module per op)."""
+"""The `dq` dialect: one module per op, each defining `OP`, an `OpDef` (opdef.py).
+
+The registry is every module of this package that defines `OP`, so a new op is one new module
+(its rules, result, canonical form and numpy docstring) plus its tests and docs. The dialect is
+loaded into a context as IRDL generated from the OpDefs (`register`); `python -m
+dequant.dialect` prints that IRDL. Everything IRDL cannot check (element types, spec rules) is
+run by `verify`, by every dq pass and by dequant-opt after parsing.
+"""
 
 from __future__ import annotations
 
-from importlib import resources
+import importlib
+import pkgutil
 
-from . import canonical, ngraph, onednn, onnx, pmx
+from .canonical import NAME as CANONICAL
 from .opdef import OpDef
 
-OPS: dict[str, OpDef] = {d.OP.name: d.OP for d in (onnx, onednn, ngraph, pmx, canonical)}
-SPEC_OPS = tuple(name for name in OPS if name != canonical.NAME)
+
+def _discover() -> dict[str, OpDef]:
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        op = getattr(module, "OP", None)
+        if isinstance(op, OpDef):
+            found[op.name] = op
+    return found
 
 
-def definition() -> str:
-    """The IRDL text of the dialect."""
-    return resources.files(__package__).joinpath("dq.irdl.mlir").read_text()
+OPS: dict[str, OpDef] = _discover()
+SPEC_OPS: tuple[OpDef, ...] = tuple(op for name, op in OPS.items() if name != CANONICAL)
+
+
+def definition():
+    """The dialect as an IRDL module (`irdl.dialect @dq`), in a new module of the current context."""
+    from mlir import ir
+    from mlir.dialects import irdl
+
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+        d = irdl.dialect("dq")
+        with ir.InsertionPoint(d.body):
+            for op in OPS.values():
+                op.irdl()
+    return module
 
 
 def register(context) -> None:
@@ -21,10 +51,10 @@ def register(context) -> None:
     from mlir import ir
     from mlir.dialects import irdl
 
-    if context.is_registered_operation(canonical.NAME):
+    if context.is_registered_operation(CANONICAL):
         return
-    with context:
-        irdl.load_dialects(ir.Module.parse(definition()))
+    with context, ir.Location.unknown():
+        irdl.load_dialects(definition())
 
 
 def dq_ops(root) -> list:
@@ -42,7 +72,18 @@ def dq_ops(root) -> list:
     return found
 
 
+def verified(root) -> list | None:
+    """[(op, OpDef, Signature)] for every dq op under `root`, each checked once against its rules;
+    None if any breaks one (the errors are at the ops' locations)."""
+    out, ok = [], True
+    for op in dq_ops(root):
+        d = OPS[op.name]
+        sig = d.verify(op)
+        ok &= sig is not None
+        out.append((op, d, sig))
+    return out if ok else None
+
+
 def verify(root) -> bool:
     """Check every dq op under `root` against its spec rules; errors go to the op locations."""
-    results = [OPS[op.name].verify(op) for op in dq_ops(root)]
-    return all(results)
+    return verified(root) is not None

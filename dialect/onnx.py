@@ -1,13 +1,11 @@
-"""`dq.onnx_dequantize_linear`: ONNX DequantizeLinear, opsets 10 to 24.
+"""`dq.onnx_dequantize_linear`: ONNX DequantizeLinear, opsets 10 to 25.
 
     y = (x - x_zero_point) * x_scale
 
-Granularity is told by x_scale's shape (NOTES.md): a scalar or one-element 1-D scale is
-per-tensor; another 1-D scale with block_size 0 is per-axis along `axis`; a scale of x's rank
-with block_size > 0 is blocked along `axis`. Decisions beyond NOTES.md:
-- x of rank 1 with a 1-D scale of dim(axis) elements is per-axis, as in the ONNX reference.
-- a 1-D scale whose length is dynamic is per-axis: a per-tensor 1-D scale must be static [1].
-- `axis` is range-checked only where it is used (per-axis and blocked), as opset 19 says.
+Granularity is told by x_scale's shape (docs/semantics.md#onnx-granularity): a scalar or
+one-element 1-D scale is per-tensor; another 1-D scale with block_size 0 is per-axis along
+`axis`; a scale of x's rank with block_size > 0 is blocked along `axis`. Types by opset:
+docs/semantics.md#onnx-types-and-versions; zero point values: #onnx-zero-point-values.
 """
 
 from __future__ import annotations
@@ -16,14 +14,16 @@ import math
 
 import numpy as np
 
+from . import canonical
 from .attributes import Attr
 from .canonical import Form
-from .opdef import OpDef
-from .signature import Signature, same
-from .types import ELEMS, is_minifloat
+from .elements import ELEMENTS
+from .opdef import Operand, OpDef
+from .signature import Signature, Tensor, same, same_shape
 
 NAME = "dq.onnx_dequantize_linear"
-T1 = ("f4E2M1FN", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ", "i16", "i32", "i4", "i8", "ui16", "ui4", "ui8")
+T1 = ("f4E2M1FN", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ", "i16", "i2", "i32", "i4", "i8",
+      "ui16", "ui2", "ui4", "ui8")  # fmt: skip
 T2 = ("bf16", "f32", "f16", "f8E8M0FNU")
 T3 = ("bf16", "f32", "f16")
 
@@ -39,8 +39,7 @@ def granularity(sig: Signature) -> str:
 
 
 def _axis(sig: Signature) -> int:
-    r = sig.operands["x"].rank
-    a = sig.attrs["axis"]
+    r, a = sig.operands["x"].rank, sig.attrs["axis"]
     return a + r if a < 0 else a
 
 
@@ -55,38 +54,25 @@ def _element_types(sig: Signature) -> str | None:
     return None
 
 
-def _output_type(sig: Signature) -> str | None:
-    out, s, y = sig.attrs["output_dtype"], sig.operands["x_scale"], sig.result
+def _output_dtype(sig: Signature) -> str | None:
+    out, s = sig.attrs["output_dtype"], sig.operands["x_scale"]
     if out is not None and out not in T3:
         return f"output_dtype must be one of T3 ({', '.join(T3)}), got {out}"
     if out is None and s.elem == "f8E8M0FNU":
         return "a float8e8m0 x_scale needs output_dtype: f8E8M0FNU is not an output type (T3)"
-    want = out if out is not None else s.elem
-    if y is None or y.elem != want:
-        got = y.elem if y is not None else "none"
-        return f"the output type is output_dtype or, in its absence, the type of x_scale: expected {want}, got {got}"
-    return None
-
-
-def _same_shape(sig: Signature) -> str | None:
-    x, y = sig.operands["x"], sig.result
-    if x.rank != y.rank or not all(same(a, b) for a, b in zip(x.shape, y.shape)):
-        return "x and y must have the same shape"
     return None
 
 
 def _zero_point_values(sig: Signature) -> str | None:
-    x = sig.operands["x"]
-    zp = sig.values.get("x_zero_point")
-    if zp is None or not (x.elem == "i32" or is_minifloat(ELEMS[x.elem])):
+    x, zp = sig.operands["x"], sig.values.get("x_zero_point")
+    e = ELEMENTS[x.elem]
+    if zp is None or not (x.elem == "i32" or e.is_minifloat):
         return None
     if not np.any(np.asarray(zp, dtype=np.float64) != 0):
         return None
     if x.elem == "i32":
         return "int32 x has no zero point: x_zero_point must be absent or all zero"
-    if is_minifloat(ELEMS[x.elem]):
-        return f"a {x.elem} x_zero_point must be absent or zero"
-    return None
+    return f"a {x.elem} x_zero_point must be absent or zero"
 
 
 def _block_size(sig: Signature) -> str | None:
@@ -122,7 +108,7 @@ def _scale_shape(sig: Signature) -> str | None:
             if i != a and not same(d, si):
                 return f"blocked x_scale must have the shape of x except along axis: dim {i} is {si}, x has {d}"
         d, si, b = x.shape[a], s.shape[a], sig.attrs["block_size"]
-        if d is not None and si is not None:
+        if d is not None and si is not None and not (d == 0 and si == 0):  # an empty axis has no blocks
             low = math.ceil(d / si) if si else math.inf
             high = math.ceil(d / (si - 1)) - 1 if si > 1 else math.inf
             if not low <= b <= high:
@@ -138,63 +124,91 @@ def _zero_point_shape(sig: Signature) -> str | None:
     if z is None:
         return None
     if granularity(sig) == "per_tensor" and (z.rank == 0 or z.shape == (1,)):
-        return None  # a scalar and a one-element 1-D tensor may be mixed (NOTES.md)
-    if z.rank != s.rank or not all(same(a, b) for a, b in zip(z.shape, s.shape)):
+        return None  # a scalar and a one-element 1-D tensor may be mixed
+    if not same_shape(z.shape, s.shape):
         return f"x_zero_point shape must match x_scale: {list(z.shape)} vs {list(s.shape)}"
     return None
 
 
-def canonical(sig: Signature) -> Form:
+def result(sig: Signature) -> Tensor:
+    """y: x's shape, of output_dtype or, in its absence, x_scale's type."""
+    out = sig.attrs["output_dtype"]
+    return Tensor(out if out is not None else sig.operands["x_scale"].elem, sig.operands["x"].shape)
+
+
+def canonical_form(sig: Signature) -> Form:
     """The canonical form of a verified op."""
     r, g, a = sig.operands["x"].rank, granularity(sig), _axis(sig)
+    s, z = sig.operands["x_scale"], sig.operands["x_zero_point"]
 
     def per_tensor(t):
-        return () if t.rank == 0 else (("zero",),)
+        return () if t.rank == 0 else (canonical.ZERO,)
 
-    s, z = sig.operands["x_scale"], sig.operands["x_zero_point"]
     if g == "per_tensor":
         return Form(per_tensor(s), per_tensor(z) if z is not None else None)
     if g == "per_axis":
-        return Form((("dim", a),))
+        return Form((canonical.dim(a),))
     b = sig.attrs["block_size"]
-    return Form(tuple(("block", i, b) if i == a else ("dim", i) for i in range(r)))
+    return Form(tuple(canonical.block(i, b) if i == a else canonical.dim(i) for i in range(r)))
 
+
+DOC = """ONNX DequantizeLinear (opsets 10 to 25): ``y = (x - x_zero_point) * x_scale``.
+
+Parameters
+----------
+x : array_like or dequant.Packed
+    Quantized data: int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2 (ml_dtypes),
+    float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) or float4_e2m1fn; sub-byte types also as
+    `dequant.Packed` (two or four values per byte, read in place).
+x_scale : array_like
+    float32, float16, bfloat16 or float8_e8m0fnu. A scalar or one-element 1-D scale is per-tensor;
+    a 1-D scale of ``x.shape[axis]`` elements is per-axis; with ``block_size > 0``, a scale of
+    x's rank is blocked along `axis`.
+x_zero_point : array_like or dequant.Packed, optional
+    x's type and the scale's shape (all zero for int32 and float8/float4 x).
+axis : int, default 1
+    The quantized axis (negative counts from the end); used per-axis and blocked.
+block_size : int, default 0
+    Elements per block along `axis` (0: not blocked).
+output_dtype : dtype, optional
+    float32, float16 or bfloat16; default the scale's type (required for a float8_e8m0fnu scale).
+out : numpy.ndarray, optional
+    Where to write y: writable, C-contiguous, of y's dtype and shape, overlapping no input.
+
+Returns
+-------
+numpy.ndarray
+    y, of x's shape.
+
+Raises
+------
+ValueError
+    When the arrays or attributes break a rule of the spec (the message names it), or `out`
+    does not fit; always before any native code runs.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dequant import ops
+>>> x = np.array([[0, 2, 4], [-3, 7, 10]], np.int8)
+>>> ops.onnx_dequantize_linear(x, np.array([0.5, 2.0], np.float32), axis=0)
+array([[ 0. ,  1. ,  2. ],
+       [-6. , 14. , 20. ]], dtype=float32)
+"""
 
 OP = OpDef(
     name=NAME,
-    operands=("x", "x_scale", "x_zero_point"),
-    optional=("x_zero_point",),
+    summary="ONNX DequantizeLinear, opsets 10 to 25",
+    operands=(Operand("x", "data"), Operand("x_scale", "scale"), Operand("x_zero_point", "zero_point", optional=True)),
     attrs=(Attr("axis", "i64", 1), Attr("block_size", "i64", 0), Attr("output_dtype", "type")),
-    rules=(
-        _element_types,
-        _output_type,
-        _same_shape,
-        _block_size,
-        _scale_rank,
-        _axis_range,
-        _scale_shape,
-        _zero_point_shape,
-    ),
-    canonical=canonical,
-    value_operands=("x_zero_point",),
+    rules=(_element_types, _output_dtype, _block_size, _scale_rank, _axis_range, _scale_shape, _zero_point_shape),
+    canonical=canonical_form,
+    result=result,
+    result_type_words="the output type is output_dtype or, in its absence, the type of x_scale",
+    result_shape_words="x and y must have the same shape",
     value_rules=(_zero_point_values,),
+    doc=DOC,
+    api="onnx_dequantize_linear",
 )
 
-
-def result_elem(scale_elem: str, output_dtype: str | None) -> str:
-    """The output element type: output_dtype, or the scale's type."""
-    return output_dtype if output_dtype is not None else scale_elem
-
-
-def build(x, x_scale, x_zero_point=None, *, axis=None, block_size=None, output_dtype=None, loc=None, ip=None):
-    """Build `dq.onnx_dequantize_linear`; omitted attributes take the spec defaults."""
-    from mlir import ir
-
-    from .opdef import create, like
-    from .types import elem_name
-
-    scale_elem = elem_name(ir.RankedTensorType(x_scale.type).element_type)
-    out = elem_name(output_dtype) if output_dtype is not None else None
-    result = like(x, result_elem(scale_elem, out))
-    values = {"axis": axis, "block_size": block_size, "output_dtype": out}
-    return create(OP, [x, x_scale, x_zero_point], values, result, loc=loc, ip=ip)
+build = OP.build

@@ -1,4 +1,4 @@
-"""`dq.pmx_dequantize_linear`: OpenPPL (ppl.pmx) DequantizeLinear, as NOTES.md reads it.
+"""`dq.pmx_dequantize_linear`: OpenPPL (ppl.pmx) DequantizeLinear (docs/semantics.md#openppl-dequantizelinear).
 
 - int8: X is i8 and q = X. int4: X is i16 packing four 4-bit values along dim 0; nibble k
   (bits 4k..4k+3) of X[i, ...] is output row 4i+k; q = nibble - 8, or nibble - (zp & 0xF)
@@ -15,10 +15,11 @@ Decisions: a ZeroPoint operand needs has_zeropoint = true, and has_zeropoint = t
 
 from __future__ import annotations
 
+from . import canonical
 from .attributes import Attr
-from .canonical import Form
-from .opdef import OpDef
-from .signature import Signature, same
+from .canonical import INT4X4, Form
+from .opdef import Operand, OpDef
+from .signature import Signature, Tensor, same, same_shape, show
 
 NAME = "dq.pmx_dequantize_linear"
 STORAGE = {"int8": "i8", "int4": "i16"}
@@ -30,7 +31,7 @@ def unpacked_shape(x_shape: tuple, quant_data_type: str) -> tuple:
     if quant_data_type != "int4" or not x_shape:
         return tuple(x_shape)
     d0 = x_shape[0]
-    return (None if d0 is None else 4 * d0,) + tuple(x_shape[1:])
+    return (None if d0 is None else INT4X4 * d0,) + tuple(x_shape[1:])
 
 
 def _data_type(sig: Signature) -> str | None:
@@ -44,15 +45,10 @@ def _data_type(sig: Signature) -> str | None:
     return None
 
 
-def _output(sig: Signature) -> str | None:
-    s, y = sig.operands["Scale"], sig.result
+def _scale_type(sig: Signature) -> str | None:
+    s = sig.operands["Scale"]
     if s.elem not in T2:
         return f"Scale must be float32 or float16 (T2), got {s.elem}"
-    if y is None or y.elem != s.elem:
-        return f"Y must have the Scale's type (T2): expected {s.elem}"
-    want = unpacked_shape(sig.operands["X"].shape, sig.attrs["quant_data_type"])
-    if len(want) != y.rank or not all(same(a, b) for a, b in zip(want, y.shape)):
-        return f"Y must have the unpacked shape of X: {['?' if d is None else d for d in want]}"
     return None
 
 
@@ -70,8 +66,7 @@ def _zero_point(sig: Signature) -> str | None:
         return f"ZeroPoint data type MUST be floating point when float_zeropoint == True, got {z.elem}"
     if not flt and z.elem != "i8":
         return f"an integer ZeroPoint must be int8 (T3), got {z.elem}"
-    s = sig.operands["Scale"]
-    if z.rank != s.rank or not all(same(a, b) for a, b in zip(z.shape, s.shape)):
+    if not same_shape(z.shape, sig.operands["Scale"].shape):
         return "ZeroPoint shape must be the same as Scale's"
     return None
 
@@ -92,7 +87,7 @@ def _granularity(sig: Signature) -> str | None:
             return f"the grouped dimension (dim {axis} = {d}) must be divisible by group_size {g}"
         want = tuple(None if (i == axis and d is None) else (d // g if i == axis else d) for i, d in enumerate(y_shape))
         if s.rank != len(want) or not all(same(a, b) for a, b in zip(s.shape, want)):
-            return f"grouped Scale must have the shape of Y with dim quant_axis divided by group_size: {_show(want)}"
+            return f"grouped Scale must have the shape of Y with dim quant_axis divided by group_size: {show(want)}"
         return None
     if _per_tensor(s):
         return None
@@ -105,19 +100,20 @@ def _per_tensor(s) -> bool:
     return all(d == 1 for d in s.shape)
 
 
-def _show(shape) -> list:
-    return ["?" if d is None else d for d in shape]
+def result(sig: Signature) -> Tensor:
+    """Y: X's unpacked shape, of the Scale's type."""
+    return Tensor(sig.operands["Scale"].elem, unpacked_shape(sig.operands["X"].shape, sig.attrs["quant_data_type"]))
 
 
-def canonical(sig: Signature) -> Form:
+def canonical_form(sig: Signature) -> Form:
     axis, g, s = sig.attrs["quant_axis"], sig.attrs["group_size"], sig.operands["Scale"]
     rank = len(sig.operands["X"].shape)
     if g:
-        m = tuple(("block", i, g) if i == axis else ("dim", i) for i in range(rank))
+        m = tuple(canonical.block(i, g) if i == axis else canonical.dim(i) for i in range(rank))
     elif _per_tensor(s):
-        m = tuple(("zero",) for _ in range(s.rank))
+        m = tuple(canonical.ZERO for _ in range(s.rank))
     else:
-        m = (("dim", 0),) + tuple(("zero",) for _ in range(s.rank - 1))
+        m = (canonical.dim(0),) + tuple(canonical.ZERO for _ in range(s.rank - 1))
     return Form(
         m,
         zero_point_mode="add" if sig.attrs["float_zeropoint"] else "subtract",
@@ -125,10 +121,58 @@ def canonical(sig: Signature) -> Form:
     )
 
 
+DOC = """OpenPPL (ppl.pmx) DequantizeLinear.
+
+``Y = Scale * q`` without zero point, ``Scale * (X - ZeroPoint)`` with an integer one, and
+``Scale * q + ZeroPoint`` with a float one (`float_zeropoint`); q is X for int8, and for int4 the
+nibble minus 8 (or minus ``ZeroPoint & 0xF``).
+
+Parameters
+----------
+X : array_like
+    int8 for quant_data_type "int8"; int16 packing four 4-bit values along dim 0 for "int4"
+    (nibble k of ``X[i, ...]`` is output row ``4*i + k``).
+Scale : array_like
+    float32 or float16; Y has this type. Grouped (group_size != 0): Y's shape with dim
+    `quant_axis` divided by `group_size`; else per-tensor ((), (1) or all ones) or per-channel
+    ((d0, 1, ...) or (d0)).
+ZeroPoint : array_like, optional
+    Shaped as `Scale`: int8, or float16/float32 with ``float_zeropoint=True``; given exactly when
+    ``has_zeropoint=True``.
+quant_data_type : {"int8", "int4"}
+quant_axis : {0, 1}, default 1
+group_size : int, default 128
+has_zeropoint : bool, default False
+float_zeropoint : bool, default False
+quant_method : str, default ""
+    Accepted and ignored.
+out : numpy.ndarray, optional
+    Where to write Y: writable, C-contiguous, of Y's dtype and shape, overlapping no input.
+
+Returns
+-------
+numpy.ndarray
+    Y, of X's unpacked shape (dim 0 times 4 for int4).
+
+Raises
+------
+ValueError
+    When the arrays or attributes break a rule of the spec (the message names it), or `out`
+    does not fit; always before any native code runs.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dequant import ops
+>>> X = np.array([[1, -2, 3, 4]], np.int8)
+>>> ops.pmx_dequantize_linear(X, np.array([[0.5, 2.0]], np.float32), quant_data_type="int8", group_size=2)
+array([[ 0.5, -1. ,  6. ,  8. ]], dtype=float32)
+"""
+
 OP = OpDef(
     name=NAME,
-    operands=("X", "Scale", "ZeroPoint"),
-    optional=("ZeroPoint",),
+    summary="OpenPPL (ppl.pmx) DequantizeLinear (int8, int4x4 in int16, groups)",
+    operands=(Operand("X", "data"), Operand("Scale", "scale"), Operand("ZeroPoint", "zero_point", optional=True)),
     attrs=(
         Attr("quant_data_type", "str", required=True),
         Attr("quant_method", "str", ""),
@@ -137,22 +181,14 @@ OP = OpDef(
         Attr("has_zeropoint", "bool", False),
         Attr("float_zeropoint", "bool", False),
     ),
-    rules=(_data_type, _output, _zero_point, _granularity),
-    canonical=canonical,
+    rules=(_data_type, _scale_type, _zero_point, _granularity),
+    canonical=canonical_form,
+    result=result,
+    result_type_words="Y must have the Scale's type (T2)",
+    result_shape_words="Y must have the unpacked shape of X",
+    doc=DOC,
+    api="pmx_dequantize_linear",
 )
 
+build = OP.build
 
-def build(X, Scale, ZeroPoint=None, *, quant_data_type, quant_method=None, quant_axis=None, group_size=None,
-          has_zeropoint=None, float_zeropoint=None, loc=None, ip=None):  # fmt: skip
-    """Build `dq.pmx_dequantize_linear`; omitted attributes take the spec defaults."""
-    from mlir import ir
-
-    from .opdef import create, like
-    from .signature import tensor_of
-    from .types import elem_name
-
-    shape = unpacked_shape(tensor_of(X.type).shape, quant_data_type)
-    result = like(X, elem_name(ir.RankedTensorType(Scale.type).element_type), shape)
-    values = dict(quant_data_type=quant_data_type, quant_method=quant_method, quant_axis=quant_axis,
-                  group_size=group_size, has_zeropoint=has_zeropoint, float_zeropoint=float_zeropoint)  # fmt: skip
-    return create(OP, [X, Scale, ZeroPoint], values, result, loc=loc, ip=ip)

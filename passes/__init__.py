@@ -1,7 +1,13 @@
-"""Passes of the dq toolkit, one module per pass, and the named pipelines built from them."""
+"""Passes of the dq toolkit, one module per pass, and the named pipelines built from them.
+
+A module defining `PASS` (a `Pass`) or `PIPELINE` (a `Pipeline`) is registered by being here: a new
+pass is one new module. `dequant-opt --help` lists them; python/pipeline.py runs them.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
 from typing import Callable
 
@@ -25,12 +31,15 @@ class Pipeline:
     elements: str
 
 
-def _registry():
-    from . import bf16_stores, byte_storage, c_interface, fold_nibbles, from_quant, nontemporal, normalize, strip_mine, to_linalg, to_llvm, to_quant
-
-    passes = {p.PASS.name: p.PASS for p in (normalize, to_linalg, byte_storage, fold_nibbles, c_interface, strip_mine, nontemporal, bf16_stores, to_quant, from_quant)}
-    pipelines = {to_llvm.PIPELINE.name: to_llvm.PIPELINE}
+def _discover() -> tuple[dict[str, Pass], dict[str, Pipeline]]:
+    passes, pipelines = {}, {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if isinstance(getattr(module, "PASS", None), Pass):
+            passes[module.PASS.name] = module.PASS
+        if isinstance(getattr(module, "PIPELINE", None), Pipeline):
+            pipelines[module.PIPELINE.name] = module.PIPELINE
     return passes, pipelines
 
 
-PASSES, PIPELINES = _registry()
+PASSES, PIPELINES = _discover()

@@ -9,6 +9,7 @@ the LLVM dialect, after convert-vector-to-llvm.
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import llvm
 
 from . import Pass
 
@@ -28,7 +29,7 @@ def run(op) -> bool:
         value = store.operands[0]
         i16 = ir.VectorType.get(ir.VectorType(value.type).shape, ir.IntegerType.get_signless(16))
         with ir.InsertionPoint(store), store.location:
-            bits = ir.Operation.create("llvm.bitcast", results=[i16], operands=[value]).result
+            bits = llvm.bitcast(i16, value)
         store.operands[0] = bits
     return True
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from mlir import ir
 
 from . import Pass
+from .queries import public_functions
 
 
 def run(op) -> bool:
-    for f in op.regions[0].blocks[0].operations if op.operation.name == "builtin.module" else []:
-        if f.operation.name == "func.func" and len(f.regions[0].blocks) and "sym_visibility" not in f.attributes:
-            f.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    for f in public_functions(op):
+        f.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     return True
 
 

@@ -1,8 +1,9 @@
-"""dq-fold-nibble-casts: fold 4-bit truncate/extend pairs into shifts and masks on wide ints.
+"""dq-fold-nibble-casts: fold sub-byte truncate/extend pairs into shifts and masks on wide ints.
 
-After dq-byte-storage and fusion, a 4-bit value is `trunci` of a byte and then extended to
-i32; LLVM vectorizes <N x i4> poorly, so `extsi(trunci(b))` becomes `(ext(b) << 28) >>s 28`
-and `extui(trunci(b))` becomes `ext(b) & 15`, with no 4-bit type left.
+After dq-storage-abi and fusion, a 4-bit (or 2-bit) value is `trunci` of a byte and then
+extended to i32; LLVM vectorizes `<N x i4>` poorly, so `extsi(trunci(b) : iK)` becomes
+`(ext(b) << (W - K)) >>s (W - K)` and `extui(trunci(b) : iK)` becomes `ext(b) & (2^K - 1)`, with
+no sub-byte type left.
 """
 
 from __future__ import annotations
@@ -14,37 +15,41 @@ from . import Pass
 
 
 def _narrow_source(op):
-    """The byte `b` of `ext(trunci(b) : i4)`, or None."""
+    """(the wide value b, K) of `ext(trunci(b) : iK)` with K < 8, or None."""
     src = op.operands[0].owner
     if not isinstance(src, (ir.Operation, ir.OpView)) or src.operation.name != "arith.trunci":
         return None
-    if str(op.operands[0].type) != "i4":
-        return None
-    return src.operands[0]
+    k = ir.IntegerType(op.operands[0].type).width
+    return (src.operands[0], k) if k < 8 else None
+
+
+def _widened(t: ir.Type, b: ir.Value, signed: bool) -> ir.Value:
+    if ir.IntegerType(b.type).width >= ir.IntegerType(t).width:
+        return b
+    return arith.extsi(t, b) if signed else arith.extui(t, b)
 
 
 def fold_extsi(op, rewriter) -> bool | None:
-    byte = _narrow_source(op)
-    if byte is None:
+    found = _narrow_source(op)
+    if found is None:
         return True
+    byte, k = found
     t = op.results[0].type
-    width = ir.IntegerType(t).width
     with rewriter.ip, op.location:
-        wide = arith.extsi(t, byte) if ir.IntegerType(byte.type).width < width else byte
-        shift = arith.constant(t, width - 4)
-        value = arith.shrsi(arith.shli(wide, shift), shift)
+        shift = arith.constant(t, ir.IntegerType(t).width - k)
+        value = arith.shrsi(arith.shli(_widened(t, byte, True), shift), shift)
     rewriter.replace_op(op, [value])
     return None
 
 
 def fold_extui(op, rewriter) -> bool | None:
-    byte = _narrow_source(op)
-    if byte is None:
+    found = _narrow_source(op)
+    if found is None:
         return True
+    byte, k = found
     t = op.results[0].type
     with rewriter.ip, op.location:
-        wide = arith.extui(t, byte) if ir.IntegerType(byte.type).width < ir.IntegerType(t).width else byte
-        value = arith.andi(wide, arith.constant(t, 15))
+        value = arith.andi(_widened(t, byte, False), arith.constant(t, (1 << k) - 1))
     rewriter.replace_op(op, [value])
     return None
 
@@ -57,4 +62,4 @@ def run(op) -> bool:
     return True
 
 
-PASS = Pass("dq-fold-nibble-casts", "Fold 4-bit truncate/extend pairs into shifts and masks on wide integers", run)
+PASS = Pass("dq-fold-nibble-casts", "Fold sub-byte truncate/extend pairs into shifts and masks on wide integers", run)

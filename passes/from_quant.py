@@ -23,36 +23,25 @@ lowering would wrap it), and operands that are not ranked tensors.
 
 from __future__ import annotations
 
-import ast
-
 import numpy as np
-from mlir import ir, rewrite
+from mlir import ir
 from mlir.dialects import arith, quant, tensor
 
-from dequant.dialect import canonical, onnx
-from dequant.dialect.types import ELEMS
+from dequant.dialect import canonical, constants, onnx
+from dequant.dialect.elements import ELEMENTS, name_of
+from dequant.diagnostics import emit_remarks
 
 from . import Pass
-from .to_quant import emit_remarks
+from .queries import erase_dead
 
-STORAGE = {(4, True): "i4", (8, True): "i8", (16, True): "i16", (32, True): "i32",
-           (4, False): "ui4", (8, False): "ui8", (16, False): "ui16"}  # fmt: skip
 UNIFORM = (quant.UniformQuantizedType, quant.UniformQuantizedPerAxisType, quant.UniformQuantizedSubChannelType)
 ONNX_OUTPUTS = ("f32", "f16", "bf16")
 
 
-def _dense(attr: ir.Attribute) -> np.ndarray:
-    """The values of a dense elements attribute, shaped (ints as int64, floats as float64)."""
-    t = ir.ShapedType(attr.type)
-    e = ELEMS[str(t.element_type)]
-    try:
-        values = np.array(attr.maybe_downcast())
-    except TypeError:  # the bindings read no i4 or bf16 elements: read the printed literal
-        literal = str(attr).split(" : ")[0][len("dense<") : -1]
-        values = np.broadcast_to(np.array(ast.literal_eval(literal)), tuple(t.shape))
-    if e.kind == "int":
-        return np.asarray(values, np.int64)
-    return np.asarray(values, np.float64).astype(e.dtype).astype(np.float64)  # printed decimals: the exact values
+def storage_name(q) -> str | None:
+    """The dq element of a quant type's storage (i8, ui4, ...), or None."""
+    name = f"{'' if q.is_signed else 'u'}i{q.storage_type_integral_width}"
+    return name if name in ELEMENTS and ELEMENTS[name].kind == "int" else None
 
 
 def parameters(q) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -62,14 +51,15 @@ def parameters(q) -> tuple[np.ndarray, np.ndarray, dict]:
         return np.array(q.scale, np.float64), np.array(q.zero_point, np.int64), {}
     if isinstance(q, quant.UniformQuantizedPerAxisType):
         return np.array(q.scales, np.float64), np.array(q.zero_points, np.int64), {q.quantized_dimension: 1}
-    zps = _dense(q.zero_points)
+    scales = constants.elements_value(q.scales).astype(np.float64)
+    zps = constants.elements_value(q.zero_points).astype(np.int64)
     if not q.is_signed:  # held in the signless storage type: read the bits as unsigned
         zps = zps & ((1 << q.storage_type_integral_width) - 1)
-    return _dense(q.scales), zps, dict(zip(q.quantized_dimensions, q.block_sizes))
+    return scales, zps, dict(zip(q.quantized_dimensions, q.block_sizes))
 
 
 def _exact(values: np.ndarray, elem: str) -> bool:
-    return bool(np.all(values.astype(ELEMS[elem].dtype).astype(np.float64) == values))
+    return bool(np.all(values.astype(ELEMENTS[elem].dtype).astype(np.float64) == values))
 
 
 def scale_elem(scales: np.ndarray, expressed: str) -> str:
@@ -79,16 +69,9 @@ def scale_elem(scales: np.ndarray, expressed: str) -> str:
     return "f32"
 
 
-def _literal(values: np.ndarray, elem: str) -> str:
-    if values.ndim == 0:
-        return f"{float(values):.17e}" if ELEMS[elem].kind == "float" else str(int(values))
-    return "[" + ", ".join(_literal(v, elem) for v in values) + "]"
-
-
 def constant(values: np.ndarray, elem: str) -> ir.Value:
     """An `arith.constant` dense tensor of `values` as `elem`."""
-    shape = "x".join(str(n) for n in values.shape)
-    attr = ir.Attribute.parse(f"dense<{_literal(values, elem)}> : tensor<{shape + 'x' if shape else ''}{elem}>")
+    attr = constants.attribute(values, ELEMENTS[elem])
     return arith.ConstantOp(attr.type, attr).result
 
 
@@ -100,20 +83,18 @@ def plan(op) -> tuple | str:
     q = ir.RankedTensorType(src).element_type.maybe_downcast()
     if not isinstance(q, UNIFORM):
         return f"{q} is not a !quant.uniform type"
-    storage = STORAGE.get((q.storage_type_integral_width, q.is_signed))
+    storage = storage_name(q)
     if storage is None:
         kind = "i" if q.is_signed else "u"
         return f"the dq dialect has no storage type for {kind}{q.storage_type_integral_width}"
-    y = str(ir.RankedTensorType(out).element_type)
+    y = name_of(ir.RankedTensorType(out).element_type)
     if y not in canonical.OUTPUTS:
         return f"the expressed type {y} is not a dq output type ({', '.join(canonical.OUTPUTS)})"
     _, zps, _ = parameters(q)
-    e = ELEMS[storage]
-    lo = -(1 << (e.bits - 1)) if e.signed else 0
-    hi = (1 << (e.bits - 1)) - 1 if e.signed else (1 << e.bits) - 1
-    bad = zps[(zps < lo) | (zps > hi)]
+    e = ELEMENTS[storage]
+    bad = zps[(zps < e.min) | (zps > e.max)]
     if bad.size:
-        return f"zero point {int(bad.flat[0])} is outside the storage range [{lo}, {hi}] of {storage}"
+        return f"zero point {int(bad.flat[0])} is outside the storage range [{e.min}, {e.max}] of {storage}"
     return q, storage, y
 
 
@@ -130,80 +111,76 @@ def storage_tensor(value: ir.Value, q, storage: str) -> ir.Value:
     if value.type == t:  # still quantized: cast to the signless storage tensor
         signless = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(q.storage_type_integral_width))
         value = ir.Operation.create("quant.scast", results=[signless], operands=[value]).result
-    if str(ir.RankedTensorType(value.type).element_type) == storage:
+    if name_of(ir.RankedTensorType(value.type).element_type) == storage:
         return value
     owner = value.owner
     if isinstance(owner, (ir.OpView, ir.Operation)) and owner.name == "tensor.bitcast":
         source = owner.operands[0]
-        if str(ir.RankedTensorType(source.type).element_type) == storage:
+        if name_of(ir.RankedTensorType(source.type).element_type) == storage:
             return source
-    return tensor.bitcast(ir.RankedTensorType.get(t.shape, ir.Type.parse(storage)), value)
+    return tensor.bitcast(ir.RankedTensorType.get(t.shape, ELEMENTS[storage].ir_type()), value)
 
 
-def build(x: ir.Value, q, storage: str, y_elem: str, result_type: ir.Type) -> ir.Value:
-    """The dq op for a `!quant.uniform` dequantization of storage tensor `x`."""
-    scales, zps, blocks = parameters(q)
+def constants_of(q, storage: str, y_elem: str) -> tuple:
+    """The scale and zero point constants of a quant type (the zero point None when all zero)."""
+    scales, zps, _ = parameters(q)
+    return constant(scales, scale_elem(scales, y_elem)), None if not zps.any() else constant(zps, storage)
+
+
+def build(x: ir.Value, scale: ir.Value, zero: ir.Value | None, q, storage: str, y_elem: str, result_type: ir.Type) -> ir.Value:
+    """The dq op for a `!quant.uniform` dequantization of storage tensor `x`, with the type's
+    scale and zero point constants."""
+    _, _, blocks = parameters(q)
     rank = ir.RankedTensorType(result_type).rank
     shape = list(ir.RankedTensorType(result_type).shape)
     dynamic = [ir.RankedTensorType(result_type).is_dynamic_dim(d) for d in range(rank)]
-    s_elem = scale_elem(scales, y_elem)
-    scale = constant(scales, s_elem)
-    zero = None if not zps.any() else constant(zps, storage)
+    s_elem = name_of(ir.RankedTensorType(scale.type).element_type)
     onnx_ok = y_elem in ONNX_OUTPUTS and not (storage == "i32" and zero is not None)
-    output_dtype = None if s_elem == y_elem else ir.Type.parse(y_elem)
+    output_dtype = None if s_elem == y_elem else y_elem
     if not blocks:
         if onnx_ok:
-            return onnx.build(x, scale, zero, output_dtype=output_dtype)
+            return onnx.OP.build(x, scale, zero, output_dtype=output_dtype)
         return canonical.build(x, scale, zero, canonical.Form(()), result_type)
     if isinstance(q, quant.UniformQuantizedPerAxisType):
         (axis,) = blocks
         if onnx_ok:
-            return onnx.build(x, scale, zero, axis=axis, output_dtype=output_dtype)
-        return canonical.build(x, scale, zero, canonical.Form((("dim", axis),)), result_type)
+            return onnx.OP.build(x, scale, zero, axis=axis, output_dtype=output_dtype)
+        return canonical.build(x, scale, zero, canonical.Form((canonical.dim(axis),)), result_type)
     # sub-channel: the scale has the data's rank; a dim left out has one scale along it
     wide = [d for d, b in blocks.items() if b > 1]
     full = all(d in blocks or (not dynamic[d] and shape[d] == 1) for d in range(rank))
     if onnx_ok and full and len(wide) <= 1:
         axis = wide[0] if wide else max(blocks)
-        return onnx.build(x, scale, zero, axis=axis, block_size=blocks[axis], output_dtype=output_dtype)
-    entries = tuple(
-        ("zero",) if d not in blocks else ("dim", d) if blocks[d] == 1 else ("block", d, blocks[d]) for d in range(rank)
-    )
+        return onnx.OP.build(x, scale, zero, axis=axis, block_size=blocks[axis], output_dtype=output_dtype)
+    entries = tuple(canonical.ZERO if d not in blocks else canonical.block(d, blocks[d]) for d in range(rank))
     return canonical.build(x, scale, zero, canonical.Form(entries), result_type)
 
 
-def quant_to_dq(op, rewriter) -> bool | None:
-    """`quant.dcast` of a `!quant.uniform` tensor becomes a dq op on its storage tensor."""
-    found = plan(op)
-    if isinstance(found, str):
-        return True
-    q, storage, y_elem = found
-    with rewriter.ip, op.location:
-        x = storage_tensor(op.operands[0], q, storage)
-        y = build(x, q, storage, y_elem, op.results[0].type)
-    rewriter.replace_op(op, [y])
-    return None
+def rewrite(op, q, storage: str, y_elem: str) -> None:
+    """Replace a `quant.dcast` of a `!quant.uniform` tensor by a dq op on its storage tensor."""
+    source = op.operands[0]
+    with ir.InsertionPoint(op), op.location:
+        scale, zero = constants_of(q, storage, y_elem)
+        x = storage_tensor(source, q, storage)
+        y = build(x, scale, zero, q, storage, y_elem, op.results[0].type)
+    op.results[0].replace_all_uses_with(y)
+    op.erase()
+    erase_dead([source])
 
 
-def patterns(context) -> rewrite.RewritePatternSet:
-    s = rewrite.RewritePatternSet(context)
-    s.add("quant.dcast", quant_to_dq)
-    return s
-
-
-def run(op) -> bool:
-    remarks = []
+def run(root) -> bool:
+    found = []
 
     def visit(o):
         if o.name == "quant.dcast":
-            why = plan(o)
-            if isinstance(why, str):
-                remarks.append((o, f"not converted to dq: {why}"))
+            found.append((o, plan(o)))
         return ir.WalkResult.ADVANCE
 
-    op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    emit_remarks(op, remarks)
-    rewrite.apply_patterns_and_fold_greedily(op, patterns(op.context).freeze())
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    emit_remarks(root, [(o, f"not converted to dq: {p}") for o, p in found if isinstance(p, str)])
+    for o, p in found:
+        if not isinstance(p, str):
+            rewrite(o, *p)
     return True
 
 

@@ -29,10 +29,10 @@ value) is left alone.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import arith, memref, scf, vector
 
 from . import Pass
-from .loops import constant_int, is_innermost, trip_count
+from .queries import constant_int, is_innermost, trip_count
 
 # Bytes streamed (the output plus the inputs read at the loop counter) from which the
 # non-temporal loop runs: 1.5x the benchmark machine's 32 MiB L3. Measured there, one thread:
@@ -158,7 +158,7 @@ def _vector_body(body: ir.Block, store, varying: set, width: int, new_body: ir.B
             return mapped[v]
         s = mapped.get(v, v)
         if s not in broadcasts:
-            broadcasts[s] = ir.Operation.create("vector.broadcast", results=[vec_type(s.type)], operands=[s]).result
+            broadcasts[s] = vector.broadcast(vec_type(s.type), s)
         return broadcasts[s]
 
     for op in list(body.operations)[:-1]:
@@ -166,14 +166,12 @@ def _vector_body(body: ir.Block, store, varying: set, width: int, new_body: ir.B
         operands = list(op.operands)
         if op == store:
             value = vec(operands[0])
-            attrs = {"nontemporal": ir.BoolAttr.get(True)}
-            if aligned:
-                attrs["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), VECTOR_BYTES)
-            ir.Operation.create("vector.store", operands=[value] + [mapped.get(o, o) for o in operands[1:]], attributes=attrs)
+            vector.store(value, mapped.get(operands[1], operands[1]), [mapped.get(o, o) for o in operands[2:]],
+                         nontemporal=True, alignment=VECTOR_BYTES if aligned else None)  # fmt: skip
         elif len(op.results) == 1 and op.result in varying:
             if name == "memref.load":
-                new = ir.Operation.create("vector.load", results=[vec_type(op.result.type)],
-                                          operands=[mapped.get(o, o) for o in operands])  # fmt: skip
+                new = vector.load(vec_type(op.result.type), mapped.get(operands[0], operands[0]),
+                                  [mapped.get(o, o) for o in operands[1:]]).owner  # fmt: skip
             else:
                 attrs = {n: op.attributes[n] for n in op.attributes}
                 new = ir.Operation.create(name, results=[vec_type(op.result.type)],

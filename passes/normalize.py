@@ -1,8 +1,8 @@
-"""dq-normalize: rewrite each spec op into the canonical `dq.dequantize`."""
+"""dq-normalize: rewrite each spec op into the canonical `dq.dequantize` (dialect/canonical.py)."""
 
 from __future__ import annotations
 
-from mlir import ir, rewrite
+from mlir import ir
 
 from dequant import dialect
 from dequant.dialect import canonical
@@ -10,33 +10,18 @@ from dequant.dialect import canonical
 from . import Pass
 
 
-def normalize_spec_op(op, rewriter) -> bool | None:
-    """One spec op becomes `dq.dequantize` with its canonical maps; invalid ops are left alone."""
-    d = dialect.OPS[op.name]
-    sig = d.signature(op)
-    if d.check(sig):
-        return True
-    form = d.canonical(sig)
-    operands = list(op.operands)
-    zero_point = operands[2] if len(operands) > 2 else None
-    with rewriter.ip, op.location:
-        y = canonical.build(operands[0], operands[1], zero_point, form, op.results[0].type)
-    rewriter.replace_op(op, [y])
-    return None
-
-
-def patterns(context) -> rewrite.RewritePatternSet:
-    """The normalisation patterns, one per spec op."""
-    s = rewrite.RewritePatternSet(context)
-    for name in dialect.SPEC_OPS:
-        s.add(name, normalize_spec_op)
-    return s
-
-
-def run(op) -> bool:
-    if not dialect.verify(op):
+def run(root) -> bool:
+    found = dialect.verified(root)
+    if found is None:
         return False
-    rewrite.apply_patterns_and_fold_greedily(op, patterns(op.context).freeze())
+    for op, d, sig in found:
+        if d.name == canonical.NAME:
+            continue
+        v = d.by_role(op)
+        with ir.InsertionPoint(op), op.location:
+            y = canonical.build(v["data"], v["scale"], v["zero_point"], d.canonical(sig), op.results[0].type)
+        op.results[0].replace_all_uses_with(y)
+        op.erase()
     return True
 
 

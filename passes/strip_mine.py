@@ -19,22 +19,22 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from . import Pass
-from .loops import constant_int, is_innermost
+from .queries import constant_int, is_innermost
 
 
 def _floordiv_of_iv(op):
     """(loop, c) when `op` is `affine.apply (d0 floordiv c)` of an scf.for counter from 0
     by 1 whose loop has no nested loop; else None."""
     m = ir.AffineMapAttr(op.attributes["map"]).value
-    if len(m.results) != 1 or m.n_dims != 1 or m.n_symbols != 0 or "floordiv" not in str(m):
+    if len(m.results) != 1 or m.n_dims != 1 or m.n_symbols != 0:
         return None
     expr = m.results[0]
-    try:
-        div = ir.AffineFloorDivExpr(expr)
-        c = ir.AffineConstantExpr(div.rhs).value
-        ir.AffineDimExpr(div.lhs)
-    except (ValueError, TypeError):
+    if not isinstance(expr, ir.AffineFloorDivExpr):
         return None
+    div = ir.AffineFloorDivExpr(expr)
+    if not (isinstance(div.lhs, ir.AffineDimExpr) and isinstance(div.rhs, ir.AffineConstantExpr)):
+        return None
+    c = ir.AffineConstantExpr(div.rhs).value
     iv = op.operands[0]
     if c <= 1 or not isinstance(iv, ir.BlockArgument) or iv.arg_number != 0:
         return None

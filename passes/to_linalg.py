@@ -1,151 +1,214 @@
-"""dq-to-linalg: lower dq ops to one `linalg.generic` each, on tensors, with arith in the body."""
+"""dq-to-linalg: every dq op becomes one `linalg.generic` on tensors, arith in its body.
+
+Each op is verified once, read in its canonical form (dialect/canonical.py), and lowered by the
+one function `lower`: x through the identity map, the scale and zero point through their
+canonical maps (never broadcast in memory), the scalar arithmetic from dialect/semantics.py.
+Unsigned storage is cast to the signless type of its width before the generic (`tensor.bitcast`;
+dq-storage-abi makes those casts disappear at function boundaries and constants), as upstream's
+LowerQuantOps casts quantized storage first. OpenPPL's int4x4 packing iterates the output as
+[X.dim0, 4, ...]: the nibble index is the size-4 dim, so its shift is loop-invariant.
+
+Dynamic scale and zero point dims are guarded against the output dims their maps read
+(`guards`), so native code never reads out of bounds.
+"""
 
 from __future__ import annotations
 
-from mlir import ir, rewrite
-from mlir.dialects import arith, linalg, tensor
+from mlir import ir
+from mlir.dialects import arith, cf, linalg, tensor
 
 from dequant import dialect
-from dequant.dialect import canonical, decode
-from dequant.dialect.types import elem
+from dequant.dialect import canonical, semantics
+from dequant.dialect.elements import ELEMENTS, of_type
 
-from . import Pass, normalize
+from . import Pass
 
-PARALLEL = "#linalg.iterator_type<parallel>"
+PARALLEL = linalg.IteratorType.parallel
 
 
-def output_sizes(x: ir.Value, y_type: ir.RankedTensorType, unpack: str) -> list:
-    """The output's sizes for `tensor.empty`: static ints, and x's dims (dim 0 times 4 when
-    unpacking int4x4) where dynamic."""
+class Shapes:
+    """Index constants and tensor dims of one lowering, each made once."""
+
+    def __init__(self):
+        self._consts: dict = {}
+        self._dims: dict = {}
+
+    def index(self, v: int) -> ir.Value:
+        if v not in self._consts:
+            self._consts[v] = arith.constant(ir.IndexType.get(), v)
+        return self._consts[v]
+
+    def dim(self, t: ir.Value, d: int) -> ir.Value:
+        key = (t, d)
+        if key not in self._dims:
+            self._dims[key] = tensor.dim(t, self.index(d))
+        return self._dims[key]
+
+
+def signless(value: ir.Value) -> ir.Value:
+    """An unsigned integer tensor as the signless tensor of the same bits; others unchanged."""
+    t = ir.RankedTensorType(value.type)
+    e = t.element_type
+    if isinstance(e, ir.IntegerType) and not ir.IntegerType(e).is_signless:
+        return tensor.bitcast(ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(ir.IntegerType(e).width)), value)
+    return value
+
+
+def sizes_of(shapes: Shapes, x: ir.Value, y_type: ir.RankedTensorType, unpack: str) -> list:
+    """The output's sizes: static ints, and x's dims (dim 0 times 4 for int4x4) where dynamic."""
     sizes = []
     for d in range(y_type.rank):
         if not y_type.is_dynamic_dim(d):
             sizes.append(y_type.shape[d])
             continue
-        size = tensor.dim(x, arith.constant(ir.IndexType.get(), d))
+        size = shapes.dim(x, d)
         if d == 0 and unpack == "int4x4":
-            size = arith.muli(size, arith.constant(ir.IndexType.get(), 4))
+            size = arith.muli(size, shapes.index(canonical.INT4X4))
         sizes.append(size)
     return sizes
 
 
-def _entry(expr: ir.AffineExpr):
-    """A canonical map entry from an affine expression: ("dim", d), ("block", d, b), ("zero",)."""
-    if isinstance(expr, ir.AffineDimExpr):
-        return ("dim", expr.position)
-    if isinstance(expr, ir.AffineConstantExpr) and expr.value == 0:
-        return ("zero",)
-    if isinstance(expr, ir.AffineFloorDivExpr) and isinstance(expr.lhs, ir.AffineDimExpr):
-        if isinstance(expr.rhs, ir.AffineConstantExpr):
-            return ("block", expr.lhs.position, expr.rhs.value)
-    return None
-
-
-def shape_guards(operand: ir.Value, m: ir.AffineMap, sizes: list) -> None:
-    """`cf.assert` that each dynamic dim of a scale or zero point matches what its map reads
-    from the output (sizes: ints or index values), so native code never reads out of bounds
-    even when called without the Python checks (e.g. from C)."""
-    from mlir.dialects import cf
-
+def guards(shapes: Shapes, operand: ir.Value, reads: tuple, sizes: list) -> None:
+    """Check each dynamic dim of a scale or zero point against what its map reads of the output
+    (sizes: ints or index values); a static pair was checked by the verifier."""
     t = ir.RankedTensorType(operand.type)
-    index = ir.IndexType.get()
-    for p, expr in enumerate(m.results):
-        entry = _entry(expr)
-        static = not t.is_dynamic_dim(p)
-        if entry is None or entry[0] == "zero" and static:
+    for p, r in enumerate(reads):
+        if not t.is_dynamic_dim(p) and (r.dim is None or isinstance(sizes[r.dim], int)):
             continue
-        if entry[0] != "zero" and static and isinstance(sizes[entry[1]], int):
-            continue  # both static: the verifier checked them
-        have = tensor.dim(operand, arith.constant(index, p))
-        if entry[0] == "zero":
-            ok = arith.cmpi(arith.CmpIPredicate.sge, have, arith.constant(index, 1))
+        have = shapes.dim(operand, p)
+        if r.dim is None:
+            ok = arith.cmpi(arith.CmpIPredicate.sge, have, shapes.index(1))
             cf.assert_(ok, f"dq: dim {p} of a scale or zero point is empty")
             continue
-        n = sizes[entry[1]]
-        n = arith.constant(index, n) if isinstance(n, int) else n
-        if entry[0] == "block":
-            n = arith.ceildivui(n, arith.constant(index, entry[2]))
+        n = sizes[r.dim]
+        n = shapes.index(n) if isinstance(n, int) else n
+        if r.block > 1:
+            n = arith.ceildivui(n, shapes.index(r.block))
         ok = arith.cmpi(arith.CmpIPredicate.eq, have, n)
-        cf.assert_(ok, f"dq: dim {p} of a scale or zero point does not match the output dim {entry[1]} it is read along")
+        cf.assert_(ok, f"dq: dim {p} of a scale or zero point does not match the output dim {r.dim} it is read along")
 
 
-def x_map(rank: int, unpack: str) -> ir.AffineMap:
-    if unpack == "int4x4":
-        return canonical.affine_map(rank, (("block", 0, 4),) + tuple(("dim", d) for d in range(1, rank)))
-    return ir.AffineMap.get_identity(rank)
+def _expr(r: canonical.Read, packed: bool):
+    """The affine expression of a Read over the iteration dims; with int4x4 packing the
+    iteration is (d0 = X row, d1 = nibble, d2... = output dims 1...), output row = 4*d0 + d1."""
+    if r.dim is None:
+        return ir.AffineConstantExpr.get(0)
+    if not packed:
+        e = ir.AffineDimExpr.get(r.dim)
+        return e if r.block == 1 else ir.AffineFloorDivExpr.get(e, ir.AffineConstantExpr.get(r.block))
+    if r.dim > 0:
+        e = ir.AffineDimExpr.get(r.dim + 1)
+        return e if r.block == 1 else ir.AffineFloorDivExpr.get(e, ir.AffineConstantExpr.get(r.block))
+    if r.block % canonical.INT4X4 == 0:  # a block of whole X rows
+        return ir.AffineFloorDivExpr.get(ir.AffineDimExpr.get(0), ir.AffineConstantExpr.get(r.block // canonical.INT4X4))
+    row = ir.AffineExpr.get_add(ir.AffineExpr.get_mul(ir.AffineDimExpr.get(0), ir.AffineConstantExpr.get(4)), ir.AffineDimExpr.get(1))
+    return row if r.block == 1 else ir.AffineFloorDivExpr.get(row, ir.AffineConstantExpr.get(r.block))
 
 
-def body(sig, attrs, args, y_elem: ir.Type) -> ir.Value:
-    """The scalar computation of the canonical form (see dialect/canonical.py)."""
-    xv, sv = args[0], args[1]
-    zv = args[2] if sig.operands["zero_point"] is not None else None
-    compute = ir.F64Type.get() if str(y_elem) == "f64" else ir.F32Type.get()
-    mode, unpack = attrs["zero_point_mode"], attrs["unpack"]
-    subtract = zv if mode == "subtract" else None
-    xe = elem(xv.type)
-    if unpack == "int4x4":
-        k = arith.remui(linalg.IndexOp(0).result, arith.constant(ir.IndexType.get(), 4))
-        shift = arith.muli(arith.index_cast(decode.i(32), k), decode.const_int(4))
-        q = arith.andi(arith.shrui(arith.extui(decode.i(32), xv), shift), decode.const_int(0xF))
-        z = arith.andi(arith.extsi(decode.i(32), subtract), decode.const_int(0xF)) if subtract else decode.const_int(8)
-        d = arith.sitofp(compute, arith.subi(q, z))
-    elif xe.kind == "int":
-        ze = elem(subtract.type) if subtract is not None else xe
-        if subtract is not None and max(xe.bits, ze.bits) == 32:  # i32 may overflow
-            d = decode.exact_difference(xv, xe, subtract, ze, compute)
-        else:  # x - zero point is exact in i32
-            q = decode.wide_int(xv, xe, 32)
-            d = arith.subi(q, decode.wide_int(subtract, ze, 32)) if subtract is not None else q
-            d = arith.sitofp(compute, d)
-    else:
-        d = decode.to_float(xv, compute)
-        if subtract is not None:
-            d = arith.subf(d, decode.to_float(subtract, compute))
-    y = arith.mulf(d, decode.to_float(sv, compute))
-    if zv is not None and mode == "add":
-        y = arith.addf(y, decode.to_float(zv, compute))
-    return y if y.type == y_elem else arith.truncf(y_elem, y)
+def destination(op) -> ir.Value | None:
+    """The tensor a dq op's result is only materialized into (`bufferization.
+    materialize_in_destination`), which the generic can then write directly; else None."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or uses[0].owner.name != "bufferization.materialize_in_destination" or uses[0].operand_number != 0:
+        return None
+    dest = uses[0].owner.operands[1]
+    return dest if dest.type == op.results[0].type and _dominates(dest, op) else None
 
 
-def lower_dequantize(op, rewriter) -> bool | None:
-    """`dq.dequantize` becomes one `linalg.generic` reading scale and zero point through its maps."""
-    sig = canonical.OP.signature(op)
-    if canonical.OP.check(sig):
+def _dominates(value: ir.Value, op) -> bool:
+    """Whether `value` is defined before `op` in its block (an argument of an enclosing block)."""
+    if isinstance(value, ir.BlockArgument):
         return True
-    attrs = sig.attrs
-    operands = list(op.operands)
+    block = op.operation.block
+    for o in block.operations:
+        if o == op.operation:
+            return False
+        if o == value.owner:
+            return True
+    return False
+
+
+def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
+    """The linalg.generic computing dq op `op` (verified, in canonical `form`) from its data,
+    scale and zero point values (`operands`, the zero point None when absent), writing into the
+    op's destination where it has one."""
+    x, scale, zp = operands["data"], operands["scale"], operands["zero_point"]
     y_type = ir.RankedTensorType(op.results[0].type)
+    xe = of_type(ir.RankedTensorType(x.type).element_type)
+    ze = of_type(ir.RankedTensorType(zp.type).element_type) if zp is not None else None
+    packed = form.unpack == "int4x4"
     rank = y_type.rank
-    maps = [x_map(rank, attrs["unpack"]), attrs["scale_map"]]
-    if len(operands) > 2:
-        maps.append(attrs["zero_point_map"])
-    maps.append(ir.AffineMap.get_identity(rank))
-    with rewriter.ip, op.location:
-        sizes = output_sizes(operands[0], y_type, attrs["unpack"])
-        for operand, m in zip(operands[1:], maps[1:-1]):
-            shape_guards(operand, m, sizes)
+    loops = rank + 1 if packed else rank
+    shapes = Shapes()
+    sizes = sizes_of(shapes, x, y_type, form.unpack)
+    guards(shapes, scale, form.scale_map, sizes)
+    if zp is not None:
+        guards(shapes, zp, form.zp_map, sizes)
+    ins = [signless(x), scale] + ([signless(zp)] if zp is not None else [])
+    maps = [ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in range(loops) if not (packed and d == 1)])]
+    maps.append(ir.AffineMap.get(loops, 0, [_expr(r, packed) for r in form.scale_map]))
+    if zp is not None:
+        maps.append(ir.AffineMap.get(loops, 0, [_expr(r, packed) for r in form.zp_map]))
+    maps.append(ir.AffineMap.get_identity(loops))
+    init = destination(op)  # the one tensor.empty-free form: bufferization writes it in place
+    if init is None:
         init = tensor.empty(sizes, y_type.element_type)
-        generic = linalg.GenericOp(
-            [y_type],
-            operands,
-            [init],
-            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-            ir.ArrayAttr.get([ir.Attribute.parse(PARALLEL)] * rank),
-        )
-        block = generic.regions[0].blocks.append(*[ir.RankedTensorType(v.type).element_type for v in operands], y_type.element_type)
-        with ir.InsertionPoint(block):
-            linalg.YieldOp([body(sig, attrs, list(block.arguments), y_type.element_type)])
-    rewriter.replace_op(op, generic.results)
-    return None
+    groups = [[0, 1]] + [[d + 1] for d in range(1, rank)]
+    if packed:  # the output as [X rows, 4, ...]: an expanded view of the same buffer
+        rows = sizes[0] // canonical.INT4X4 if isinstance(sizes[0], int) else shapes.dim(x, 0)
+        iter_sizes = [rows, canonical.INT4X4] + sizes[1:]
+        iter_type = ir.RankedTensorType.get([d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in iter_sizes], y_type.element_type)
+        dynamic = [d for d in iter_sizes if not isinstance(d, int)]
+        static = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in iter_sizes]
+        init = tensor.expand_shape(iter_type, init, groups, dynamic, static)
+
+    @linalg.generic(ins, [init], maps, [PARALLEL] * loops)
+    def y(*args):
+        shift = None
+        if packed:
+            nibble = arith.index_cast(semantics.i(32), linalg.IndexOp(1).result)
+            shift = arith.muli(nibble, semantics.const_int(4))
+        return semantics.dequantize_value(args[0], xe, args[1], args[2] if zp is not None else None, ze,
+                                          y_type.element_type, mode=form.zero_point_mode, nibble_shift=shift)  # fmt: skip
+
+    hoist_constants(y.owner)
+    return tensor.collapse_shape(y_type, y, groups) if packed else y
 
 
-def run(op) -> bool:
-    if not dialect.verify(op):
+def hoist_constants(generic) -> None:
+    """Move the body's constants to the start of the generic's block, one per value, as the
+    greedy folder does with constants."""
+    block = generic.operation.block
+    hoisted = [o for o in block.operations if o.operation.name == "arith.constant"]
+    first = next(iter(block.operations))
+    for o in list(generic.regions[0].blocks[0].operations):
+        if o.operation.name != "arith.constant":
+            continue
+        value = o.attributes["value"]
+        same = next((h for h in hoisted if h.attributes["value"] == value), None)
+        if same is not None:
+            o.results[0].replace_all_uses_with(same.results[0])
+            o.erase()
+        else:
+            o.move_before(first)
+            hoisted.append(o)
+
+
+def run(root) -> bool:
+    found = dialect.verified(root)
+    if found is None:
         return False
-    s = normalize.patterns(op.context)
-    s.add(canonical.NAME, lower_dequantize)
-    rewrite.apply_patterns_and_fold_greedily(op, s.freeze())
+    for op, d, sig in found:
+        dest = destination(op)
+        with ir.InsertionPoint(op), op.location:
+            y = lower(op, d.canonical(sig), d.by_role(op))
+        if dest is not None:  # the generic wrote the destination: the materialization is done
+            materialize = next(iter(op.results[0].uses)).owner
+            materialize.results[0].replace_all_uses_with(y)
+            materialize.erase()
+        op.results[0].replace_all_uses_with(y)
+        op.erase()
     return True
 
 
-PASS = Pass("dq-to-linalg", "Lower dq ops to linalg.generic on tensors with arith in the body", run)
+PASS = Pass("dq-to-linalg", "Lower dq ops to one linalg.generic each, on tensors, with arith in the body", run)

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from . import Pipeline
 
-# Memrefs, arith, func and cf to the LLVM dialect (also the tail of bench.py's upstream pipeline).
+# Memrefs, arith, func and cf to the LLVM dialect (also the tail of the benchmark's upstream pipeline).
 MEMREF_TO_LLVM = [
     "expand-strided-metadata",
+    "lower-affine",  # the index arithmetic of reshaped views
     "finalize-memref-to-llvm",
     "convert-arith-to-llvm",
     "convert-func-to-llvm",
     "convert-cf-to-llvm",
     "reconcile-unrealized-casts",
+]
+
+# bf16 arithmetic and conversions other than f32 <-> bf16 would become calls to compiler-rt
+# (__truncsfbf2, ...) that a CPU without AVX512-BF16 needs and the JIT cannot find: compute them
+# in f32, rounded to bf16 after each op, then expand the f32 <-> bf16 conversions into integer
+# operations.
+FLOATS_TO_SUPPORTED = [
+    "dq-bf16-in-f32",
+    "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",
 ]
 
 PIPELINE = Pipeline(
@@ -20,21 +30,23 @@ PIPELINE = Pipeline(
     ",".join(
         [
             "dq-to-linalg",
-            "dq-byte-storage",
+            "dq-storage-abi",
             "canonicalize",
             "dq-fold-nibble-casts",
             "eliminate-empty-tensors",
             "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
             "dq-emit-c-interface",
             "func.func(convert-linalg-to-loops)",
+            "canonicalize",
+            "cse",
+            "loop-invariant-code-motion",
             "dq-strip-mine-blocks",
             "dq-nontemporal-stores",
             "lower-affine",
             "convert-scf-to-cf",
-            "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",
-            "convert-vector-to-llvm",
-            "dq-nontemporal-bf16-as-i16",
         ]
+        + FLOATS_TO_SUPPORTED
+        + ["convert-vector-to-llvm", "dq-nontemporal-bf16-as-i16"]
         + MEMREF_TO_LLVM
     ),
 )

@@ -9,77 +9,38 @@
 Every dq op is read through its canonical form (dialect/canonical.py), so the four spec ops and
 `dq.dequantize` convert alike. The expressed type is the op's output type; unsigned storage
 (`ui8`) is `tensor.bitcast` to the signless tensor `quant.scast` takes, with a `u8` quant type.
-An op the quant type cannot express is left as is, with a remark at its location saying why:
-float8/float4 or packed int4x4 storage, a zero point added after scaling, a scale or zero point
-that is not an `arith.constant`, a scale that is not finite, positive and within the expressed
-type's range, a zero point outside the storage range, ragged blocks, or sub-channel scales that
-the expressed type (which holds them) cannot represent exactly.
-
-The Python bindings can only emit errors, so a remark is emitted by upstream's
-`transform.debug.emit_remark_at`, run by the transform interpreter on a copy of the function
-(`emit_remarks`): a true remark-severity diagnostic at the op's location, seen by
-`--verify-diagnostics` as `expected-remark`.
+The quant types are built with the bindings' `quant.Uniform*Type.get`. An op the quant type cannot
+express is left as is, with a remark at its location saying why: float8/float4 or packed int4x4
+storage, a zero point added after scaling, a scale or zero point that is not an `arith.constant`,
+a scale that is not finite, positive and within the expressed type's range, a zero point outside
+the storage range, ragged blocks, or sub-channel scales that the expressed type (which holds them)
+cannot represent exactly.
 """
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from mlir import ir, passmanager, rewrite
-from mlir.dialects import tensor
+from mlir import ir
+from mlir.dialects import quant, tensor
 
 from dequant import dialect
-from dequant.dialect import canonical
-from dequant.dialect.opdef import constant_value
-from dequant.dialect.signature import Signature
-from dequant.dialect.types import ELEMS, elem_name
+from dequant.dialect import constants
+from dequant.dialect.elements import ELEMENTS
+from dequant.diagnostics import emit_remarks
 
 from . import Pass
-
-REMARK_TAG = "dq.remark"  # marks an op, in the copy emit_remarks makes, with its remark's index
-
-
-# --- what the op says, as a quant type -----------------------------------------------------------
+from .queries import erase_dead
 
 
-def map_entries(m: ir.AffineMap) -> tuple | None:
-    """The canonical entries ("dim", d), ("block", d, b), ("zero",) of a map, or None."""
-    out = []
-    for expr in m.results:
-        if isinstance(expr, ir.AffineDimExpr):
-            out.append(("dim", expr.position))
-        elif isinstance(expr, ir.AffineConstantExpr) and expr.value == 0:
-            out.append(("zero",))
-        elif (
-            isinstance(expr, ir.AffineFloorDivExpr)
-            and isinstance(expr.lhs, ir.AffineDimExpr)
-            and isinstance(expr.rhs, ir.AffineConstantExpr)
-        ):
-            out.append(("block", ir.AffineDimExpr(expr.lhs).position, ir.AffineConstantExpr(expr.rhs).value))
-        else:
-            return None
-    return tuple(out)
-
-
-def form_of(op, sig: Signature) -> canonical.Form | None:
-    """The canonical form of a verified dq op (None if a `dq.dequantize` map is not canonical)."""
-    d = dialect.OPS[op.name]
-    if d.canonical is not None:
-        return d.canonical(sig)
-    scale_map, zero_point_map = (map_entries(sig.attrs[k]) for k in ("scale_map", "zero_point_map"))
-    if scale_map is None or zero_point_map is None:
-        return None
-    return canonical.Form(scale_map, zero_point_map, sig.attrs["zero_point_mode"], sig.attrs["unpack"])
-
-
-def blocked(values: np.ndarray, entries: tuple, rank: int) -> tuple[np.ndarray, dict] | str:
-    """`values` (a scale or zero point read through `entries`) laid out along the data dims: an
+def laid_out(values: np.ndarray, reads: tuple, rank: int) -> tuple[np.ndarray, dict] | str:
+    """`values` (a scale or zero point read through `reads`) laid out along the data dims: an
     array of the data's rank (size 1 along dims it does not vary along) and {data dim: block size}."""
-    for p in reversed(range(len(entries))):
-        if entries[p][0] == "zero":
+    for p in reversed(range(len(reads))):
+        if reads[p].dim is None:
             values = np.take(values, 0, axis=p)  # only index 0 is read
-    kept = [e for e in entries if e[0] != "zero"]
-    dims = [e[1] for e in kept]
+    kept = [r for r in reads if r.dim is not None]
+    dims = [r.dim for r in kept]
     if len(set(dims)) != len(dims):
         return "a scale or zero point reads one dim twice"
     values = np.transpose(values, np.argsort(dims))
@@ -87,91 +48,67 @@ def blocked(values: np.ndarray, entries: tuple, rank: int) -> tuple[np.ndarray, 
     for d, n in zip(sorted(dims), values.shape):
         shape[d] = n
     values = values.reshape(shape)
-    return values, {e[1]: 1 if e[0] == "dim" else e[2] for e in kept if shape[e[1]] != 1}
+    return values, {r.dim: r.block for r in kept if shape[r.dim] != 1}
 
 
-def exact_values(value: ir.Value) -> np.ndarray | None:
-    """`constant_value`, exact for the float types numpy cannot view (bf16, float8): for those it
-    reads printed decimals (shortest for the type, not the value) and hex bit patterns as numbers,
-    so MLIR's own folder widens the constant to f64 instead (NaN stays not finite)."""
-    values = constant_value(value)
-    t = ir.RankedTensorType(value.type)
-    e = ELEMS.get(elem_name(t.element_type))
-    if values is None or e is None or e.kind != "float" or e.name in ("f16", "f32", "f64"):
-        return values
-    wide = ir.RankedTensorType.get(t.shape, ir.F64Type.get(t.context))
-    with t.context, ir.Location.unknown():
-        module = ir.Module.parse(
-            f"func.func @f() -> {wide} {{\n  %c = arith.constant {value.owner.attributes['value']}\n"
-            f"  %w = arith.extf %c : {t} to {wide}\n  return %w : {wide}\n}}"
-        )
-        passmanager.PassManager.parse("builtin.module(func.func(canonicalize))").run(module.operation)
-        folded = module.body.operations[0].regions[0].blocks[0].operations[0]
-        if folded.name != "arith.constant":
-            return None
-        return constant_value(folded.result)
-
-
-def _float(v: float) -> str:
-    """A float literal the quant parser reads back to the same f64."""
-    return f"{v:.17e}"
-
-
-def _nested(scales: np.ndarray, zps: np.ndarray) -> str:
-    if scales.ndim == 0:
-        return f"{_float(float(scales))}:{int(zps)}"
-    return "{" + ", ".join(_nested(s, z) for s, z in zip(scales, zps)) + "}"
-
-
-def quant_type(storage, expressed: str, scales: np.ndarray, zps: np.ndarray, blocks: dict) -> str:
-    """The `!quant.uniform` spelling of a per-layer, per-axis or sub-channel type."""
-    st = f"{'i' if storage.signed else 'u'}{storage.bits}"
+def quant_type(storage, expressed, scales: np.ndarray, zps: np.ndarray, blocks: dict):
+    """The per-layer, per-axis or sub-channel `!quant.uniform` type (typed builders)."""
+    flags = quant.QuantizedType.FLAG_SIGNED if storage.signed else 0
+    st = ir.IntegerType.get_signless(storage.bits)
+    et = expressed.ir_type()
     if not blocks:
-        return f"!quant.uniform<{st}:{expressed}, {_float(float(scales.flat[0]))}:{int(zps.flat[0])}>"
+        return quant.UniformQuantizedType.get(flags, st, et, float(scales.flat[0]), int(zps.flat[0]), storage.min, storage.max)
     if len(blocks) == 1 and set(blocks.values()) == {1}:
         (d,) = blocks
-        pairs = ", ".join(f"{_float(float(s))}:{int(z)}" for s, z in zip(scales.reshape(-1), zps.reshape(-1)))
-        return f"!quant.uniform<{st}:{expressed}:{d}, {{{pairs}}}>"
-    dims = ", ".join(f"{d}:{b}" for d, b in sorted(blocks.items()))
-    return f"!quant.uniform<{st}:{expressed}:{{{dims}}}, {_nested(scales, zps)}>"
+        return quant.UniformQuantizedPerAxisType.get(
+            flags, st, et, [float(s) for s in scales.reshape(-1)], [int(z) for z in zps.reshape(-1)], d, storage.min, storage.max
+        )
+    dims = sorted(blocks)
+    signless = ELEMENTS[f"i{storage.bits}"]
+    return quant.UniformQuantizedSubChannelType.get(
+        flags, st, et, constants.attribute(scales, expressed),
+        constants.attribute(_as_signless(zps, storage), signless), dims, [blocks[d] for d in dims],
+        storage.min, storage.max,
+    )  # fmt: skip
 
 
-def plan(op) -> tuple[ir.Type, object] | str:
-    """(the quantized tensor type, the storage Elem) for a dq op, or why it has no quant form."""
-    d = dialect.OPS[op.name]
-    sig = d.signature(op)
-    if d.check(sig):
-        return "the op breaks its spec rules"
-    form = form_of(op, sig)
-    if form is None:
-        return "scale_map or zero_point_map is not made of dims, dims floordiv constants and zeros"
-    x_name, scale_name, zp_name = d.operands
+def _as_signless(zps: np.ndarray, storage) -> np.ndarray:
+    """Unsigned zero points as the signless values of the same bits (what the type holds)."""
+    if storage.signed:
+        return zps
+    return np.where(zps > (storage.max >> 1), zps - (1 << storage.bits), zps)
+
+
+def plan(op, d, sig):
+    """(the quantized tensor type, the storage Element) of a verified dq op, or why it has none."""
+    form = d.canonical(sig)
+    x_name, scale_name, zp_name = (d.role(r) for r in ("data", "scale", "zero_point"))
     x, y = sig.operands[x_name], sig.result
-    storage = ELEMS.get(x.elem)
+    storage = ELEMENTS[x.elem]
     if form.unpack != "none":
         return f"packed {form.unpack} storage has no quant.uniform storage type"
-    if storage is None or storage.kind != "int":
+    if storage.kind != "int":
         return f"{x_name} is {x.elem}: quant.uniform storage types are integers"
     if form.zero_point_mode != "subtract":
         return "a zero point added after scaling is not a quant.uniform zero point (an integer subtracted before)"
-    operands = dict(zip(d.operands, op.operands))
-    scale = exact_values(operands[scale_name])
+    values = d.by_role(op)
+    scale = constants.read(values["scale"])
     if scale is None:
         return f"{scale_name} is not an arith.constant dense tensor"
     zp = None
-    if zp_name in operands:
-        zp = constant_value(operands[zp_name])
+    if values["zero_point"] is not None:
+        zp = constants.read(values["zero_point"])
         if zp is None:
             return f"{zp_name} is not an arith.constant dense tensor"
     rank = x.rank
-    laid = blocked(np.asarray(scale, np.float64), form.scale_map, rank)
+    laid = laid_out(np.asarray(scale, np.float64), form.scale_map, rank)
     if isinstance(laid, str):
         return laid
     scales, blocks = laid
     if zp is None:
         zps = np.zeros(scales.shape, np.int64)
     else:
-        laid = blocked(np.asarray(zp, np.float64), form.zero_point_map or form.scale_map, rank)
+        laid = laid_out(np.asarray(zp, np.int64), form.zp_map, rank)
         if isinstance(laid, str):
             return laid
         zps, zp_blocks = laid
@@ -186,7 +123,7 @@ def plan(op) -> tuple[ir.Type, object] | str:
 def _checked_type(storage, y, scales, zps, blocks, x, scale_name, zp_name):
     """The quantized tensor type, after the checks quant's type verifier would fail (its `get`
     asserts) or that it does not make; or why there is none."""
-    expressed = ELEMS[y.elem]
+    expressed = ELEMENTS[y.elem]
     info = ml_dtypes.finfo(expressed.dtype)
     low, high = float(info.smallest_subnormal), float(info.max)
     bad = scales[~(np.isfinite(scales) & (scales >= low) & (scales <= high))]
@@ -195,11 +132,9 @@ def _checked_type(storage, y, scales, zps, blocks, x, scale_name, zp_name):
             f"{scale_name} {bad.flat[0]:g} is outside the quant.uniform scale range for the expressed "
             f"type {y.elem}: [{low:g}, {high:g}]"
         )
-    lo = -(1 << (storage.bits - 1)) if storage.signed else 0
-    hi = (1 << (storage.bits - 1)) - 1 if storage.signed else (1 << storage.bits) - 1
-    bad = zps[(zps < lo) | (zps > hi)]
+    bad = zps[(zps < storage.min) | (zps > storage.max)]
     if bad.size:
-        return f"{zp_name} {int(bad.flat[0])} is outside the storage range [{lo}, {hi}] of {x.elem}"
+        return f"{zp_name} {int(bad.flat[0])} is outside the storage range [{storage.min}, {storage.max}] of {x.elem}"
     for dim, b in blocks.items():
         size, n = x.shape[dim], scales.shape[dim]
         if size is not None and size != n * b and b == 1:
@@ -210,7 +145,7 @@ def _checked_type(storage, y, scales, zps, blocks, x, scale_name, zp_name):
                 "quant.uniform sub-channel blocks must tile the dim"
             )
     if blocks and not (len(blocks) == 1 and set(blocks.values()) == {1}):
-        printed = zps if storage.signed else np.where(zps > hi >> 1, zps - (1 << storage.bits), zps)
+        printed = _as_signless(zps, storage)
         if (printed < 0).any():  # held in the signless storage type and printed signed
             i = int(np.argmax(printed < 0))
             return (
@@ -224,95 +159,34 @@ def _checked_type(storage, y, scales, zps, blocks, x, scale_name, zp_name):
                 f"{scale_name} {v!r} is not exactly representable in {y.elem}: a sub-channel quant.uniform "
                 "holds its scales in the expressed type"
             )
-    text = quant_type(storage, y.elem, scales, zps, blocks)
-    try:
-        element = ir.Type.parse(text)
-    except ir.MLIRError as e:  # the quant parser's own verdict
-        return f"quant.uniform rejects {text}: {e.error_diagnostics[0].message if e.error_diagnostics else e}"
+    element = quant_type(storage, expressed, scales, zps, blocks)
     dims = [ir.ShapedType.get_dynamic_size() if s is None else s for s in x.shape]
     return ir.RankedTensorType.get(dims, element), storage
 
 
-# --- the pattern ---------------------------------------------------------------------------------
-
-
-def dq_to_quant(op, rewriter) -> bool | None:
-    """A dq op with a quant form becomes `quant.scast` (+ `tensor.bitcast` for unsigned storage)
-    and `quant.dcast`; others are left alone (their remarks are emitted by `run`)."""
-    found = plan(op)
-    if isinstance(found, str):
-        return True
-    qtype, storage = found
-    x = op.operands[0]
-    with rewriter.ip, op.location:
+def rewrite(op, qtype, storage) -> None:
+    """Replace `op` by `quant.scast` (after a `tensor.bitcast` for unsigned storage) + `quant.dcast`.
+    The bindings have no builders for quant ops: they are created generically, with typed results."""
+    x, dropped = op.operands[0], list(op.operands)[1:]
+    with ir.InsertionPoint(op), op.location:
         if not storage.signed:
-            signless = ir.RankedTensorType.get(qtype.shape, ir.IntegerType.get_signless(storage.bits))
-            x = tensor.bitcast(signless, x)
+            x = tensor.bitcast(ir.RankedTensorType.get(qtype.shape, ir.IntegerType.get_signless(storage.bits)), x)
         q = ir.Operation.create("quant.scast", results=[qtype], operands=[x]).result
         y = ir.Operation.create("quant.dcast", results=[op.results[0].type], operands=[q]).result
-    rewriter.replace_op(op, [y])
-    return None
+    op.results[0].replace_all_uses_with(y)
+    op.erase()
+    erase_dead(dropped)
 
 
-def patterns(context) -> rewrite.RewritePatternSet:
-    s = rewrite.RewritePatternSet(context)
-    for name in dialect.OPS:
-        s.add(name, dq_to_quant)
-    return s
-
-
-# --- remarks -------------------------------------------------------------------------------------
-
-
-def _string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def emit_remarks(root, remarks: list) -> None:
-    """Emit `remarks` [(op, message)] as remark diagnostics at the ops' locations.
-
-    The bindings offer only `Location.emit_error`, so upstream's `transform.debug.emit_remark_at`
-    emits them: `root` (the op the pass runs on) is copied into a scratch module with each op
-    tagged by its remark's index, and the transform interpreter runs one `emit_remark_at` each.
-    The diagnostics reach the context's handlers; the IR under `root` is not changed."""
-    if not remarks:
-        return
-    body = "\n".join(
-        f"    %m{i} = transform.structured.match attributes {{{REMARK_TAG} = {i} : i64}} in %root"
-        f" : (!transform.any_op) -> !transform.any_op\n"
-        f"    transform.debug.emit_remark_at %m{i}, {_string(m)} : !transform.any_op"
-        for i, (_, m) in enumerate(remarks)
-    )
-    script = (
-        "module attributes {transform.with_named_sequence} {\n"
-        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
-        f"{body}\n    transform.yield\n  }}\n}}"
-    )
-    with root.context, ir.Location.unknown():
-        scratch = ir.Module.parse(script)
-        i64 = ir.IntegerType.get_signless(64)
-        for i, (op, _) in enumerate(remarks):
-            op.attributes[REMARK_TAG] = ir.IntegerAttr.get(i64, i)
-        try:
-            root.clone(ip=ir.InsertionPoint.at_block_begin(scratch.body))
-        finally:
-            for op, _ in remarks:
-                del op.attributes[REMARK_TAG]
-        pm = passmanager.PassManager.parse("builtin.module(transform-interpreter)")
-        pm.enable_verifier(False)  # the copy may call functions it does not hold
-        pm.run(scratch.operation)
-
-
-def run(op) -> bool:
-    if not dialect.verify(op):
+def run(root) -> bool:
+    found = dialect.verified(root)
+    if found is None:
         return False
-    remarks = []
-    for found in dialect.dq_ops(op):
-        why = plan(found)
-        if isinstance(why, str):
-            remarks.append((found, f"not converted to quant: {why}"))
-    emit_remarks(op, remarks)
-    rewrite.apply_patterns_and_fold_greedily(op, patterns(op.context).freeze())
+    plans = [(op, plan(op, d, sig)) for op, d, sig in found]
+    emit_remarks(root, [(op, f"not converted to quant: {p}") for op, p in plans if isinstance(p, str)])
+    for op, p in plans:
+        if not isinstance(p, str):
+            rewrite(op, *p)
     return True
 
 

@@ -1,12 +1,21 @@
-"""dequant: one home for every flavour of dequantize, as an MLIR dialect, passes and a JIT."""
+"""dequant: one home for every flavour of dequantize, as an MLIR dialect, passes and native code.
+
+- `dequant.ops`: the numpy functions, one per spec op (`ops.onnx_dequantize_linear`, ...).
+- `dequant.jit(module_or_text, entry)`: a function of a module compiled to native code.
+- `dequant.import_onnx(model)`: the DequantizeLinear nodes of an ONNX model as dq functions.
+- `dequant.context()`, `register_dialect`, `verify`, `run_pipeline`: the dialect and its passes
+  from MLIR's Python bindings.
+"""
 
 from __future__ import annotations
 
 from mlir import ir
 
-from dequant.dialect import register as register_dialect
-from dequant.dialect import verify
-from dequant.jit import jit  # noqa: E402  (binds the function over the submodule name)
+from . import ops
+from .compiled import jit
+from .dialect import register as register_dialect
+from .dialect import verify
+from .onnx_importer import import_onnx
 
 
 def context() -> ir.Context:
@@ -24,16 +33,4 @@ def run_pipeline(module: ir.Module, pipeline: str) -> None:
     build(pipeline, module.context).run(module.operation)
 
 
-def import_onnx(model, context: ir.Context | None = None) -> ir.Module:
-    """One function per DequantizeLinear node of an ONNX model (a path or an onnx.ModelProto);
-    needs the onnx package (`pip install 'dequant[onnx]'`). See `dequant.import_onnx`."""
-    from .import_onnx import import_onnx as run
-
-    globals()["import_onnx"] = _import_onnx  # importing the submodule bound its name over this function
-    return run(model, context)
-
-
-_import_onnx = import_onnx
-
-
-__all__ = ["context", "register_dialect", "run_pipeline", "jit", "verify", "import_onnx"]
+__all__ = ["ops", "jit", "import_onnx", "context", "register_dialect", "verify", "run_pipeline"]

@@ -14,36 +14,22 @@ import re
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from dequant.dialect.signature import tensor_of
+from dequant.dialect.elements import ELEMENTS
+from dequant.passes.queries import public_functions
 
-C_TYPES = {
-    "i4": "int8_t", "ui4": "uint8_t", "f4E2M1FN": "uint8_t",
-    "i8": "int8_t", "ui8": "uint8_t", "i16": "int16_t", "ui16": "uint16_t", "i32": "int32_t",
-    "f8E4M3FN": "uint8_t", "f8E4M3FNUZ": "uint8_t", "f8E5M2": "uint8_t", "f8E5M2FNUZ": "uint8_t",
-    "f8E8M0FNU": "uint8_t", "f16": "uint16_t", "bf16": "uint16_t", "f32": "float", "f64": "double",
-}  # fmt: skip
+from .kernel import signature
 
 
 def signatures(module: ir.Module) -> list[tuple[str, list, list]]:
     """(name, argument tensors, result tensors) of each public function with a body."""
-    out = []
-    for op in module.body.operations:
-        if op.operation.name != "func.func" or "sym_visibility" in op.attributes or not len(op.regions[0].blocks):
-            continue
-        ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-        args = [tensor_of(t) for t in ftype.inputs]
-        results = [tensor_of(t) for t in ftype.results]
-        if any(t is None or t.elem not in C_TYPES for t in args + results):
-            raise ValueError(f"function '{ir.StringAttr(op.attributes['sym_name']).value}': only tensors of dq element types cross the C interface")
-        out.append((ir.StringAttr(op.attributes["sym_name"]).value, args, results))
-    return out
+    return [(s.name, list(s.inputs), list(s.results)) for s in map(signature, public_functions(module))]
 
 
 TAGS = {"int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16", "int32_t": "i32", "float": "f32", "double": "f64"}
 
 
 def _struct(t) -> str:
-    return f"dq_memref_{t.rank}d_{TAGS[C_TYPES[t.elem]]}"
+    return f"dq_memref_{t.rank}d_{TAGS[ELEMENTS[t.elem].c_type]}"
 
 
 def header(sigs: list, guard: str = "DEQUANT_KERNELS_H") -> str:
@@ -66,7 +52,7 @@ def header(sigs: list, guard: str = "DEQUANT_KERNELS_H") -> str:
             if name in seen:
                 continue
             seen.add(name)
-            c = C_TYPES[t.elem]
+            c = ELEMENTS[t.elem].c_type
             dims = f" int64_t sizes[{t.rank}]; int64_t strides[{t.rank}];" if t.rank else ""
             lines.append(f"typedef struct {{ {c} *allocated; {c} *aligned; int64_t offset;{dims} }} {name};")
     lines.append("")

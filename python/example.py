@@ -15,7 +15,7 @@ from mlir import ir
 import dequant
 from dequant.dialect import onnx
 from dequant.dialect.signature import tensor_of
-from dequant.dialect.types import ELEMS
+from dequant.dialect.elements import ELEMENTS
 
 TOLERANCE = {"f32": 0.0, "f16": 2.0**-10, "bf16": 2.0**-7}
 
@@ -37,7 +37,7 @@ def reference(x, s, z, axis: int, block_size: int, out_dtype) -> np.ndarray:
 
 
 def random_array(rng, elem: str, shape) -> np.ndarray:
-    e = ELEMS[elem]
+    e = ELEMENTS[elem]
     if e.kind == "int":
         info = ml_dtypes.iinfo(e.dtype)
         return rng.integers(info.min, info.max + 1, shape).astype(e.dtype)

@@ -1,221 +1,301 @@
-"""Dequantize numpy arrays with compiled kernels, one function per spec op.
+"""Dequantize numpy arrays with compiled kernels: one function per spec op of the dialect.
 
-Each call checks the arrays against the op's spec rules (ValueError naming the rule, before any
-native call), then runs a kernel compiled once per signature (element types, ranks, attributes):
-its dims are dynamic, so one kernel serves every shape. The kernel writes into `out` (allocated
-when not given) in destination-passing style. `bind` does the checks once and returns a callable
-that reruns the kernel on the same arrays (like ONNX Runtime's IO binding).
+`dequant.ops.<op>` (e.g. `onnx_dequantize_linear`) is made from the op's OpDef (dialect/): its
+parameters are the op's operands then its attributes, with the spec defaults, and `out=`; its
+docstring is the OpDef's. Each call checks the arrays against the op's rules (a ValueError
+naming the rule, before any native call) and runs a kernel compiled once per canonical form and
+element types: its dims are dynamic, so one kernel serves every shape. The kernel writes into `out`
+(allocated when not given). What a call decides from dtypes, shapes and attributes is kept in a
+`Plan` (cached), so a repeated call only checks values (where the spec has value rules), `out`,
+and makes the native call(s).
+
+`bind(op, *arrays, out=..., **attributes)` checks and compiles once and returns a `Bound`: a
+callable rerunning the kernel on the same arrays, like ONNX Runtime's IO binding.
 """
 
 from __future__ import annotations
 
-import functools
+import inspect
 import math
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from mlir import ir
-from mlir.dialects import bufferization, func
 
-from dequant.dialect import OPS, ngraph, onednn, onnx, pmx
-from dequant.dialect.opdef import OpDef, create
-from dequant.dialect.signature import Signature, Tensor, check
-from dequant.dialect.types import ELEMS, from_dtype
+from dequant import dialect
+from dequant.dialect import attributes, canonical
+from dequant.dialect.elements import ELEMENTS, UnknownElementError, of_dtype
+from dequant.dialect.opdef import OpDef
+from dequant.dialect.signature import Signature, Tensor
 
-_KERNELS: dict = {}
-_PLANS: dict = {}
+from .kernel import aligned_field, descriptor_type, fill
+from .runtime import DEFAULT, Runtime
 
+class OpFunction:
+    """The numpy function of one spec op, on a `Runtime`."""
 
-def _tensor(a: np.ndarray) -> Tensor:
-    return Tensor(from_dtype(a.dtype).name, tuple(a.shape))
+    def __init__(self, opdef: OpDef, runtime: Runtime = DEFAULT):
+        self.opdef, self.runtime = opdef, runtime
+        self.__name__ = self.__qualname__ = opdef.api
+        self.__module__ = __name__
+        self.__doc__ = opdef.doc
+        self.__signature__ = _signature(opdef)
 
+    def __repr__(self) -> str:
+        return f"<dequant.ops.{self.opdef.api}: {self.opdef.summary}>"
 
-def _kernel_shape(is_data: bool, t: Tensor) -> tuple:
-    """A kernel operand's dims: None (dynamic), or 1 for a unit dim of a scale or zero point."""
-    return tuple(None if is_data or d != 1 else 1 for d in t.shape)
+    def prepare(self, *operands, **attrs) -> tuple[Plan, list]:
+        """(the Plan for these arrays' dtypes and shapes and these attributes, the arrays)."""
+        d = self.opdef
+        names = d.operand_names
+        if len(operands) > len(names):
+            raise TypeError(f"{d.api}() takes {len(names)} arrays, got {len(operands)}")
+        given = dict(zip(names, operands))
+        for name in names[len(operands):]:
+            if name in attrs:
+                given[name] = attrs.pop(name)
+        values = {}
+        for a in d.attrs:
+            try:
+                values[a.name] = attributes.from_python(a, attrs.pop(a.name, None))
+            except attributes.AttrError as e:
+                raise ValueError(f"{d.api}: {e}") from None
+        if attrs:
+            raise TypeError(f"{d.api}() got an unexpected keyword argument {sorted(attrs)[0]!r}")
+        arrays = [_array(d, o, given.get(o.name)) for o in d.operands]
+        key = (d.name, tuple(None if a is None else (a.dtype, a.shape) for a in arrays), tuple(_hashable(v) for v in values.values()))
+        plan = self.runtime.plans.get(key)
+        if plan is None:
+            plan = self.runtime.plans.put(key, Plan(self.runtime, d, arrays, values))
+        return plan, arrays
 
+    def __call__(self, *operands, out=None, **attrs) -> np.ndarray:
+        plan, arrays = self.prepare(*operands, **attrs)
+        return plan.run(arrays, out)
 
-def _kernel(opdef: OpDef, operands: dict, attrs: dict, result: Tensor):
-    """The compiled kernel for this signature (cached)."""
-    from dequant import context
-
-    from .jit import Kernel
-
-    # Dims are dynamic, except scale and zero point dims of size 1: granularity is read from
-    # them (a one-element scale is per-tensor), so they stay static and part of the key.
-    shapes = {n: _kernel_shape(n == opdef.operands[0], t) for n, t in operands.items() if t is not None}
-    key = (opdef.name, tuple((n, t.elem, shapes[n]) if t else (n, None) for n, t in operands.items()),
-           tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())), result.elem, result.rank)  # fmt: skip
-    if key in _KERNELS:
-        return _KERNELS[key]
-    ctx = context()
-    with ctx, ir.Location.unknown():
-        module = ir.Module.create()
-        dyn = ir.ShapedType.get_dynamic_size()
-
-        def ttype(t: Tensor, shape: tuple):
-            return ir.RankedTensorType.get([dyn if d is None else d for d in shape], ir.Type.parse(t.elem))
-
-        in_types = [ttype(t, shapes[n]) for n, t in operands.items() if t is not None]
-        in_types.append(ttype(result, (None,) * result.rank))
-        with ir.InsertionPoint(module.body):
-            f = func.FuncOp("kernel", (in_types, [in_types[-1]]))
-            with ir.InsertionPoint(f.add_entry_block()):
-                args = list(f.arguments)
-                values, k = [], 0
-                for t in operands.values():
-                    values.append(args[k] if t is not None else None)
-                    k += t is not None
-                y = create(opdef, values, attrs, in_types[-1])
-                r = bufferization.materialize_in_destination(in_types[-1], y, args[-1])
-                func.ReturnOp([r])
-        kernel = Kernel(module, "kernel")
-    kernel._context = ctx
-    _KERNELS[key] = kernel
-    return kernel
-
-
-def run(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape: tuple, out=None) -> np.ndarray:
-    """Check `arrays` against `opdef`'s rules, then dequantize natively into `out`."""
-    if getattr(_binding, "active", False):
-        for n, a in arrays.items():
-            if a is not None and not (isinstance(a, np.ndarray) and a.flags.c_contiguous):
-                raise ValueError(f"bind: {n} must be a C-contiguous numpy array (it is read in place)")
-    arrays = {n: (None if a is None else np.asarray(a, order="C")) for n, a in arrays.items()}
-    # Everything but values is decided by dtypes, shapes and attributes: one lookup per call.
-    key = (opdef.name, result_elem, tuple(result_shape),
-           tuple(None if a is None else (a.dtype, a.shape) for a in arrays.values()),
-           tuple(tuple(v) if isinstance(v, list) else v for v in attrs.values()))  # fmt: skip
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) >= 4096:  # bounded: many distinct shapes must not grow memory forever
-            _PLANS.clear()
-        plan = _PLANS[key] = _plan(opdef, arrays, attrs, result_elem, result_shape)
-    verdict, form, sig = plan["verdict"], plan["form"], plan["sig"]
-    if not verdict and opdef.value_rules:
-        values = {n: arrays[n] for n in opdef.value_operands if arrays.get(n) is not None}
-        if values:
-            verdict = check(list(opdef.value_rules), Signature(sig.operands, sig.result, attrs, values))
-    if verdict:
-        raise ValueError(f"{opdef.name}: {verdict}")
-    dtype = np.dtype(ELEMS[result_elem].dtype)
-    if out is None:
-        out = np.empty(sig.result.shape, dtype)
-    elif out.dtype != dtype or out.shape != sig.result.shape or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous {dtype} array of shape {list(sig.result.shape)}")
-    kernel = plan.get("kernel")
-    if kernel is None:  # compiled once the arrays passed every rule
-        kernel = plan["kernel"] = _kernel(opdef, sig.operands, attrs, sig.result)
-    inputs = [a for a in arrays.values() if a is not None]
-    chunks = _row_chunks(form, out.shape, _threads)
-    if getattr(_binding, "active", False):
-        jobs = [(inputs, out)] if len(chunks) < 2 else _jobs(form, inputs, out, chunks)
-        if any(not np.may_share_memory(p, a) for parts, _ in jobs for p, a in zip(parts, inputs)):
-            jobs = [(inputs, out)]  # a row range is a copy: one thread, reading the arrays in place
-        return Bound([kernel.bind(*job) for job in jobs], out)
-    if len(chunks) < 2:
-        kernel.call_into(inputs, out)
-    else:
-        _parallel([functools.partial(kernel.call_into, *job) for job in _jobs(form, inputs, out, chunks)])
-    return out
+    def bind(self, *operands, out=None, **attrs) -> Bound:
+        """Check and compile once; a callable rerunning the op on these arrays into `out`."""
+        for name, a in zip(self.opdef.operand_names, operands):
+            if a is not None and not isinstance(a, np.generic) and not (isinstance(a, np.ndarray) and a.flags.c_contiguous):
+                raise ValueError(f"bind: {name} must be a C-contiguous numpy array (it is read in place)")
+        plan, arrays = self.prepare(*operands, **attrs)
+        return plan.bind(arrays, out)
 
 
-def _parallel(calls: list) -> None:
-    """Run the calls at once: the calling thread takes the first, the pool the others."""
-    pending = [_pool().submit(c) for c in calls[1:]]
-    calls[0]()
-    for p in pending:
-        p.result()
+def _signature(d: OpDef) -> inspect.Signature:
+    P = inspect.Parameter
+    params = [P(o.name, P.POSITIONAL_OR_KEYWORD, default=None if o.optional else P.empty) for o in d.operands]
+    params += [P(a.name, P.KEYWORD_ONLY, default=P.empty if a.required else a.default) for a in d.attrs]
+    params.append(P("out", P.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
 
 
-def _jobs(form, inputs: list, out: np.ndarray, chunks: list) -> list:
-    return [([_rows(form, i, a, b, e) for i, a in enumerate(inputs)], out[b:e]) for b, e in chunks]
+def _hashable(v):
+    return tuple(v) if isinstance(v, list) else v
 
 
-_binding = threading.local()  # .active: run() returns a Bound (set by bind, in this thread only)
-
-
-class Bound:
-    """One op on fixed arrays, checked and compiled once: each call recomputes `out` from the
-    arrays' current contents with no per-call checks (see `bind`)."""
-
-    def __init__(self, calls: list, out: np.ndarray):
-        self._calls, self.out = calls, out
-
-    def __call__(self) -> np.ndarray:
-        if len(self._calls) == 1:
-            self._calls[0]()
-        else:
-            _parallel(self._calls)
-        return self.out
-
-
-def bind(op, *args, **kwargs) -> Bound:
-    """Like ONNX Runtime's IO binding: `bind(onnx_dequantize_linear, x, s, zp, out=y)` checks
-    the arrays against the op's rules and compiles once, and returns a callable that reruns the
-    kernel into `out` (allocated if not given) as one native call per thread. The arrays are kept
-    alive and read in place: change their values, not their shapes or dtypes, between calls.
-    Value rules (e.g. a zero point's range) are checked at bind time only. The thread split is
-    fixed at bind time."""
-    _binding.active = True
+def _array(d: OpDef, operand, value) -> np.ndarray | None:
+    """An operand as a C-contiguous array of a dq element type; ValueError naming the operand."""
+    if value is None:
+        if not operand.optional:
+            raise TypeError(f"{d.api}() missing required array {operand.name!r}")
+        return None
+    a = value if isinstance(value, np.ndarray) else np.asarray(value)
     try:
-        return op(*args, **kwargs)
-    finally:
-        _binding.active = False
+        of_dtype(a.dtype)
+    except UnknownElementError:
+        hint = ""
+        if a.dtype == np.float64 and "f64" not in _types_of(d, operand):
+            hint = " (a Python float is float64: pass np.float32(...) or an array of the type the spec wants)"
+        elif a.dtype.kind in "iu" and not isinstance(value, np.ndarray):
+            hint = " (a Python int or list is int64: give a numpy array of the storage type, e.g. np.int8)"
+        raise ValueError(f"{d.api}: {operand.name} has dtype {a.dtype}, which is not a dq element type{hint}") from None
+    return a if a.flags.c_contiguous else a.copy(order="C")
 
 
-def _plan(opdef: OpDef, arrays: dict, attrs: dict, result_elem: str, result_shape: tuple) -> dict:
-    """The type/shape verdict, canonical form and signature for arrays of these dtypes and
-    shapes (the kernel is added once a call passes every rule)."""
-    operands = {n: (None if a is None else _tensor(a)) for n, a in arrays.items()}
-    sig = Signature(operands, Tensor(result_elem, tuple(result_shape)), attrs, {})
-    verdict = opdef.check_types(sig)
-    return {"verdict": verdict, "form": None if verdict else opdef.canonical(sig), "sig": sig}
+def _types_of(d: OpDef, operand) -> tuple:
+    return ("f64",) if d.api == "ngraph_dequantize" and operand.role == "scale" else ()
 
 
-def set_num_threads(n: int | None = None) -> None:
-    """Threads for large arrays (default, or None: the available cores)."""
-    global _threads, _executor
-    _threads = max(1, int(n)) if n else _cores()
-    if _executor is not None:
-        _executor.shutdown()
-        _executor = None
+class Plan:
+    """One spec op on arrays of fixed dtypes and shapes with fixed attributes: the type and shape
+    rules checked once, the canonical form, the kernel, the output, and prebuilt native calls."""
+
+    def __init__(self, runtime: Runtime, opdef: OpDef, arrays: list, attrs: dict):
+        self.runtime, self.opdef, self.attrs = runtime, opdef, attrs
+        operands = {o.name: (None if a is None else Tensor(of_dtype(a.dtype).name, tuple(a.shape))) for o, a in zip(opdef.operands, arrays)}
+        sig = Signature(operands, None, attrs)
+        message = opdef.check_types(sig)
+        if message:
+            raise ValueError(f"{opdef.api}: {message}")
+        self.result = opdef.result(sig)
+        self.sig = Signature(operands, self.result, attrs)
+        self.form = opdef.canonical(self.sig)
+        self.out_dtype = ELEMENTS[self.result.elem].dtype
+        self.out_shape = tuple(self.result.shape)
+        zp = opdef.role("zero_point")
+        self.zero_point_index = opdef.operand_names.index(zp) if opdef.value_rules and zp in operands and operands[zp] else None
+        self.present = [i for i, a in enumerate(arrays) if a is not None]
+        self.kernel = None  # compiled by the first call that passes every check
+        self._calls: dict = {}  # thread settings -> [CallTemplate], built once
+
+    # --- checks made per call -----------------------------------------------------------------
+
+    def check_values(self, arrays: list) -> None:
+        if self.zero_point_index is None:
+            return
+        name = self.opdef.operand_names[self.zero_point_index]
+        sig = Signature(self.sig.operands, self.result, self.attrs, {name: arrays[self.zero_point_index]})
+        for rule in self.opdef.value_rules:
+            message = rule(sig)
+            if message:
+                raise ValueError(f"{self.opdef.api}: {message}")
+
+    def output(self, out, arrays: list) -> np.ndarray:
+        """`out`, checked, or a new output array."""
+        if out is None:
+            return np.empty(self.out_shape, self.out_dtype)
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"{self.opdef.api}: out must be a numpy array, got {type(out).__name__}")
+        if out.dtype != self.out_dtype or out.shape != self.out_shape or not out.flags.c_contiguous:
+            raise ValueError(f"{self.opdef.api}: out must be a C-contiguous {self.out_dtype} array of shape "
+                             f"{list(self.out_shape)}, got {'' if out.flags.c_contiguous else 'a non-contiguous '}"
+                             f"{out.dtype} {list(out.shape)}")  # fmt: skip
+        if not out.flags.writeable:
+            raise ValueError(f"{self.opdef.api}: out is read-only")
+        for o, a in zip(self.opdef.operands, arrays):
+            if a is not None and np.may_share_memory(out, a):
+                raise ValueError(f"{self.opdef.api}: out overlaps {o.name}: give an output that shares no memory with the inputs")
+        return out
+
+    # --- native calls -------------------------------------------------------------------------
+
+    def templates(self) -> list:
+        """The native calls of this plan at the runtime's current thread settings (built once)."""
+        key = (self.runtime.get_num_threads(), self.runtime.min_parallel)
+        found = self._calls.get(key)
+        if found is None:
+            if self.kernel is None:
+                operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
+                roles = [self.opdef.operands[i].role for i in self.present]
+                self.kernel = kernel_for(self.runtime, operands, roles, self.result, self.form)
+            chunks = row_chunks(self.form, self.out_shape, *key)
+            found = [CallTemplate(self, b, e) for b, e in chunks] if chunks else [CallTemplate(self, None, None)]
+            found = self._calls.setdefault(key, found)
+        return found
+
+    def run(self, arrays: list, out=None) -> np.ndarray:
+        self.check_values(arrays)
+        out = self.output(out, arrays)
+        inputs = [arrays[i] for i in self.present]
+        templates = self.templates()
+        if len(templates) == 1:
+            templates[0].call(inputs, out)
+        else:
+            self.runtime.pool.run([_Job(t, inputs, out) for t in templates])
+        return out
+
+    def bind(self, arrays: list, out=None) -> Bound:
+        self.check_values(arrays)
+        out = self.output(out, arrays)
+        inputs = [arrays[i] for i in self.present]
+        return Bound(self.runtime, [t.bound(inputs, out) for t in self.templates()], arrays, out)
 
 
-def get_num_threads() -> int:
-    return _threads
+class _Job:
+    __slots__ = ("template", "inputs", "out")
+
+    def __init__(self, template, inputs, out):
+        self.template, self.inputs, self.out = template, inputs, out
+
+    def __call__(self):
+        self.template.call(self.inputs, self.out)
 
 
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+class CallTemplate:
+    """One native call of a plan on output rows [begin, end) (None: all rows): the descriptor
+    shapes and strides, and each array's byte offset; per call only the data pointers change."""
+
+    def __init__(self, plan: Plan, begin: int | None, end: int | None):
+        self.kernel = plan.kernel
+        tensors = [plan.sig.operands[plan.opdef.operand_names[i]] for i in plan.present] + [plan.result]
+        roles = [plan.opdef.operands[i].role for i in plan.present] + ["out"]
+        self.layout = [_part(plan.form, role, t, begin, end) for role, t in zip(roles, tensors)]
+        self.itemsizes = [ELEMENTS[t.elem].dtype.itemsize for t in tensors]
+        self._spare: list = []  # descriptor sets not in use (a call takes one, then gives it back)
+
+    def _descriptors(self):
+        try:
+            return self._spare.pop()
+        except IndexError:
+            ds = [descriptor_type(len(shape), size)() for (_, shape, _), size in zip(self.layout, self.itemsizes)]
+            for d, (_, shape, strides) in zip(ds, self.layout):
+                fill(d, 0, shape, strides)
+            packed, results, alive = self.kernel.pack(ds)
+            return [(d, aligned_field(d)) for d in ds], packed, results, alive
+
+    def _point(self, ds, arrays: list) -> None:
+        for (d, aligned), a, (offset, _, _) in zip(ds, arrays, self.layout):
+            pointer = a.ctypes.data + offset
+            d.allocated = pointer
+            aligned.value = pointer
+
+    def call(self, inputs: list, out: np.ndarray) -> None:
+        entry = self._descriptors()
+        ds, packed, results, _ = entry
+        self._point(ds, inputs + [out])
+        self.kernel.fn(packed)
+        self._spare.append(entry)
+
+    def bound(self, inputs: list, out: np.ndarray):
+        """A no-argument native call on these arrays (its descriptors kept)."""
+        entry = self._descriptors()
+        ds, packed, _, _ = entry
+        self._point(ds, inputs + [out])
+        fn = self.kernel.fn
+
+        def call():
+            fn(packed)
+
+        call.keep = (self, entry, inputs, out)
+        return call
 
 
-_threads = _cores()
-_executor = None
-# Output elements below which one thread is faster: waking a pool thread costs 30-100 us on the
-# 2-core benchmark machine; 2 threads lost at 1M elements (73 -> 95 us, int8), broke even at 2M
-# and won at 4M (246 -> 207 us; float8 434 -> 262 us).
-MIN_PARALLEL = 3 << 20
+def _part(form: canonical.Form, role: str, t: Tensor, begin, end) -> tuple:
+    """(byte offset, shape, strides in elements) of the part of an operand that output rows
+    [begin, end) read (the whole operand when begin is None)."""
+    shape = list(t.shape)
+    if begin is not None and shape:
+        if role in ("data", "out"):
+            k = canonical.INT4X4 if role == "data" and form.unpack == "int4x4" else 1
+            first, last = begin // k, -(-end // k)
+            stride0 = math.prod(shape[1:])
+            offset = first * stride0
+            shape[0] = last - first
+        else:
+            reads = form.scale_map if role == "scale" else form.zp_map
+            offset = 0
+            if reads and reads[0].dim == 0:  # dim 0 of the operand is read along output dim 0
+                b = reads[0].block
+                first, last = begin // b, -(-end // b)
+                offset = first * math.prod(shape[1:])
+                shape[0] = last - first
+        size = ELEMENTS[t.elem].dtype.itemsize
+        offset *= size
+    else:
+        offset = 0
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    return offset, tuple(shape), tuple(strides)
 
 
-def _pool() -> ThreadPoolExecutor:
-    global _executor
-    if _executor is None:
-        _executor = ThreadPoolExecutor(max_workers=_threads, thread_name_prefix="dequant")
-    return _executor
-
-
-def _row_chunks(form, shape: tuple, threads: int) -> list:
+def row_chunks(form: canonical.Form, shape: tuple, threads: int, min_parallel: int) -> list:
     """Split output dim 0 into up to `threads` row ranges, at multiples of every block that
-    dim 0 is read through (int4x4 packing, blocks/groups along dim 0)."""
-    if threads < 2 or not shape or int(np.prod(shape)) < MIN_PARALLEL:
+    dim 0 is read through (int4x4 packing, blocks/groups along dim 0); [] for one call (fewer
+    than `min_parallel` output elements)."""
+    if threads < 2 or not shape or math.prod(shape) < min_parallel:
         return []
-    unit = 4 if form.unpack == "int4x4" else 1
-    for entry in (form.scale_map or ()) + (form.zero_point_map or ()):
-        if entry[0] == "block" and entry[1] == 0:
-            unit = math.lcm(unit, entry[2])
+    unit = canonical.INT4X4 if form.unpack == "int4x4" else 1
+    for r in form.scale_map + form.zp_map:
+        if r.dim == 0:
+            unit = math.lcm(unit, r.block)
     units = -(-shape[0] // unit)
     n = min(threads, units)
     if n < 2:
@@ -224,55 +304,108 @@ def _row_chunks(form, shape: tuple, threads: int) -> list:
     return [(b, e) for b, e in zip(bounds, bounds[1:]) if e > b]
 
 
-def _rows(form, index: int, a: np.ndarray, b: int, e: int) -> np.ndarray:
-    """The part of operand `index` (0 data, 1 scale, 2 zero point) that output rows [b, e)
-    read, as a contiguous array."""
-    if index == 0:
-        return a[b // 4 : -(-e // 4)] if form.unpack == "int4x4" else a[b:e]
-    entries = form.scale_map if index == 1 else (form.zero_point_map or form.scale_map)
-    for p, entry in enumerate(entries):
-        if entry[0] in ("dim", "block") and entry[1] == 0:
-            k = entry[2] if entry[0] == "block" else 1
-            part = a[(slice(None),) * p + (slice(b // k, -(-e // k)),)]
-            return part if p == 0 else np.ascontiguousarray(part)
-    return a
+class Bound:
+    """One op on fixed arrays, checked and compiled once: each call recomputes `out` from the
+    arrays' current contents with no per-call checks (see `bind`)."""
+
+    def __init__(self, runtime: Runtime, calls: list, arrays: list, out: np.ndarray):
+        self._runtime, self._calls, self._arrays, self.out = runtime, calls, arrays, out
+
+    def __call__(self) -> np.ndarray:
+        if len(self._calls) == 1:
+            self._calls[0]()
+        else:
+            self._runtime.pool.run(self._calls)
+        return self.out
 
 
-def onnx_dequantize_linear(x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=None, out=None):
-    """ONNX DequantizeLinear (opset 24): y = (x - x_zero_point) * x_scale.
-
-    `output_dtype` is a numpy/ml_dtypes dtype (float32, float16, bfloat16) or None for the
-    scale's type."""
-    x, x_scale = np.asarray(x), np.asarray(x_scale)
-    out_elem = None if output_dtype is None else from_dtype(output_dtype).name
-    attrs = {"axis": int(axis), "block_size": int(block_size), "output_dtype": out_elem}
-    arrays = {"x": x, "x_scale": x_scale, "x_zero_point": x_zero_point}
-    result_elem = onnx.result_elem(from_dtype(x_scale.dtype).name, out_elem)
-    return run(OPS[onnx.NAME], arrays, attrs, result_elem, x.shape, out)
+def kernel_for(runtime: Runtime, operands: list, roles: list, result: Tensor, form: canonical.Form):
+    """The compiled `dq.dequantize` kernel for these element types and canonical form (cached):
+    dims are dynamic, except unit dims of scales and zero points, which the form reads at 0."""
+    shapes = [tuple(None if role == "data" or d != 1 else 1 for d in t.shape) for t, role in zip(operands, roles)]
+    key = (tuple((t.elem, s) for t, s in zip(operands, shapes)), result.elem, result.rank, form)
+    found = runtime.kernels.get(key)
+    if found is None:
+        found = runtime.kernels.put(key, _compile(operands, shapes, result, form))
+    return found
 
 
-def onednn_dynamic_dequantize(src, scales, zps=None, *, qtype="per_tensor", axis=1, out=None):
-    """oneDNN Graph DynamicDequantize: f32 output = (src - zps) * scales."""
-    src = np.asarray(src)
-    arrays = {"input": src, "scales": scales, "zps": zps}
-    return run(OPS[onednn.NAME], arrays, {"qtype": qtype, "axis": int(axis)}, "f32", src.shape, out)
+def _compile(operands: list, shapes: list, result: Tensor, form: canonical.Form):
+    """kernel(x, scale[, zp], out) -> out, the dequantize written into `out`."""
+    from mlir import ir
+    from mlir.dialects import bufferization, func
+
+    from dequant import context
+    from dequant.dialect.elements import tensor_type
+
+    from .kernel import Kernel
+
+    ctx = context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        in_types = [tensor_type(s, t.elem) for t, s in zip(operands, shapes)]
+        out_type = tensor_type((None,) * result.rank, result.elem)
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp("kernel", (in_types + [out_type], [out_type]))
+            writable = [{} for _ in in_types] + [{"bufferization.writable": ir.BoolAttr.get(True)}]
+            f.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in writable])
+            with ir.InsertionPoint(f.add_entry_block()):
+                args = list(f.arguments)
+                zp = args[2] if len(operands) == 3 else None
+                y = canonical.build(args[0], args[1], zp, form, out_type)
+                r = bufferization.materialize_in_destination(out_type, y, args[-1])
+                func.ReturnOp([r])
+        return Kernel(module, "kernel", context=ctx)
 
 
-def ngraph_dequantize(input, scale, zero_point, *, type, axes, out=None):
-    """nGraph Dequantize: output (of element `type`, a numpy/ml_dtypes dtype) =
-    (input - zero_point) * scale, with scale and zero point indexed by the `axes` coordinates."""
-    input = np.asarray(input)
-    t = from_dtype(type).name
-    arrays = {"input": input, "scale": scale, "zero_point": zero_point}
-    return run(OPS[ngraph.NAME], arrays, {"type": t, "axes": sorted(axes) if isinstance(axes, set) else list(axes)}, t, input.shape, out)
+# --- the functions ------------------------------------------------------------------------------
 
 
-def pmx_dequantize_linear(X, Scale, ZeroPoint=None, *, quant_data_type, quant_axis=1, group_size=128,
-                          has_zeropoint=False, float_zeropoint=False, quant_method="", out=None):  # fmt: skip
-    """OpenPPL (ppl.pmx) DequantizeLinear; int4 X is int16 packing four values along dim 0."""
-    X, Scale = np.asarray(X), np.asarray(Scale)
-    attrs = {"quant_data_type": quant_data_type, "quant_method": quant_method, "quant_axis": int(quant_axis),
-             "group_size": int(group_size), "has_zeropoint": bool(has_zeropoint), "float_zeropoint": bool(float_zeropoint)}  # fmt: skip
-    arrays = {"X": X, "Scale": Scale, "ZeroPoint": ZeroPoint}
-    result_elem = from_dtype(Scale.dtype).name
-    return run(OPS[pmx.NAME], arrays, attrs, result_elem, pmx.unpacked_shape(X.shape, quant_data_type), out)
+def spec_op(api_name: str) -> OpDef:
+    """The OpDef whose numpy function is `api_name`; AttributeError if none."""
+    for d in dialect.SPEC_OPS:
+        if d.api == api_name:
+            return d
+    raise AttributeError(f"module 'dequant.ops' has no attribute {api_name!r}")
+
+
+_FUNCTIONS = {d.api: OpFunction(d) for d in dialect.SPEC_OPS if d.api}
+
+
+def __getattr__(name: str):  # PEP 562: one function per spec op of the dialect registry
+    try:
+        return _FUNCTIONS[name]
+    except KeyError:
+        raise AttributeError(f"module 'dequant.ops' has no attribute {name!r}") from None
+
+
+def __dir__() -> list:
+    return sorted(list(globals()) + list(_FUNCTIONS))
+
+
+__test__ = {name: f.__doc__ for name, f in _FUNCTIONS.items()}  # their examples run under doctest
+__all__ = sorted(_FUNCTIONS) + ["bind", "set_num_threads", "get_num_threads", "OpFunction", "Plan", "Bound"]
+
+
+def bind(op: OpFunction, *operands, out=None, **attrs) -> Bound:
+    """Like ONNX Runtime's IO binding: `bind(ops.onnx_dequantize_linear, x, s, zp, out=y)` checks
+    the arrays against the op's rules and compiles once, and returns a callable that reruns the
+    kernel into `out` (allocated if not given) as one native call per thread. The arrays are kept
+    alive and read in place: change their values, not their shapes or dtypes, between calls.
+    Value rules (e.g. a zero point's range) are checked at bind time only; the thread split is
+    fixed at bind time."""
+    if not isinstance(op, OpFunction):
+        raise TypeError(f"bind takes a dequant.ops function, got {op!r}")
+    return op.bind(*operands, out=out, **attrs)
+
+
+def set_num_threads(n: int | None = None) -> None:
+    """Set the number of threads large calls are split over: a positive integer, or None for the
+    available cores (the default)."""
+    DEFAULT.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads large calls are split over (see `set_num_threads`)."""
+    return DEFAULT.get_num_threads()
+

@@ -5,8 +5,8 @@
 
 // CHECK-LABEL: func.func @per_axis_dynamic
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[D:.*]] = tensor.dim %arg0, %[[C1]]
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK: %[[D:.*]] = tensor.dim %arg0, %[[C1]]
 // CHECK: %[[S:.*]] = tensor.dim %arg1, %[[C0]]
 // CHECK: %[[OK:.*]] = arith.cmpi eq, %[[S]], %[[D]] : index
 // CHECK: cf.assert %[[OK]], "dq: dim 0 of a scale or zero point does not match the output dim 1 it is read along"
@@ -22,9 +22,9 @@ func.func @per_axis_dynamic(%x: tensor<4x?xi8>, %s: tensor<?xf32>, %z: tensor<?x
 // -----
 
 // CHECK-LABEL: func.func @blocked_dynamic
+// CHECK-DAG: %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<8x?xi4>
+// CHECK-DAG: %[[S:.*]] = tensor.dim %arg1, %{{.*}} : tensor<8x?xf16>
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK: %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<8x?xi4>
-// CHECK: %[[S:.*]] = tensor.dim %arg1, %{{.*}} : tensor<8x?xf16>
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[D]], %[[C32]] : index
 // CHECK: arith.cmpi eq, %[[S]], %[[BLOCKS]] : index
 // CHECK: cf.assert

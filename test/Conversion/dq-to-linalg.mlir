@@ -31,18 +31,20 @@ func.func @per_tensor_i8(%x: tensor<4x8xi8>, %s: tensor<f32>, %z: tensor<i8>) ->
 
 // -----
 
-// Per-tensor with a one-element 1-D scale (read at index 0) and a scalar zero point, ui8:
-// zero-extended.
+// Per-tensor with a one-element 1-D scale (read at index 0) and a scalar zero point, ui8: cast
+// to signless storage before the generic (as LowerQuantOps does), zero-extended in it.
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ZERO:map[0-9]*]] = affine_map<(d0, d1) -> (0)>
 // CHECK-DAG: #[[SCALAR:map[0-9]*]] = affine_map<(d0, d1) -> ()>
 // CHECK-LABEL: func.func @per_tensor_one_element_ui8
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x8xui8>, %[[S:[^:]+]]: tensor<1xf32>, %[[Z:[^:]+]]: tensor<ui8>)
+// CHECK-DAG: %[[XS:.*]] = tensor.bitcast %[[X]] : tensor<4x8xui8> to tensor<4x8xi8>
+// CHECK-DAG: %[[ZS:.*]] = tensor.bitcast %[[Z]] : tensor<ui8> to tensor<i8>
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ZERO]], #[[SCALAR]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: ui8, %[[SV:[^:]+]]: f32, %[[ZV:[^:]+]]: ui8, %{{[^:]+}}: f32):
-// CHECK-NEXT: %[[XB:.*]] = builtin.unrealized_conversion_cast %[[XV]] : ui8 to i8
-// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XB]] : i8 to i32
-// CHECK-NEXT: %[[ZB:.*]] = builtin.unrealized_conversion_cast %[[ZV]] : ui8 to i8
-// CHECK-NEXT: %[[ZW:.*]] = arith.extui %[[ZB]] : i8 to i32
+// CHECK-SAME: ins(%[[XS]], %[[S]], %[[ZS]] : tensor<4x8xi8>, tensor<1xf32>, tensor<i8>)
+// CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: i8, %[[SV:[^:]+]]: f32, %[[ZV:[^:]+]]: i8, %{{[^:]+}}: f32):
+// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XV]] : i8 to i32
+// CHECK-NEXT: %[[ZW:.*]] = arith.extui %[[ZV]] : i8 to i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[XW]], %[[ZW]] : i32
 // CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[D]] : i32 to f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[DF]], %[[SV]] : f32
@@ -104,14 +106,13 @@ func.func @per_axis_rank3(%x: tensor<2x3x5xi8>, %s: tensor<3xf32>) -> tensor<2x3
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<8x?xui4>
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[DIM:.*]] = tensor.dim %[[X]], %[[C1]] : tensor<8x?xui4>
+// CHECK: %[[XS:.*]] = tensor.bitcast %[[X]] : tensor<8x?xui4> to tensor<8x?xi4>
 // CHECK: %[[INIT:.*]] = tensor.empty(%[[DIM]]) : tensor<8x?xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[AXIS]], #[[AXIS]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME: outs(%[[INIT]] : tensor<8x?xf32>)
-// CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: ui4, %{{[^:]+}}: f32, %[[ZV:[^:]+]]: ui4, %{{[^:]+}}: f32):
-// CHECK-NEXT: %[[XB:.*]] = builtin.unrealized_conversion_cast %[[XV]] : ui4 to i4
-// CHECK-NEXT: arith.extui %[[XB]] : i4 to i32
-// CHECK-NEXT: %[[ZB:.*]] = builtin.unrealized_conversion_cast %[[ZV]] : ui4 to i4
-// CHECK-NEXT: arith.extui %[[ZB]] : i4 to i32
+// CHECK-SAME: ins(%[[XS]], %{{.*}}, %{{.*}} : tensor<8x?xi4>, tensor<8xf32>, tensor<8xi4>) outs(%[[INIT]] : tensor<8x?xf32>)
+// CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: i4, %{{[^:]+}}: f32, %[[ZV:[^:]+]]: i4, %{{[^:]+}}: f32):
+// CHECK-NEXT: arith.extui %[[XV]] : i4 to i32
+// CHECK-NEXT: arith.extui %[[ZV]] : i4 to i32
 // CHECK-NEXT: arith.subi
 // CHECK-NEXT: arith.sitofp %{{.*}} : i32 to f32
 func.func @per_axis_ui4_dynamic(%x: tensor<8x?xui4>, %s: tensor<8xf32>, %z: tensor<8xui4>) -> tensor<8x?xf32> {
@@ -169,7 +170,7 @@ func.func @blocked_axis0_rank3(%x: tensor<64x3x5xi16>, %s: tensor<4x3x5xf32>, %z
 // CHECK-DAG: #[[BLOCK:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 24)>
 // CHECK-LABEL: func.func @blocked_ragged
 // CHECK: linalg.generic {indexing_maps = [#{{map[0-9]*}}, #[[BLOCK]], #{{map[0-9]*}}]
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<2x70xui8>, tensor<2x3xbf16>)
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<2x70xi8>, tensor<2x3xbf16>)
 func.func @blocked_ragged(%x: tensor<2x70xui8>, %s: tensor<2x3xbf16>) -> tensor<2x70xbf16> {
   %y = "dq.onnx_dequantize_linear"(%x, %s) {axis = -1 : i64, block_size = 24 : i64} : (tensor<2x70xui8>, tensor<2x3xbf16>) -> tensor<2x70xbf16>
   return %y : tensor<2x70xbf16>
@@ -376,9 +377,8 @@ func.func @mxfp4(%x: tensor<64xf4E2M1FN>, %s: tensor<2xf8E8M0FNU>) -> tensor<64x
 // CHECK-DAG: #[[ZERO:map[0-9]*]] = affine_map<(d0, d1) -> (0)>
 // CHECK-LABEL: func.func @canonical_add_f64
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[SCALAR]], #[[ZERO]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: ui8, %[[SV:[^:]+]]: f64, %[[ZV:[^:]+]]: f64, %{{[^:]+}}: f64):
-// CHECK-NEXT: %[[XB:.*]] = builtin.unrealized_conversion_cast %[[XV]] : ui8 to i8
-// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XB]] : i8 to i32
+// CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: i8, %[[SV:[^:]+]]: f64, %[[ZV:[^:]+]]: f64, %{{[^:]+}}: f64):
+// CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XV]] : i8 to i32
 // CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[XW]] : i32 to f64
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[DF]], %[[SV]] : f64
 // CHECK-NEXT: %[[R:.*]] = arith.addf %[[P]], %[[ZV]] : f64
@@ -390,23 +390,23 @@ func.func @canonical_add_f64(%x: tensor<?x8xui8>, %s: tensor<f64>, %z: tensor<1x
 
 // -----
 
-// int4x4: nibble k = d0 mod 4 of x[d0 floordiv 4, d1], unsigned, minus (zp & 0xF); the
-// output's dynamic dim 0 is 4 times x's.
-// CHECK-DAG: #[[PACKED:map[0-9]*]] = affine_map<(d0, d1) -> (d0 floordiv 4, d1)>
-// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
+// int4x4: the output is iterated as [x rows, 4, cols] (an expanded view of it): nibble k is the
+// size-4 dim, unsigned, minus (zp & 0xF); output row 4*d0 + d1 reads scale row d0 (blocks of 4
+// rows); the output's dynamic dim 0 is 4 times x's.
+// CHECK-DAG: #[[ROW:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @canonical_int4x4
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x8xi16>
 // CHECK-DAG: %[[C15:.*]] = arith.constant 15 : i32
 // CHECK-DAG: %[[C4I:.*]] = arith.constant 4 : i32
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
-// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK-DAG: %[[DIM:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?x8xi16>
-// CHECK-DAG: %[[ROWS:.*]] = arith.muli %[[DIM]], %[[C4]] : index
-// CHECK: tensor.empty(%[[ROWS]]) : tensor<?x8xf16>
-// CHECK: linalg.generic {indexing_maps = [#[[PACKED]], #[[PACKED]], #[[PACKED]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-DAG: %[[DIM:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x8xi16>
+// CHECK-DAG: %[[ROWS:.*]] = arith.muli %[[DIM]], %{{.*}} : index
+// CHECK: %[[INIT:.*]] = tensor.empty(%[[ROWS]]) : tensor<?x8xf16>
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[INIT]] {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 4, 8] : tensor<?x8xf16> into tensor<?x4x8xf16>
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: outs(%[[VIEW]] : tensor<?x4x8xf16>)
 // CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: i16, %[[SV:[^:]+]]: f16, %[[ZV:[^:]+]]: i8, %{{[^:]+}}: f16):
-// CHECK-NEXT: %[[I:.*]] = linalg.index 0 : index
-// CHECK-NEXT: %[[K:.*]] = arith.remui %[[I]], %[[C4]] : index
+// CHECK-NEXT: %[[K:.*]] = linalg.index 1 : index
 // CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]] : index to i32
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XV]] : i16 to i32
@@ -420,6 +420,7 @@ func.func @canonical_add_f64(%x: tensor<?x8xui8>, %s: tensor<f64>, %z: tensor<1x
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[DF]], %[[SF]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.truncf %[[P]] : f32 to f16
 // CHECK-NEXT: linalg.yield %[[R]] : f16
+// CHECK: tensor.collapse_shape %[[Y]] {{\[}}[0, 1], [2]] : tensor<?x4x8xf16> into tensor<?x8xf16>
 func.func @canonical_int4x4(%x: tensor<?x8xi16>, %s: tensor<?x8xf16>, %z: tensor<?x8xi8>) -> tensor<?x8xf16> {
   %y = "dq.dequantize"(%x, %s, %z) {scale_map = affine_map<(d0, d1) -> (d0 floordiv 4, d1)>, zero_point_map = affine_map<(d0, d1) -> (d0 floordiv 4, d1)>, unpack = "int4x4"} : (tensor<?x8xi16>, tensor<?x8xf16>, tensor<?x8xi8>) -> tensor<?x8xf16>
   return %y : tensor<?x8xf16>

@@ -79,11 +79,9 @@ func.func @axes_empty_i8_f64(%x: tensor<2x3xi8>, %s: tensor<f64>, %z: tensor<i8>
 // CHECK: %[[INIT:.*]] = tensor.empty(%[[DIM]]) : tensor<?x3xf16>
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[PROJ]], #[[PROJ]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-SAME: outs(%[[INIT]] : tensor<?x3xf16>)
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: ui8, %[[SC:.*]]: f16, %[[ZP:.*]]: ui8, %{{.*}}: f16):
-// CHECK-NEXT: %[[IN8:.*]] = builtin.unrealized_conversion_cast %[[IN]] : ui8 to i8
-// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN8]] : i8 to i32
-// CHECK-NEXT: %[[ZP8:.*]] = builtin.unrealized_conversion_cast %[[ZP]] : ui8 to i8
-// CHECK-NEXT: %[[B:.*]] = arith.extui %[[ZP8]] : i8 to i32
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %[[SC:.*]]: f16, %[[ZP:.*]]: i8, %{{.*}}: f16):
+// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN]] : i8 to i32
+// CHECK-NEXT: %[[B:.*]] = arith.extui %[[ZP]] : i8 to i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[B]] : i32
 // CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[D]] : i32 to f32
 // CHECK-NEXT: %[[SC32:.*]] = arith.extf %[[SC]] : f16 to f32

@@ -57,11 +57,9 @@ func.func @per_tensor_s32_zps(%x: tensor<4x8xi8>, %s: tensor<1xf32>, %z: tensor<
 // CHECK-DAG: #[[CH:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @per_channel_default_axis(
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[CH]], #[[CH]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: ui8, %[[SC:.*]]: f32, %[[ZP:.*]]: ui8, %{{.*}}: f32):
-// CHECK-NEXT: %[[IN8:.*]] = builtin.unrealized_conversion_cast %[[IN]] : ui8 to i8
-// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN8]] : i8 to i32
-// CHECK-NEXT: %[[ZP8:.*]] = builtin.unrealized_conversion_cast %[[ZP]] : ui8 to i8
-// CHECK-NEXT: %[[B:.*]] = arith.extui %[[ZP8]] : i8 to i32
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %[[SC:.*]]: f32, %[[ZP:.*]]: i8, %{{.*}}: f32):
+// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN]] : i8 to i32
+// CHECK-NEXT: %[[B:.*]] = arith.extui %[[ZP]] : i8 to i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[B]] : i32
 // CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[D]] : i32 to f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[F]], %[[SC]] : f32
@@ -84,9 +82,8 @@ func.func @per_channel_default_axis(%x: tensor<4x8xui8>, %s: tensor<8xf32>, %z: 
 // CHECK: %[[INIT:.*]] = tensor.empty(%[[DIM]]) : tensor<2x?x4xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[CH]], #[[CH]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-SAME: outs(%[[INIT]] : tensor<2x?x4xf32>)
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: ui8, %[[SC:.*]]: f32, %[[ZP:.*]]: i8, %{{.*}}: f32):
-// CHECK-NEXT: %[[IN8:.*]] = builtin.unrealized_conversion_cast %[[IN]] : ui8 to i8
-// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN8]] : i8 to i32
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %[[SC:.*]]: f32, %[[ZP:.*]]: i8, %{{.*}}: f32):
+// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN]] : i8 to i32
 // CHECK-NEXT: %[[B:.*]] = arith.extsi %[[ZP]] : i8 to i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[A]], %[[B]] : i32
 // CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[D]] : i32 to f32
@@ -104,9 +101,8 @@ func.func @per_channel_axis_minus1_dynamic(%x: tensor<2x?x4xui8>, %s: tensor<4xf
 // CHECK-DAG: #[[CH:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0)>
 // CHECK-LABEL: func.func @per_channel_axis_minus_r(
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[CH]], #[[CH]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: ui8, %[[SC:.*]]: f32, %[[ZP:.*]]: i32, %{{.*}}: f32):
-// CHECK-NEXT: %[[IN8:.*]] = builtin.unrealized_conversion_cast %[[IN]] : ui8 to i8
-// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN8]] : i8 to i32
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %[[SC:.*]]: f32, %[[ZP:.*]]: i32, %{{.*}}: f32):
+// CHECK-NEXT: %[[A:.*]] = arith.extui %[[IN]] : i8 to i32
 // CHECK-NEXT: %[[ZL:.*]] = arith.andi %[[ZP]], %{{.*}} : i32
 // CHECK-NEXT: %[[ZH:.*]] = arith.andi %[[ZP]], %{{.*}} : i32
 // CHECK-NEXT: %[[ZHF:.*]] = arith.sitofp %[[ZH]] : i32 to f32

@@ -158,23 +158,26 @@ func.func @int8_per_channel_rank1_scale(%x: tensor<4x16xi8>, %s: tensor<4xf32>) 
 // -----
 
 // ---- int4 (int4x4 packed along dim 0)
+// The output is iterated as [X rows, 4, ...], an expanded view of it: d0 is X's row, d1 the
+// nibble (bits 4*d1.. of X[d0, ...]), so output row 4*d0 + d1; the nibble's shift is invariant in
+// the inner loops. A Scale read along dim 0 reads row 4*d0 + d1 (or d0 floordiv (G/4) for groups
+// of G rows with 4 | G).
 
 // Groups of 128 along axis 1 of the unpacked 8x256 output, no zero point: nibble - 8.
-// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1) -> (d0 floordiv 4, d1)>
-// CHECK-DAG: #[[GRP:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
-// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[GRP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0 * 4 + d1, d2 floordiv 128)>
+// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @int4_group_axis1(
 // CHECK-SAME: %[[X:.*]]: tensor<2x256xi16>, %[[S:.*]]: tensor<8x2xf16>)
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i32
 // CHECK-DAG: %[[C15:.*]] = arith.constant 15 : i32
 // CHECK-DAG: %[[C4I:.*]] = arith.constant 4 : i32
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<8x256xf16>
-// CHECK: linalg.generic {indexing_maps = [#[[XM]], #[[GRP]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME: ins(%[[X]], %[[S]] : tensor<2x256xi16>, tensor<8x2xf16>) outs(%[[INIT]] : tensor<8x256xf16>)
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[INIT]] {{\[}}[0, 1], [2]] output_shape [2, 4, 256] : tensor<8x256xf16> into tensor<2x4x256xf16>
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[XM]], #[[GRP]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X]], %[[S]] : tensor<2x256xi16>, tensor<8x2xf16>) outs(%[[VIEW]] : tensor<2x4x256xf16>)
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: i16, %[[SC:.*]]: f16, %{{.*}}: f16):
-// CHECK-NEXT: %[[ROW:.*]] = linalg.index 0 : index
-// CHECK-NEXT: %[[K:.*]] = arith.remui %[[ROW]], %[[C4]] : index
+// CHECK-NEXT: %[[K:.*]] = linalg.index 1 : index
 // CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]] : index to i32
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[W:.*]] = arith.extui %[[IN]] : i16 to i32
@@ -186,6 +189,8 @@ func.func @int8_per_channel_rank1_scale(%x: tensor<4x16xi8>, %s: tensor<4xf32>) 
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[F]], %[[SC32]] : f32
 // CHECK-NEXT: %[[T:.*]] = arith.truncf %[[R]] : f32 to f16
 // CHECK-NEXT: linalg.yield %[[T]] : f16
+// CHECK: %[[OUT:.*]] = tensor.collapse_shape %[[Y]] {{\[}}[0, 1], [2]] : tensor<2x4x256xf16> into tensor<8x256xf16>
+// CHECK-NEXT: return %[[OUT]]
 func.func @int4_group_axis1(%x: tensor<2x256xi16>, %s: tensor<8x2xf16>) -> tensor<8x256xf16> {
   %y = "dq.pmx_dequantize_linear"(%x, %s) {quant_data_type = "int4"} : (tensor<2x256xi16>, tensor<8x2xf16>) -> tensor<8x256xf16>
   return %y : tensor<8x256xf16>
@@ -193,25 +198,24 @@ func.func @int4_group_axis1(%x: tensor<2x256xi16>, %s: tensor<8x2xf16>) -> tenso
 
 // -----
 
-// Groups of 8 unpacked rows (axis 0), integer zero point: nibble - (zp & 15); a dynamic
-// packed dim 0 gives the output 4 * dim(X, 0) rows.
-// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1) -> (d0 floordiv 4, d1)>
-// CHECK-DAG: #[[GRP:map[0-9]*]] = affine_map<(d0, d1) -> (d0 floordiv 8, d1)>
-// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
+// Groups of 8 unpacked rows (axis 0) are groups of 2 X rows; integer zero point: nibble -
+// (zp & 15); a dynamic packed dim 0 gives the output 4 * dim(X, 0) rows.
+// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[GRP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0 floordiv 2, d2)>
+// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @int4_group_axis0_int_zero_point_dynamic(
 // CHECK-SAME: %[[X:.*]]: tensor<?x16xi16>,
 // CHECK-DAG: %[[C15:.*]] = arith.constant 15 : i32
 // CHECK-DAG: %[[C4I:.*]] = arith.constant 4 : i32
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: %[[DIM:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?x16xi16>
-// CHECK: %[[ROWS:.*]] = arith.muli %[[DIM]], %[[C4]] : index
+// CHECK: %[[ROWS:.*]] = arith.muli %[[DIM]], %{{.*}} : index
 // CHECK: %[[INIT:.*]] = tensor.empty(%[[ROWS]]) : tensor<?x16xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[XM]], #[[GRP]], #[[GRP]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME: outs(%[[INIT]] : tensor<?x16xf32>)
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[INIT]] {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 4, 16] : tensor<?x16xf32> into tensor<?x4x16xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[XM]], #[[GRP]], #[[GRP]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: outs(%[[VIEW]] : tensor<?x4x16xf32>)
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: i16, %[[SC:.*]]: f32, %[[ZP:.*]]: i8, %{{.*}}: f32):
-// CHECK-NEXT: %[[ROW:.*]] = linalg.index 0 : index
-// CHECK-NEXT: %[[K:.*]] = arith.remui %[[ROW]], %[[C4]] : index
+// CHECK-NEXT: %[[K:.*]] = linalg.index 1 : index
 // CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]] : index to i32
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[W:.*]] = arith.extui %[[IN]] : i16 to i32
@@ -230,20 +234,18 @@ func.func @int4_group_axis0_int_zero_point_dynamic(%x: tensor<?x16xi16>, %s: ten
 
 // -----
 
-// Per channel over the 8 unpacked rows, float zero point (f16 with an f32 Scale):
-// (nibble - 8) * Scale + zp.
-// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1) -> (d0 floordiv 4, d1)>
-// CHECK-DAG: #[[PC:map[0-9]*]] = affine_map<(d0, d1) -> (d0)>
-// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
+// Per channel over the 8 unpacked rows (row 4*d0 + d1), float zero point (f16 with an f32
+// Scale): (nibble - 8) * Scale + zp.
+// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[PC:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0 * 4 + d1)>
+// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @int4_per_channel_float_zero_point(
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i32
 // CHECK-DAG: %[[C15:.*]] = arith.constant 15 : i32
 // CHECK-DAG: %[[C4I:.*]] = arith.constant 4 : i32
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
-// CHECK: linalg.generic {indexing_maps = [#[[XM]], #[[PC]], #[[PC]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK: linalg.generic {indexing_maps = [#[[XM]], #[[PC]], #[[PC]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: i16, %[[SC:.*]]: f32, %[[ZP:.*]]: f16, %{{.*}}: f32):
-// CHECK-NEXT: %[[ROW:.*]] = linalg.index 0 : index
-// CHECK-NEXT: %[[K:.*]] = arith.remui %[[ROW]], %[[C4]] : index
+// CHECK-NEXT: %[[K:.*]] = linalg.index 1 : index
 // CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]] : index to i32
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[W:.*]] = arith.extui %[[IN]] : i16 to i32
@@ -262,14 +264,15 @@ func.func @int4_per_channel_float_zero_point(%x: tensor<2x16xi16>, %s: tensor<8x
 
 // -----
 
-// Per tensor, rank 3: X is read through `(d0 floordiv 4, d1, d2)`, the Scale through `-> ()`.
-// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0 floordiv 4, d1, d2)>
-// CHECK-DAG: #[[PT:map[0-9]*]] = affine_map<(d0, d1, d2) -> ()>
-// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// Per tensor, rank 3: X is read through `(d0, d2, d3)`, the Scale through `-> ()`.
+// CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[PT:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> ()>
+// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @int4_per_tensor_rank3(
-// CHECK: linalg.generic {indexing_maps = [#[[XM]], #[[PT]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2], [3]] output_shape [1, 4, 2, 3] : tensor<4x2x3xf32> into tensor<1x4x2x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[XM]], #[[PT]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
 // CHECK-NEXT: ^bb0(%{{.*}}: i16, %{{.*}}: f32, %{{.*}}: f32):
-// CHECK-NEXT: linalg.index 0 : index
+// CHECK-NEXT: linalg.index 1 : index
 func.func @int4_per_tensor_rank3(%x: tensor<1x2x3xi16>, %s: tensor<f32>) -> tensor<4x2x3xf32> {
   %y = "dq.pmx_dequantize_linear"(%x, %s) {quant_data_type = "int4", group_size = 0 : i64} : (tensor<1x2x3xi16>, tensor<f32>) -> tensor<4x2x3xf32>
   return %y : tensor<4x2x3xf32>

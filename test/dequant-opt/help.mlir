@@ -9,7 +9,7 @@
 // CHECK: dq passes:
 // CHECK-DAG: --dq-normalize {{.*}}canonical dq.dequantize
 // CHECK-DAG: --dq-to-linalg {{.*}}linalg.generic
-// CHECK-DAG: --dq-byte-storage {{.*}}4-bit
+// CHECK-DAG: --dq-storage-abi {{.*}}sub-byte
 // CHECK-DAG: --dq-emit-c-interface {{.*}}llvm.emit_c_interface
 // CHECK: dq pipelines:
 // CHECK-NEXT: --dq-to-llvm {{.*}}LLVM dialect

@@ -30,6 +30,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from dequant import ops
+from dequant.runtime import DEFAULT
 
 OUTPUT_TYPES = {
     np.dtype(np.float32): TensorProto.FLOAT,
@@ -220,13 +221,14 @@ def dql_check():
 def dq_threads():
     """`dq_threads(n, min_parallel=None)` sets dequant.ops' thread count (and the size from which
     it splits) for one test; both are restored afterwards."""
-    saved = ops.get_num_threads(), ops.MIN_PARALLEL
+    runtime = DEFAULT
+    saved = runtime.get_num_threads(), runtime.min_parallel
 
     def set_threads(n: int, min_parallel: int | None = None) -> None:
-        ops.set_num_threads(n)
+        runtime.set_num_threads(n)
         if min_parallel is not None:
-            ops.MIN_PARALLEL = min_parallel
+            runtime.min_parallel = min_parallel
 
     yield set_threads
-    ops.set_num_threads(saved[0])
-    ops.MIN_PARALLEL = saved[1]
+    runtime.set_num_threads(saved[0])
+    runtime.min_parallel = saved[1]

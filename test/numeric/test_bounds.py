@@ -21,7 +21,7 @@ def test_short_scale_aborts_with_message_instead_of_reading_past_it():
             k(x, np.ones(3, np.float32))
         except ValueError as e:
             print("checked:", e, flush=True)
-        k._invoke([x, np.ones(3, np.float32)])  # bypass the checks on purpose
+        k._native([x, np.ones(3, np.float32)])  # bypass the checks on purpose
         print("NOT REACHED", flush=True)
         """
     )

@@ -33,7 +33,7 @@ from onnx.reference import ReferenceEvaluator
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 
 import dequant
-from dequant.dialect.types import ELEMS
+from dequant.dialect.elements import ELEMENTS as ELEMS
 
 FOUR_BIT = ("i4", "ui4", "f4E2M1FN")
 @pytest.fixture
@@ -524,7 +524,7 @@ def test_errors_name_the_node(case):
 def tool(name: str) -> list[str]:
     """A console script, or `python -m` of its module when the package was installed before it existed."""
     found = shutil.which(name)
-    modules = {"dequant-import-onnx": "dequant.import_onnx", "dequant-opt": "dequant.cli"}
+    modules = {"dequant-import-onnx": "dequant.onnx_importer", "dequant-opt": "dequant.cli"}
     return [found] if found else [sys.executable, "-m", modules[name]]
 
 
@@ -572,12 +572,13 @@ def test_package_without_onnx(tmp_path):
     assert "pip install 'dequant[onnx]'" in r.stdout
 
 
-def test_submodule_import_keeps_the_function_callable(tmp_path):
-    """`import dequant.import_onnx` binds the submodule over the function: it stays callable."""
+def test_importer_module_and_function_do_not_clash(tmp_path):
+    """The importer module (dequant.onnx_importer) and the function (dequant.import_onnx) have
+    different names: importing the module leaves the function in place."""
     path = str(tmp_path / "m.onnx")
     node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dq")
     inits = [numpy_helper.from_array(np.int8([1, 2]), "x"), numpy_helper.from_array(np.float32(0.5), "s")]
     onnx.save(dq_model([], inits, [node], 19), path)
-    code = f"import dequant.import_onnx, dequant\nprint(dequant.import_onnx({path!r}).operation.name)\n"
+    code = f"import dequant.onnx_importer, dequant\nprint(dequant.import_onnx({path!r}).operation.name)\n"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "builtin.module", r.stderr

@@ -154,7 +154,7 @@ def refuse_call(kernels, monkeypatch):
         raise AssertionError("the native function was called with arrays that do not fit")
 
     for k in kernels.values():
-        monkeypatch.setattr(k, "_invoke", native)
+        monkeypatch.setattr(k, "_native", native)
     return kernels
 
 
@@ -206,7 +206,7 @@ def test_int32_nonzero_zero_point_argument(monkeypatch):
     def native(*args):
         raise AssertionError("the native function was called with a nonzero int32 zero point")
 
-    monkeypatch.setattr(k, "_invoke", native)
+    monkeypatch.setattr(k, "_native", native)
     with pytest.raises(ValueError, match=r"int32 x has no zero point"):
         k(x, s, np.array([0, 0, 1], np.int32))
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dequant import ops
+from dequant.runtime import Runtime
 from dequant.passes import nontemporal
 from exact import assert_exact
 from pmx_pack import pack_int4x4
@@ -92,20 +93,18 @@ CASES = [onnx_i8_per_axis, onnx_u4_block32_f16, onnx_f8_per_tensor_bf16, onnx_i1
 
 
 @pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
-def plain_and_nontemporal(monkeypatch, request, dq_threads):
+def plain_and_nontemporal(monkeypatch, request):
     """(plain, nontemporal): each runs an op through kernels compiled with the default threshold
     or with the non-temporal loop for every size (separate kernel caches), on one thread or on
     three (row ranges: each thread's output starts at another offset)."""
-    dq_threads(request.param, min_parallel=1 if request.param > 1 else 1 << 40)
-    caches = {"plain": ({}, {}), "nt": ({}, {})}
+    runtimes = {kind: Runtime(request.param) for kind in ("plain", "nt")}
+    for r in runtimes.values():
+        r.min_parallel = 1 if request.param > 1 else 1 << 40
 
     def runner(kind):
         def run(fn, args, attrs, out):
-            kernels, plans = caches[kind]
-            monkeypatch.setattr(ops, "_KERNELS", kernels)
-            monkeypatch.setattr(ops, "_PLANS", plans)
             monkeypatch.setattr(nontemporal, "NONTEMPORAL_MIN_BYTES", 0 if kind == "nt" else 32 << 20)
-            return fn(*args, out=out, **attrs)
+            return ops.OpFunction(fn.opdef, runtimes[kind])(*args, out=out, **attrs)
 
         return run
 

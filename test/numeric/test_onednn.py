@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -232,31 +233,37 @@ def test_out_must_match(out):
 X = np.zeros((2, 3, 4), np.int8)
 S1, S3 = np.ones(1, np.float32), np.ones(3, np.float32)
 RULES = [
-    ("input-s16", dict(src=X.astype(np.int16), scales=S1), "input must be a s8 or u8 tensor (T1), got i16"),
-    ("input-s32", dict(src=X.astype(np.int32), scales=S1), "input must be a s8 or u8 tensor (T1), got i32"),
-    ("scales-f16", dict(src=X, scales=S1.astype(np.float16)), "scales must be an fp32 tensor (T2), got f16"),
-    ("scales-f64", dict(src=X, scales=S1.astype(np.float64)), "scales must be an fp32 tensor (T2), got f64"),
-    ("zps-s16", dict(src=X, scales=S1, zps=np.zeros(1, np.int16)), "zps must be a u8, s8 or s32 tensor (T3), got i16"),
-    ("zps-f32", dict(src=X, scales=S1, zps=np.zeros(1, np.float32)), "zps must be a u8, s8 or s32 tensor (T3), got f32"),
-    ("qtype", dict(src=X, scales=S1, qtype="per_axis"), 'qtype must be "per_tensor" or "per_channel", got "per_axis"'),
-    ("scales-rank0", dict(src=X, scales=np.float32(1)), "scales must be a 1D tensor, got rank 0"),
-    ("scales-rank2", dict(src=X, scales=np.ones((1, 1), np.float32)), "scales must be a 1D tensor, got rank 2"),
-    ("zps-rank0", dict(src=X, scales=S1, zps=np.int8(0)), "zps must be a 1D tensor, got rank 0"),
-    ("zps-rank2", dict(src=X, scales=S3, zps=np.zeros((3, 1), np.int8), qtype="per_channel"), "zps must be a 1D tensor, got rank 2"),
-    ("axis-high", dict(src=X, scales=S3, qtype="per_channel", axis=3), "axis 3 must be in [-r, r-1] where r = rank(input) = 3"),
-    ("axis-low", dict(src=X, scales=S3, qtype="per_channel", axis=-4), "axis -4 must be in [-r, r-1] where r = rank(input) = 3"),
-    ("per-tensor-scales", dict(src=X, scales=S3), "for qtype = per_tensor, there should be only one element in the scales tensor, got 3"),
-    ("per-tensor-zps", dict(src=X, scales=S1, zps=np.zeros(2, np.uint8)), "for qtype = per_tensor, there should be only one element in the zps tensor, got 2"),
-    ("per-channel-scales", dict(src=X, scales=S1, qtype="per_channel"), "for qtype = per_channel, the element number should equal dim(axis) = 3 in the scales tensor, got 1"),
-    ("per-channel-scales-neg", dict(src=X, scales=S3, qtype="per_channel", axis=-1), "dim(axis) = 4 in the scales tensor, got 3"),
-    ("per-channel-zps", dict(src=X, scales=S3, zps=np.zeros(4, np.int32), qtype="per_channel"), "dim(axis) = 3 in the zps tensor, got 4"),
+    ("src-s16", dict(src=X.astype(np.int16), scales=S1), "src must be a s8, u8, s4 or u4 tensor, got i16"),
+    ("src-s32", dict(src=X.astype(np.int32), scales=S1), "src must be a s8, u8, s4 or u4 tensor, got i32"),
+    ("scales-f64", dict(src=X, scales=S1.astype(np.float64)), "scales must be a f32, f16 or bf16 tensor, got f64"),
+    ("zps-s16", dict(src=X, scales=S1, zps=np.zeros(1, np.int16)), "zps of a s8 src must be s8, u8, s32, got i16"),
+    ("zps-f32", dict(src=X, scales=S1, zps=np.zeros(1, np.float32)), "zps of a s8 src must be s8, u8, s32, got f32"),
+    ("zps-s4-of-s8", dict(src=X, scales=S1, zps=np.zeros(1, ml_dtypes.int4)), "zps of a s8 src must be s8, u8, s32, got i4"),
+    ("zps-s8-of-s4", dict(src=X.astype(ml_dtypes.int4), scales=S1, zps=np.zeros(1, np.int8)), "zps of a s4 src must be s4, u4, s32, got i8"),
+    ("qtype", dict(src=X, scales=S1, qtype="per_axis"), 'qtype must be "per_tensor", "per_channel" or "per_group", got "per_axis"'),
+    ("scales-rank2", dict(src=X, scales=np.ones((1, 3), np.float32), qtype="per_channel"), "for qtype = per_channel, scales must be a 1D tensor, got rank 2"),
+    ("zps-rank2", dict(src=X, scales=S3, zps=np.zeros((3, 1), np.int8), qtype="per_channel"), "for qtype = per_channel, zps must be a 1D tensor, got rank 2"),
+    ("axis-high", dict(src=X, scales=S3, qtype="per_channel", axis=3), "axis 3 must be in [-r, r-1] where r = rank(src) = 3"),
+    ("axis-low", dict(src=X, scales=S3, qtype="per_channel", axis=-4), "axis -4 must be in [-r, r-1] where r = rank(src) = 3"),
+    ("per-tensor-scales", dict(src=X, scales=S3), "for qtype = per_tensor, there should be only one element in the scales tensor, got shape [3]"),
+    ("per-tensor-zps", dict(src=X, scales=S1, zps=np.zeros(2, np.uint8)), "for qtype = per_tensor, there should be only one element in the zps tensor, got shape [2]"),
+    ("per-channel-scales", dict(src=X, scales=S1, qtype="per_channel"), "for qtype = per_channel, the element number of scales should equal dim(axis) = 3, got 1"),
+    ("per-channel-scales-neg", dict(src=X, scales=S3, qtype="per_channel", axis=-1), "the element number of scales should equal dim(axis) = 4, got 3"),
+    ("per-channel-zps", dict(src=X, scales=S3, zps=np.zeros(4, np.int32), qtype="per_channel"), "the element number of zps should equal dim(axis) = 3, got 4"),
+    ("per-group-without-shape", dict(src=X, scales=np.ones((2, 3, 2), np.float32), qtype="per_group"), "qtype per_group needs group_shape"),
+    ("group-shape-without-per-group", dict(src=X, scales=S3, qtype="per_channel", group_shape=[1, 1, 2]), "group_shape is only used with qtype per_group, got qtype per_channel"),
+    ("group-shape-rank", dict(src=X, scales=np.ones((2, 3, 2), np.float32), qtype="per_group", group_shape=[1, 2]), "group_shape must have one entry per src dim (3), got [1, 2]"),
+    ("group-size-zero", dict(src=X, scales=np.ones((2, 3, 2), np.float32), qtype="per_group", group_shape=[1, 0, 2]), "group_shape entries must be >= 1, got [1, 0, 2]"),
+    ("group-not-dividing", dict(src=X, scales=np.ones((2, 1, 4), np.float32), qtype="per_group", group_shape=[1, 2, 1]), "src dim 1 (3) must be divisible by its group size 2"),
+    ("group-scales-shape", dict(src=X, scales=np.ones((2, 3, 4), np.float32), qtype="per_group", group_shape=[1, 1, 2]), "for qtype = per_group, scales must have src's rank with src dim / group size on grouped dims: [2, 3, 2], got [2, 3, 4]"),
+    ("group-zps-shape", dict(src=X, scales=np.ones((2, 3, 2), np.float32), zps=np.zeros((2, 3, 4), np.int8), qtype="per_group", group_shape=[1, 1, 2]), "for qtype = per_group, zps must have src's rank"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("kwargs,message", [r[1:] for r in RULES], ids=[r[0] for r in RULES])
 def test_spec_rule_violations_raise(kwargs, message, monkeypatch):
     """Each rule the arrays can break raises ValueError naming it, before any kernel is built or run."""
-    monkeypatch.setattr(ops, "_kernel", lambda *a, **k: pytest.fail("a kernel was requested for arrays that break a rule"))
+    monkeypatch.setattr(ops, "kernel_for", lambda *a, **k: pytest.fail("a kernel was requested for arrays that break a rule"))
     kwargs = dict(kwargs)
     with pytest.raises(ValueError, match=re.escape(message)):
         onednn_dynamic_dequantize(kwargs.pop("src"), kwargs.pop("scales"), kwargs.pop("zps", None), **kwargs)

@@ -429,7 +429,7 @@ RULES = [
 @pytest.mark.parametrize("kwargs,message", [r[1:] for r in RULES], ids=[r[0] for r in RULES])
 def test_spec_rule_violations_raise(kwargs, message, monkeypatch):
     """Each rule the arrays can break raises ValueError naming it, before any kernel is built or run."""
-    monkeypatch.setattr(ops, "_kernel", lambda *a, **k: pytest.fail("a kernel was requested for arrays that break a rule"))
+    monkeypatch.setattr(ops, "kernel_for", lambda *a, **k: pytest.fail("a kernel was requested for arrays that break a rule"))
     args = dict(X=X4, Scale=SG, ZeroPoint=None, quant_data_type="int4", group_size=4) | kwargs
     with pytest.raises(ValueError, match=re.escape(message)):
         pmx_dequantize_linear(args.pop("X"), args.pop("Scale"), args.pop("ZeroPoint"), **args)

@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from dequant import ops
+from dequant.runtime import Runtime
 
 OBJDUMP = os.path.join(os.path.dirname(llvm.__file__), "bin", "llvm-objdump")
 R, C = 64, 256
@@ -30,33 +30,42 @@ def f32(*shape):
 
 
 CASES = {
-    "onnx i8 per-tensor": lambda: ops.onnx_dequantize_linear(i(np.int8), np.float32(0.5), np.int8(3)),
-    "onnx u8 per-axis": lambda: ops.onnx_dequantize_linear(i(np.uint8), f32(C), i(np.uint8, (C,))),
-    "onnx i4 blocked 32": lambda: ops.onnx_dequantize_linear(i(ml_dtypes.int4), f32(R, C // 32), axis=1, block_size=32),
-    "onnx i4 blocked 128": lambda: ops.onnx_dequantize_linear(i(ml_dtypes.int4), f32(R, C // 128), axis=1, block_size=128),
-    "onnx u4 per-axis": lambda: ops.onnx_dequantize_linear(i(ml_dtypes.uint4), f32(R), axis=0),
-    "onnx f8E4M3FN per-tensor": lambda: ops.onnx_dequantize_linear(
+    "onnx i8 per-tensor": lambda ops: ops.onnx_dequantize_linear(i(np.int8), np.float32(0.5), np.int8(3)),
+    "onnx u8 per-axis": lambda ops: ops.onnx_dequantize_linear(i(np.uint8), f32(C), i(np.uint8, (C,))),
+    "onnx i4 blocked 32": lambda ops: ops.onnx_dequantize_linear(i(ml_dtypes.int4), f32(R, C // 32), axis=1, block_size=32),
+    "onnx i4 blocked 128": lambda ops: ops.onnx_dequantize_linear(i(ml_dtypes.int4), f32(R, C // 128), axis=1, block_size=128),
+    "onnx u4 per-axis": lambda ops: ops.onnx_dequantize_linear(i(ml_dtypes.uint4), f32(R), axis=0),
+    "onnx f8E4M3FN per-tensor": lambda ops: ops.onnx_dequantize_linear(
         i(np.uint8).view(ml_dtypes.float8_e4m3fn), np.float32(2.0)
     ),
-    "onnx i16 per-axis": lambda: ops.onnx_dequantize_linear(i(np.int16), f32(C), i(np.int16, (C,))),
-    "onnx f16 output": lambda: ops.onnx_dequantize_linear(i(np.int8), f32(C), output_dtype=np.float16),
-    "onnx bf16 output": lambda: ops.onnx_dequantize_linear(i(np.int8), f32(C), output_dtype=ml_dtypes.bfloat16),
-    "onednn per-channel": lambda: ops.onednn_dynamic_dequantize(i(np.uint8), f32(C), i(np.int32, (C,)), qtype="per_channel"),
-    "ngraph two axes": lambda: ops.ngraph_dequantize(
+    "onnx i16 per-axis": lambda ops: ops.onnx_dequantize_linear(i(np.int16), f32(C), i(np.int16, (C,))),
+    "onnx f16 output": lambda ops: ops.onnx_dequantize_linear(i(np.int8), f32(C), output_dtype=np.float16),
+    "onnx bf16 output": lambda ops: ops.onnx_dequantize_linear(i(np.int8), f32(C), output_dtype=ml_dtypes.bfloat16),
+    "onednn per-channel": lambda ops: ops.onednn_dynamic_dequantize(i(np.uint8), f32(C), i(np.int32, (C,)), qtype="per_channel"),
+    "ngraph two axes": lambda ops: ops.ngraph_dequantize(
         i(np.int8, (4, R, C)), f32(4, C), i(np.int8, (4, C)), type=np.float32, axes={0, 2}
     ),
-    "pmx int4x4 group 128": lambda: ops.pmx_dequantize_linear(i(np.int16, (R // 4, C)), f32(R, C // 128), quant_data_type="int4"),
-    "pmx int4x4 group 128 zp": lambda: ops.pmx_dequantize_linear(
+    "pmx int4x4 group 128": lambda ops: ops.pmx_dequantize_linear(i(np.int16, (R // 4, C)), f32(R, C // 128), quant_data_type="int4"),
+    "pmx int4x4 group 128 zp": lambda ops: ops.pmx_dequantize_linear(
         i(np.int16, (R // 4, C)), f32(R, C // 128), i(np.int8, (R, C // 128)), quant_data_type="int4", has_zeropoint=True
     ),
 }
 
 
+class On:
+    """The dequant.ops functions on one runtime."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+
+    def __getattr__(self, name):
+        return self.runtime.function(name)
+
+
 def disassembly(case) -> str:
-    ops._KERNELS.clear()  # so that the case compiles exactly one kernel: the one to read
-    ops._PLANS.clear()
-    case()
-    (kernel,) = ops._KERNELS.values()
+    runtime = Runtime()  # its own kernel cache: the case compiles exactly one kernel, the one to read
+    case(On(runtime))
+    (kernel,) = runtime.kernels.values()
     path = f"/tmp/dequant-vectorized-{os.getpid()}.o"
     kernel.engine.dump_to_object_file(path)
     try:

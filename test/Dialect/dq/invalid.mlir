@@ -6,7 +6,7 @@
 // ===== dq.onnx_dequantize_linear: element types =====
 
 func.func @x_not_t1(%x: tensor<4x8xi64>, %s: tensor<f32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'dq.onnx_dequantize_linear' op x must be a tensor of T1 (f4E2M1FN, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i16, i32, i4, i8, ui16, ui4, ui8), got i64}}
+  // expected-error @+1 {{'dq.onnx_dequantize_linear' op x must be a tensor of T1 (f4E2M1FN, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i16, i2, i32, i4, i8, ui16, ui2, ui4, ui8), got i64}}
   %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<4x8xi64>, tensor<f32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -15,7 +15,7 @@ func.func @x_not_t1(%x: tensor<4x8xi64>, %s: tensor<f32>) -> tensor<4x8xf32> {
 
 // float8e8m0 is a scale type (T2), not a storage type.
 func.func @x_e8m0(%x: tensor<4x8xf8E8M0FNU>, %s: tensor<f32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{x must be a tensor of T1 (f4E2M1FN, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i16, i32, i4, i8, ui16, ui4, ui8), got f8E8M0FNU}}
+  // expected-error @+1 {{x must be a tensor of T1 (f4E2M1FN, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i16, i2, i32, i4, i8, ui16, ui2, ui4, ui8), got f8E8M0FNU}}
   %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<4x8xf8E8M0FNU>, tensor<f32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -23,7 +23,7 @@ func.func @x_e8m0(%x: tensor<4x8xf8E8M0FNU>, %s: tensor<f32>) -> tensor<4x8xf32>
 // -----
 
 func.func @x_float(%x: tensor<4x8xf32>, %s: tensor<f32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{x must be a tensor of T1 (f4E2M1FN, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i16, i32, i4, i8, ui16, ui4, ui8), got f32}}
+  // expected-error @+1 {{x must be a tensor of T1 (f4E2M1FN, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, i16, i2, i32, i4, i8, ui16, ui2, ui4, ui8), got f32}}
   %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }

@@ -56,7 +56,7 @@ func.func @scale_type(%x: tensor<2x3xi8>, %s: tensor<f16>, %z: tensor<i8>) -> te
 // -----
 
 func.func @result_type(%x: tensor<2x3xi8>, %s: tensor<f64>, %z: tensor<i8>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{'dq.ngraph_dequantize' op the result element type must be the output element type (f64)}}
+  // expected-error @+1 {{'dq.ngraph_dequantize' op the output element type is `type`: expected f64, got f32}}
   %y = "dq.ngraph_dequantize"(%x, %s, %z) {type = f64} : (tensor<2x3xi8>, tensor<f64>, tensor<i8>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
@@ -152,7 +152,7 @@ func.func @projection_dynamic(%x: tensor<?x3x4xi8>, %s: tensor<?x3xf32>, %z: ten
 // -----
 
 func.func @result_shape(%x: tensor<2x3x4xi8>, %s: tensor<f32>, %z: tensor<i8>) -> tensor<2x4x3xf32> {
-  // expected-error @+1 {{'dq.ngraph_dequantize' op the result must have the shape of input}}
+  // expected-error @+1 {{'dq.ngraph_dequantize' op the output must have the shape of input: expected [2, 3, 4], got [2, 4, 3]}}
   %y = "dq.ngraph_dequantize"(%x, %s, %z) {type = f32} : (tensor<2x3x4xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4x3xf32>
   return %y : tensor<2x4x3xf32>
 }
@@ -160,7 +160,7 @@ func.func @result_shape(%x: tensor<2x3x4xi8>, %s: tensor<f32>, %z: tensor<i8>) -
 // -----
 
 func.func @result_rank(%x: tensor<2x3x4xi8>, %s: tensor<f32>, %z: tensor<i8>) -> tensor<6x4xf32> {
-  // expected-error @+1 {{'dq.ngraph_dequantize' op the result must have the shape of input}}
+  // expected-error @+1 {{'dq.ngraph_dequantize' op the output must have the shape of input: expected [2, 3, 4], got [6, 4]}}
   %y = "dq.ngraph_dequantize"(%x, %s, %z) {type = f32} : (tensor<2x3x4xi8>, tensor<f32>, tensor<i8>) -> tensor<6x4xf32>
   return %y : tensor<6x4xf32>
 }

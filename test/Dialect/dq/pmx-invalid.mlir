@@ -75,7 +75,7 @@ func.func @y_type(%x: tensor<4x16xi8>, %s: tensor<f16>) -> tensor<4x16xf32> {
 // -----
 
 func.func @int8_y_shape(%x: tensor<4x16xi8>, %s: tensor<f32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: [4, 16]}}
+  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: expected [4, 16], got [4, 8]}}
   %y = "dq.pmx_dequantize_linear"(%x, %s) {quant_data_type = "int8", group_size = 0 : i64} : (tensor<4x16xi8>, tensor<f32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -84,7 +84,7 @@ func.func @int8_y_shape(%x: tensor<4x16xi8>, %s: tensor<f32>) -> tensor<4x8xf32>
 
 // int4 Y has 4 times X's rows, not X's shape.
 func.func @int4_y_packed_shape(%x: tensor<2x16xi16>, %s: tensor<f32>) -> tensor<2x16xf32> {
-  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: [8, 16]}}
+  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: expected [8, 16], got [2, 16]}}
   %y = "dq.pmx_dequantize_linear"(%x, %s) {quant_data_type = "int4", group_size = 0 : i64} : (tensor<2x16xi16>, tensor<f32>) -> tensor<2x16xf32>
   return %y : tensor<2x16xf32>
 }
@@ -93,7 +93,7 @@ func.func @int4_y_packed_shape(%x: tensor<2x16xi16>, %s: tensor<f32>) -> tensor<
 
 // Nor are the four values unpacked along the last dim.
 func.func @int4_y_unpacked_last(%x: tensor<2x16xi16>, %s: tensor<f32>) -> tensor<2x64xf32> {
-  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: [8, 16]}}
+  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: expected [8, 16], got [2, 64]}}
   %y = "dq.pmx_dequantize_linear"(%x, %s) {quant_data_type = "int4", group_size = 0 : i64} : (tensor<2x16xi16>, tensor<f32>) -> tensor<2x64xf32>
   return %y : tensor<2x64xf32>
 }
@@ -101,7 +101,7 @@ func.func @int4_y_unpacked_last(%x: tensor<2x16xi16>, %s: tensor<f32>) -> tensor
 // -----
 
 func.func @int4_y_dynamic_shape(%x: tensor<?x16xi16>, %s: tensor<f32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: ['?', 16]}}
+  // expected-error @+1 {{'dq.pmx_dequantize_linear' op Y must have the unpacked shape of X: expected [?, 16], got [?, 8]}}
   %y = "dq.pmx_dequantize_linear"(%x, %s) {quant_data_type = "int4", group_size = 0 : i64} : (tensor<?x16xi16>, tensor<f32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }

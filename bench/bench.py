@@ -1,7 +1,7 @@
 """Benchmark: dequant's compiled kernels against numpy, onnxruntime, upstream MLIR `quant.dcast`
 (lowered by `lower-quant-ops`) and a memory-copy roofline.
 
-    python -m dequant.bench [--quick] [--out results]
+    python bench/bench.py [--quick] [--out DIR]
 
 For each case (a spec op at one granularity and type) and size (output elements, rows of 4096
 columns), in one process: the median of repeated timed calls, after a warm-up call, of
@@ -496,12 +496,12 @@ def quant_runner(case: Case, a: dict, out: np.ndarray):
     from mlir import ir, passmanager
     from mlir.execution_engine import ExecutionEngine
 
-    from dequant.dialect.types import from_dtype
-    from dequant.jit import descriptor
+    from dequant.dialect.elements import of_dtype
+    from dequant.kernel import descriptor
 
     if case.quant is None:
         raise NA(case.quant_na or "not expressible as a quant.uniform type")
-    out_elem = from_dtype(out.dtype).name
+    out_elem = of_dtype(out.dtype).name
     if out_elem not in ("f32", "f16", "bf16"):  # quant.dcast to f32, then arith.truncf
         raise NA(f"output type {out.dtype}")
     x = next(iter(a.values()))
@@ -885,14 +885,20 @@ def meta(mode: str) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m dequant.bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python bench/bench.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="64K and 1M elements only, few repeats (< 60 s)")
-    p.add_argument("--out", default="results", help="directory for bench.md, bench.json, bench.png")
+    p.add_argument("--out", default=None,
+                   help="directory for bench.md, bench.json, bench.png (default: a new temporary directory; "
+                        "the committed results are bench/results, written only when named here)")  # fmt: skip
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     args = p.parse_args(argv)
     sizes = SIZES_QUICK if args.quick else SIZES_FULL
     budget = Budget(0.03, 3, 50, 3) if args.quick else Budget(0.3, 10, 2000, 5)
     chosen = [c for c in cases() if not args.cases or c.name in args.cases.split(",")]
+    if args.out is None:
+        import tempfile
+
+        args.out = tempfile.mkdtemp(prefix="dequant-bench-")
     os.makedirs(args.out, exist_ok=True)
     start = time.perf_counter()
 

@@ -22,7 +22,9 @@
   `onnx.defs.get_schema`; opsets 10-12 are per-tensor only.
 
 A malformed node (unknown attribute, type outside the version's constraints, input without
-a type, an op the dq verifier rejects) is a `ValueError("node '<name>' (DequantizeLinear): ...")`.
+a type, an op the dq verifier rejects, a zero point whose values break a rule, whatever the
+initializer's size) is an `OnnxImportError` (a ValueError) naming the node:
+"node '<name>' (DequantizeLinear): ...".
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ import numpy as np
 from mlir import ir
 
 from dequant import dialect
+from dequant.dialect import constants
 from dequant.dialect import onnx as dq_onnx
-from dequant.dialect.types import ELEMS
+from dequant.dialect.elements import ELEMENTS, of_onnx, tensor_type
+from dequant.dialect.signature import Signature, Tensor
 
 from . import diagnostics
 
@@ -48,13 +52,11 @@ if TYPE_CHECKING:
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 DENSE_LIMIT = 1024  # initializers with more elements become dense_resource blobs
-ELEMENT_TYPES = {  # ONNX TensorProto.DataType name -> MLIR element type (NOTES.md)
-    "INT8": "i8", "UINT8": "ui8", "INT16": "i16", "UINT16": "ui16", "INT32": "i32", "INT4": "i4",
-    "UINT4": "ui4", "FLOAT8E4M3FN": "f8E4M3FN", "FLOAT8E4M3FNUZ": "f8E4M3FNUZ", "FLOAT8E5M2": "f8E5M2",
-    "FLOAT8E5M2FNUZ": "f8E5M2FNUZ", "FLOAT4E2M1": "f4E2M1FN", "FLOAT8E8M0": "f8E8M0FNU",
-    "FLOAT": "f32", "FLOAT16": "f16", "BFLOAT16": "bf16",
-}  # fmt: skip
 INPUTS = ("x", "x_scale", "x_zero_point")
+
+
+class OnnxImportError(ValueError):
+    """A model, or one of its DequantizeLinear nodes, that cannot be imported (the message names it)."""
 
 
 def _onnx():
@@ -70,7 +72,7 @@ def _onnx():
 
 def import_onnx(model: str | os.PathLike | onnx.ModelProto, context: ir.Context | None = None) -> ir.Module:
     """A module with one function per DequantizeLinear node of `model` (a path or a ModelProto);
-    raises ValueError naming the node for a model it cannot import."""
+    raises OnnxImportError (a ValueError) naming the node for a model it cannot import."""
     from dequant import context as new_context
 
     onnx = _onnx()
@@ -80,9 +82,9 @@ def import_onnx(model: str | os.PathLike | onnx.ModelProto, context: ir.Context 
         try:
             model = onnx.load(os.fspath(model))
         except OSError as e:
-            raise ValueError(f"cannot read '{os.fspath(model)}': {e.strerror or e}") from None
+            raise OnnxImportError(f"cannot read '{os.fspath(model)}': {e.strerror or e}") from None
         except Exception as e:  # protobuf DecodeError and the like
-            raise ValueError(f"'{os.fspath(model)}' is not an ONNX model: {e}") from None
+            raise OnnxImportError(f"'{os.fspath(model)}' is not an ONNX model: {e}") from None
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"import_onnx takes a path or an onnx.ModelProto, got {type(model).__name__}")
     ctx = context if context is not None else new_context()
@@ -111,6 +113,7 @@ class _Importer:
                 self.constants[node.output[0]] = node
         self.produced = {o for node in self.nodes for o in node.output}
         self.attrs = {}  # initializer name -> its MLIR elements attribute (shared by functions)
+        self.values = {}  # initializer name -> its value (numpy)
         self.symbols, self.resources = set(), set()
 
     def run(self) -> ir.Module:
@@ -139,39 +142,40 @@ class _Importer:
             if schema.since_version < 13:
                 for i in inputs[1:]:
                     if i is not None and i.shape and (None in i.shape or int(np.prod(i.shape)) != 1):
-                        raise ValueError(
+                        raise OnnxImportError(
                             f"DequantizeLinear-{schema.since_version} is per-tensor only: {i.role} must be a scalar, "
                             f"got shape {_show(i.shape)}"
                         )
+            self.check_values(inputs)
             fn = self.build(self.symbol(name), name, inputs, attrs)
         except ValueError as e:
-            raise ValueError(f"{where}: {e}") from None
+            raise OnnxImportError(f"{where}: {e}") from None
         _check(fn.operation, where)
 
     def read_node(self, node):
         """The node's schema (from the model's opset) and its attributes as dq attribute values."""
         onnx = self.onnx
         if self.opset is None:
-            raise ValueError("the model imports no opset of the default domain ('' or 'ai.onnx')")
+            raise OnnxImportError("the model imports no opset of the default domain ('' or 'ai.onnx')")
         try:
             schema = onnx.defs.get_schema("DequantizeLinear", self.opset, "")
         except onnx.defs.SchemaError:
             message = f"DequantizeLinear needs opset 10 or later, the model imports opset {self.opset}"
-            raise ValueError(message) from None
+            raise OnnxImportError(message) from None
         if not 2 <= len(node.input) <= 3 or not node.input[0] or not node.input[1]:
             got = list(node.input)
-            raise ValueError(f"DequantizeLinear takes x, x_scale and an optional x_zero_point, got inputs {got}")
+            raise OnnxImportError(f"DequantizeLinear takes x, x_scale and an optional x_zero_point, got inputs {got}")
         if len(node.output) != 1:
-            raise ValueError(f"DequantizeLinear has one output, got {len(node.output)}")
+            raise OnnxImportError(f"DequantizeLinear has one output, got {len(node.output)}")
         version = f"DequantizeLinear-{schema.since_version} (opset {self.opset})"
         attrs = {}
         for a in node.attribute:
             formal = schema.attributes.get(a.name)
             if formal is None:
                 known = f"has: {', '.join(sorted(schema.attributes))}" if schema.attributes else "has no attributes"
-                raise ValueError(f"attribute '{a.name}' is not an attribute of {version}, which {known}")
+                raise OnnxImportError(f"attribute '{a.name}' is not an attribute of {version}, which {known}")
             if a.type != formal.type:
-                raise ValueError(f"attribute '{a.name}' must be of type {formal.type.name}")
+                raise OnnxImportError(f"attribute '{a.name}' must be of type {formal.type.name}")
             attrs[a.name] = onnx.helper.get_attribute_value(a)
         out = attrs.pop("output_dtype", 0)
         if out:  # 0 (UNDEFINED, the default) means the scale's type
@@ -179,8 +183,8 @@ class _Importer:
             name = values.Name(out) if out in values.values() else str(out)
             allowed = _allowed(schema, "T3")
             if _onnx_type(name) not in allowed:
-                raise ValueError(f"output_dtype {name} is not one of T3 ({', '.join(sorted(allowed))})")
-            attrs["output_dtype"] = ELEMENT_TYPES[name]
+                raise OnnxImportError(f"output_dtype {name} is not one of T3 ({', '.join(sorted(allowed))})")
+            attrs["output_dtype"] = of_onnx(name).name
         return schema, attrs
 
     def input(self, role: str, name: str) -> "_Input":
@@ -193,13 +197,13 @@ class _Importer:
         t = self.types.get(name)
         if t is None:
             if name not in self.produced:
-                raise ValueError(f"input '{name}' ({role}) is not a graph input, an initializer or a node's output")
-            raise ValueError(f"input '{name}' ({role}) has no type: shape inference found none")
+                raise OnnxImportError(f"input '{name}' ({role}) is not a graph input, an initializer or a node's output")
+            raise OnnxImportError(f"input '{name}' ({role}) has no type: shape inference found none")
         if t.WhichOneof("value") != "tensor_type":
-            raise ValueError(f"input '{name}' ({role}) is not a tensor")
+            raise OnnxImportError(f"input '{name}' ({role}) is not a tensor")
         tt = t.tensor_type
         if not tt.HasField("shape"):
-            raise ValueError(f"input '{name}' ({role}) has no known rank: shape inference found none")
+            raise OnnxImportError(f"input '{name}' ({role}) has no known rank: shape inference found none")
         shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
         return _Input(role, name, self.type_name(tt.elem_type, name), shape)
 
@@ -207,7 +211,7 @@ class _Importer:
         """The TensorProto.DataType name of an element type (ValueError if undefined)."""
         values = self.onnx.TensorProto.DataType
         if data_type == 0 or data_type not in values.values():
-            raise ValueError(f"input '{value}' has no known element type ({data_type})")
+            raise OnnxImportError(f"input '{value}' has no known element type ({data_type})")
         return values.Name(data_type)
 
     def check_types(self, schema, inputs: list) -> None:
@@ -220,13 +224,25 @@ class _Importer:
                 types = ", ".join(sorted(allowed))
                 if allowed != {formal.type_str}:  # a type parameter: T1, T2
                     types = f"{formal.type_str} ({types})"
-                raise ValueError(
+                raise OnnxImportError(
                     f"{i.role} '{i.name}' is {_onnx_type(i.type_name)}; DequantizeLinear-{schema.since_version} "
                     f"takes {i.role} of {types}"
                 )
-            if i.type_name not in ELEMENT_TYPES:
+            if of_onnx(i.type_name) is None:
                 message = f"{i.role} '{i.name}' has element type {i.type_name}, which the dq dialect has no type for"
-                raise ValueError(message)
+                raise OnnxImportError(message)
+
+    def check_values(self, inputs: list) -> None:
+        """The op's value rules on a constant zero point, read here whatever its size (the
+        verifier cannot read the dense_resource blob a large one becomes)."""
+        x, zp = inputs[0], inputs[2]
+        if zp is None or zp.tensor is None:
+            return
+        sig = Signature({"x": Tensor(x.elem, x.shape)}, None, {}, {"x_zero_point": self.value(zp)})
+        for rule in dq_onnx.OP.value_rules:
+            message = rule(sig)
+            if message:
+                raise OnnxImportError(message)
 
     def build(self, symbol: str, name: str, inputs: list, attrs: dict):
         """The func.func: arguments for non-constant inputs, constants for the others."""
@@ -234,7 +250,7 @@ class _Importer:
 
         args = [i for i in inputs if i is not None and i.tensor is None]
         x, scale = inputs[0], inputs[1]
-        result = ir.RankedTensorType.get(x.mlir_type().shape, ir.Type.parse(attrs.get("output_dtype") or scale.elem))
+        result = tensor_type(x.shape, attrs.get("output_dtype") or scale.elem)
         loc = ir.Location.name(name)
         fn = func.FuncOp(symbol, ([i.mlir_type() for i in args], [result]), loc=loc)
         block = fn.add_entry_block()
@@ -246,26 +262,46 @@ class _Importer:
                 elif i.tensor is None:
                     values.append(next(arguments))
                 else:
-                    values.append(arith.ConstantOp(i.mlir_type(), self.elements(i)).result)
-            y = dq_onnx.build(*values, **attrs, loc=loc)
+                    values.append(self.constant(i))
+            y = dq_onnx.OP.build(*values, **attrs, loc=loc)
             func.ReturnOp([y])
         return fn
+
+    def constant(self, i: "_Input") -> ir.Value:
+        """The `arith.constant` of a constant input. A large unsigned one is a blob of the signless
+        type of its width, `tensor.bitcast` to the unsigned type: native code reads storage as
+        signless, and a blob cannot be retyped later (its values are not readable in IR)."""
+        from mlir.dialects import arith, tensor
+
+        attr = self.elements(i)
+        if attr.type == i.mlir_type():
+            return arith.ConstantOp(i.mlir_type(), attr).result
+        return tensor.bitcast(i.mlir_type(), arith.ConstantOp(attr.type, attr).result)
+
+    def value(self, i: "_Input") -> np.ndarray:
+        """The value of a constant input, of its element's dtype and shape (read once)."""
+        if i.name not in self.values:
+            try:
+                array = self.onnx.numpy_helper.to_array(i.tensor, self.base_dir)
+            except Exception as e:
+                raise OnnxImportError(f"cannot read the value of '{i.name}' ({i.role}): {e}") from None
+            self.values[i.name] = np.asarray(array).astype(ELEMENTS[i.elem].dtype).reshape(i.shape)
+        return self.values[i.name]
 
     def elements(self, i: "_Input") -> ir.Attribute:
         """The value of a constant input as `dense<...>` or, when large, `dense_resource<...>`;
         one attribute per ONNX value, shared by the functions that read it."""
         if i.name in self.attrs:
             return self.attrs[i.name]
-        try:
-            array = self.onnx.numpy_helper.to_array(i.tensor, self.base_dir)
-        except Exception as e:
-            raise ValueError(f"cannot read the value of '{i.name}' ({i.role}): {e}") from None
-        carrier = np.ascontiguousarray(_carrier(array, i.elem).reshape(i.shape))
-        if carrier.size > DENSE_LIMIT and ELEMS[i.elem].bits != 4:
-            blob = memoryview(carrier)
-            attr = ir.DenseResourceElementsAttr.get_from_buffer(blob, self.resource(i.name), i.mlir_type())
+        e, values = ELEMENTS[i.elem], self.value(i)
+        if values.size > DENSE_LIMIT and not e.sub_byte:
+            blob = memoryview(values.copy(order="C").view(e.carrier))
+            t = i.mlir_type()
+            if e.kind == "int" and not e.signed:
+                t = tensor_type(i.shape, f"i{e.bits}")
+            attr = ir.DenseResourceElementsAttr.get_from_buffer(blob, self.resource(i.name), t)
         else:
-            attr = ir.DenseElementsAttr.get(carrier, type=i.mlir_type())
+            attr = constants.attribute(values, e)
         self.attrs[i.name] = attr
         return attr
 
@@ -286,11 +322,10 @@ class _Input:
 
     @property
     def elem(self) -> str:
-        return ELEMENT_TYPES[self.type_name]
+        return of_onnx(self.type_name).name
 
     def mlir_type(self) -> ir.RankedTensorType:
-        dims = [ir.ShapedType.get_dynamic_size() if d is None else d for d in self.shape]
-        return ir.RankedTensorType.get(dims, ir.Type.parse(self.elem))
+        return tensor_type(self.shape, self.elem)
 
 
 def _constant_tensor(node):
@@ -315,19 +350,6 @@ def _allowed(schema, type_str: str) -> set[str]:
 
 def _onnx_type(type_name: str) -> str:
     return f"tensor({type_name.lower()})"
-
-
-def _carrier(array: np.ndarray, elem: str) -> np.ndarray:
-    """The array as DenseElementsAttr reads it: integers by value (4-bit ones one per byte),
-    f16/f32 as themselves, bf16 and minifloats as bit patterns in unsigned integers."""
-    e = ELEMS[elem]
-    if e.kind == "int":
-        wide = (np.int8 if e.signed else np.uint8) if e.bits == 4 else e.dtype
-        return np.asarray(array).astype(wide)
-    typed = np.asarray(array).astype(e.dtype)
-    if elem in ("f16", "f32"):
-        return typed
-    return typed.view(np.uint16 if typed.dtype.itemsize == 2 else np.uint8)
 
 
 def _sanitize(name: str) -> str:
@@ -360,7 +382,7 @@ def _check(op, where: str) -> None:
             dialect.verify(op)
     errors = [d.message for d in collected.diags if d.severity == "error"]
     if errors:
-        raise ValueError(f"{where}: {'; '.join(errors)}")
+        raise OnnxImportError(f"{where}: {'; '.join(errors)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -374,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         module = import_onnx(args.model)
-    except (ValueError, TypeError, ImportError) as e:
+    except (OnnxImportError, TypeError, ImportError) as e:
         print(f"dequant-import-onnx: error: {e}", file=sys.stderr)
         return 1
     skipped = [ir.StringAttr(a).value for a in ir.ArrayAttr(module.operation.attributes["dq.skipped_nodes"])]
@@ -392,16 +414,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     return 0
 
-
-class _CallableModule(type(sys)):
-    """`dequant.import_onnx` is a function and, once this submodule is imported, the submodule
-    itself (Python binds submodules over package attributes): calling it calls the function."""
-
-    def __call__(self, model, context=None):
-        return import_onnx(model, context)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == "__main__":
     sys.exit(main())

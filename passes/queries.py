@@ -1,0 +1,73 @@
+"""IR queries the passes (and the tools) share: public functions, constant integers, loops."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+
+def public_functions(module) -> list:
+    """The `func.func`s with a body and no private/nested visibility directly in `module` (an
+    ir.Module or a builtin.module operation)."""
+    op = module.operation
+    if op.name != "builtin.module":
+        return []
+    return [
+        f
+        for f in op.regions[0].blocks[0].operations
+        if f.operation.name == "func.func" and len(f.regions[0].blocks) and "sym_visibility" not in f.attributes
+    ]
+
+
+def function_name(f) -> str:
+    return ir.StringAttr(f.attributes["sym_name"]).value
+
+
+def function_type(f) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+
+
+def constant_int(v: ir.Value) -> int | None:
+    """The value of an `arith.constant` integer or index, else None."""
+    owner = v.owner
+    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.operation.name == "arith.constant":
+        attr = owner.operation.attributes["value"]
+        return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+    return None
+
+
+def is_innermost(loop) -> bool:
+    """Whether an scf.for's body holds no loop."""
+    return not any(o.operation.name in ("scf.for", "scf.parallel") for o in loop.regions[0].blocks[0].operations)
+
+
+def trip_count(loop) -> int | None:
+    """The constant trip count of an scf.for from %lb to %lb + c, or between constants."""
+    lb, ub = loop.operands[0], loop.operands[1]
+    if constant_int(lb) is not None and constant_int(ub) is not None:
+        return constant_int(ub) - constant_int(lb)
+    o = ub.owner
+    if isinstance(o, (ir.Operation, ir.OpView)) and o.operation.name == "arith.addi":
+        x, y = o.operation.operands
+        if x == lb and constant_int(y) is not None:
+            return constant_int(y)
+        if y == lb and constant_int(x) is not None:
+            return constant_int(x)
+    return None
+
+
+PURE_PRODUCERS = ("arith.constant", "quant.scast", "tensor.bitcast")
+
+
+def erase_dead(values) -> None:
+    """Erase the producers of `values` (constants, casts) left without uses, and theirs in turn:
+    what a greedy rewrite would have cleaned up after a rewrite done by hand."""
+    work = list(values)
+    while work:
+        v = work.pop()
+        owner = v.owner
+        if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name not in PURE_PRODUCERS:
+            continue
+        if any(True for r in owner.results for _ in r.uses):
+            continue
+        work.extend(owner.operands)
+        owner.erase()

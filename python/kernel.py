@@ -1,0 +1,183 @@
+"""Native code from MLIR: compile a function through dq-to-llvm and call it on numpy arrays.
+
+ABI (docs/abi.md): each public function becomes `_mlir_ciface_<name>(results..., args...)`, every
+tensor a memref descriptor (allocated, aligned, offset, sizes, strides) over plain memory:
+unsigned and sub-byte elements as dq-storage-abi lays them out (one element per byte for sub-byte
+types), f16/bf16/float8 as their bits. The caller's arrays are read-only to the kernel
+(`bufferization.writable = false` on every argument the caller did not mark writable). A result
+buffer is malloc'ed by the kernel, except one that is an argument's memory or a constant
+(`allocated` is then the argument's pointer, or MLIR's 0xDEADBEEF marker of a global): `take`
+copies every result and frees only what the kernel allocated.
+
+Before any native call a Kernel has made sure that every symbol the code calls is defined
+(`UnresolvedSymbolError` otherwise): an unresolved call would jump to address 0.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+from mlir.runtime import np_to_memref
+
+from dequant.dialect.elements import ELEMENTS
+from dequant.dialect.signature import Tensor, tensor_of
+from dequant.passes.queries import function_name, function_type
+
+GLOBAL_MARKER = 0xDEADBEEF  # `allocated` of a memref.get_global descriptor (MLIR's convention)
+OPT_LEVELS = (0, 1, 2, 3)
+
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+_DESCRIPTORS: dict = {}  # (rank, itemsize) -> ctypes struct class; a cache of immutable classes
+
+
+class UnresolvedSymbolError(ValueError):
+    """The compiled code calls a function no loaded library defines."""
+
+
+def descriptor_type(rank: int, itemsize: int):
+    """The ctypes struct of a ranked memref descriptor (one class per rank and element size)."""
+    key = (rank, itemsize)
+    found = _DESCRIPTORS.get(key)
+    if found is None:
+        ctype = np.ctypeslib.as_ctypes_type(np.dtype(f"uint{8 * itemsize}"))
+        found = np_to_memref.make_zero_d_memref_descriptor(ctype) if rank == 0 else np_to_memref.make_nd_memref_descriptor(rank, ctype)
+        found = _DESCRIPTORS.setdefault(key, found)
+    return found
+
+
+def itemsize(t: Tensor) -> int:
+    """Bytes per element of a tensor as passed (one byte for sub-byte types)."""
+    return ELEMENTS[t.elem].dtype.itemsize
+
+
+def aligned_field(d) -> ctypes.c_void_p:
+    """The `aligned` pointer field of descriptor `d`, as a settable c_void_p view."""
+    return ctypes.c_void_p.from_buffer(d, type(d).aligned.offset)
+
+
+def fill(d, pointer: int, shape: tuple, strides: tuple) -> None:
+    """Point descriptor `d` at `pointer` with `shape` and `strides` (in elements)."""
+    d.allocated = pointer
+    aligned_field(d).value = pointer
+    if shape:
+        d.shape[:] = shape
+        d.strides[:] = strides
+
+
+def descriptor(a: np.ndarray):
+    """A memref descriptor on a C-contiguous array (no copy)."""
+    d = descriptor_type(a.ndim, a.dtype.itemsize)()
+    fill(d, a.ctypes.data, a.shape, tuple(s // a.dtype.itemsize for s in a.strides))
+    return d
+
+
+@dataclass(frozen=True)
+class FunctionSignature:
+    name: str
+    inputs: tuple  # Tensor per argument
+    results: tuple  # Tensor per result
+
+
+def signature(f) -> FunctionSignature:
+    """The tensor signature of a `func.func`; ValueError for types that cannot cross the ABI."""
+    name = function_name(f)
+    ftype = function_type(f)
+
+    def tensor(t, what):
+        found = tensor_of(t)
+        if found is None:
+            raise ValueError(f"function '{name}': {what} is {t}: only ranked tensors of dq element types cross the native interface")
+        return found
+
+    inputs = tuple(tensor(t, f"argument {i}") for i, t in enumerate(ftype.inputs))
+    results = tuple(tensor(t, f"result {i}") for i, t in enumerate(ftype.results))
+    return FunctionSignature(name, inputs, results)
+
+
+def find_function(module: ir.Module, entry: str):
+    """The public func.func named `entry` with a body; ValueError otherwise."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and function_name(op) == entry:
+            if not len(op.regions[0].blocks):
+                raise ValueError(f"'{entry}' is a declaration: there is no body to compile")
+            if "sym_visibility" in op.attributes:
+                raise ValueError(f"'{entry}' is not public: only public functions get a native entry point")
+            return op
+    raise ValueError(f"no function '{entry}' in the module")
+
+
+def external_symbols(module: ir.Module) -> list[str]:
+    """The functions an LLVM-dialect module declares without defining them."""
+    out = []
+    for op in module.body.operations:
+        if op.operation.name == "llvm.func" and not len(op.regions[0].blocks):
+            out.append(ir.StringAttr(op.attributes["sym_name"]).value)
+    return out
+
+
+def check_symbols(module: ir.Module, shared_libs: tuple = ()) -> None:
+    """UnresolvedSymbolError naming each external function no library in this process defines."""
+    libs = [_libc] + [ctypes.CDLL(p) for p in shared_libs]
+    missing = [s for s in external_symbols(module) if not any(hasattr(lib, s) for lib in libs)]
+    if missing:
+        raise UnresolvedSymbolError(f"the compiled code calls {', '.join(missing)}, which no loaded library defines")
+
+
+class Kernel:
+    """A compiled public function: its tensor signature and its C-interface entry point.
+
+    `module` is lowered in place (dq-to-llvm unless it is already in the LLVM dialect)."""
+
+    def __init__(self, module: ir.Module, entry: str, opt_level: int = 3, context: ir.Context | None = None):
+        from .pipeline import build
+
+        if opt_level not in OPT_LEVELS:
+            raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
+        self.signature = signature(find_function(module, entry))
+        build("dq-to-llvm", module.context).run(module.operation)
+        check_symbols(module)
+        self._context = context  # keeps the MLIR context alive as long as the engine
+        self._module = module
+        self.engine = ExecutionEngine(module, opt_level=opt_level)
+        address = self.engine.raw_lookup("_mlir_ciface_" + entry)  # void(void **packed)
+        if not address:
+            raise UnresolvedSymbolError(f"no entry point for '{entry}' in the compiled code")
+        self.fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        fields = [(f"r{i}", descriptor_type(t.rank, itemsize(t))) for i, t in enumerate(self.signature.results)]
+        self.results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
+
+    def pack(self, descriptors: list):
+        """The packed argument array of a call (one pointer per slot, each to a pointer to a
+        descriptor: results first, then arguments), the results struct, and what must stay alive."""
+        results = self.results_type()
+        structs = ([results] if self.signature.results else []) + list(descriptors)
+        pointers = (ctypes.c_void_p * len(structs))(*[ctypes.addressof(d) for d in structs])
+        packed = (ctypes.c_void_p * len(structs))(*[ctypes.addressof(pointers) + i * ctypes.sizeof(ctypes.c_void_p) for i in range(len(structs))])
+        return packed, results, (structs, pointers)
+
+
+def take(desc, t: Tensor, owned: set) -> np.ndarray:
+    """A numpy copy of a returned memref. Frees its buffer if the kernel allocated it: not an
+    argument's (`owned` holds the arguments' pointers and those already freed), not a global."""
+    dtype = ELEMENTS[t.elem].dtype
+    shape = tuple(desc.shape) if t.rank else ()
+    strides = tuple(desc.strides) if t.rank else ()
+    base = ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0
+    size = dtype.itemsize
+    if all(shape):
+        span = (sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * size
+        buf = (ctypes.c_char * span).from_address(base + desc.offset * size)
+        flat = np.frombuffer(buf, dtype=np.dtype(f"uint{8 * size}"))
+        out = np.lib.stride_tricks.as_strided(flat, shape, [s * size for s in strides]).copy().view(dtype)
+    else:
+        out = np.zeros(shape, dtype)
+    allocated = ctypes.cast(desc.allocated, ctypes.c_void_p).value
+    if allocated and allocated != GLOBAL_MARKER and allocated not in owned:
+        _libc.free(allocated)
+        owned.add(allocated)  # results sharing one buffer free it once
+    return out

@@ -1,0 +1,150 @@
+"""Runtime state of the numpy API, in objects: compiled kernels, prepared calls, worker threads.
+
+A `Runtime` owns a bounded cache of compiled kernels, a bounded cache of plans (one per op,
+dtypes, shapes and attributes) and a `WorkerPool`. `dequant.ops` uses `DEFAULT`; a program may make
+its own `Runtime` (e.g. with another thread count) and call `runtime.function(name)`.
+
+Threads (README, "Threads"): an output of at least `min_parallel` elements is split by rows of
+dim 0 into one range per thread; the calling thread runs the first range, the pool the others,
+each as one native call (ctypes releases the GIL). The pool is safe across `fork()` (a child
+re-creates its threads on first use) and across `set_num_threads` while calls run (a call submits
+its ranges under a lock; a replaced executor finishes what it was given).
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+# Bounds of the caches. A compiled kernel holds an ExecutionEngine with its module, measured at
+# ~3.3 MiB: 32 kernels stay near 100 MiB whatever the inputs. A plan is small (checks, shapes,
+# prebuilt call arguments).
+KERNEL_CACHE_SIZE = 32
+PLAN_CACHE_SIZE = 1024
+# Output elements from which a call is split over threads: waking a pool thread costs 30-100 us
+# on the 2-core benchmark machine; 2 threads lost at 1M elements (73 -> 95 us, int8), broke even
+# at 2M and won at 4M (246 -> 207 us; float8 434 -> 262 us).
+MIN_PARALLEL = 3 << 20
+
+
+class LRUCache:
+    """A thread-safe mapping of bounded size; the least recently used entry goes first."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
+
+    def put(self, key, value):
+        """Store `value` unless another thread stored one first; the value kept."""
+        with self._lock:
+            kept = self._entries.setdefault(key, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+            return kept
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def values(self) -> list:
+        with self._lock:
+            return list(self._entries.values())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+def available_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def thread_count(n) -> int:
+    """`n` as a thread count (None: the available cores); TypeError/ValueError for anything else."""
+    if n is None:
+        return available_cores()
+    if isinstance(n, bool):
+        raise TypeError(f"the thread count must be an integer, got {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"the thread count must be an integer, got {n!r}") from None
+    if n < 1:
+        raise ValueError(f"the thread count must be at least 1, got {n}")
+    return n
+
+
+class WorkerPool:
+    """Threads running all but the first of a call's native calls."""
+
+    def __init__(self, threads: int):
+        self._threads = threads
+        self._executor: ThreadPoolExecutor | None = None
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    @property
+    def threads(self) -> int:
+        return self._threads
+
+    def resize(self, threads: int) -> None:
+        with self._lock:
+            old, self._executor, self._threads = self._executor, None, threads
+        if old is not None and self._pid == os.getpid():
+            old.shutdown(wait=False)  # its pending work still runs
+
+    def run(self, calls: list) -> None:
+        """Run every call; the calling thread runs the first while the pool runs the others."""
+        if len(calls) == 1:
+            calls[0]()
+            return
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's threads do not exist here
+                self._executor, self._pid = None, os.getpid()
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=max(1, self._threads - 1), thread_name_prefix="dequant")
+            pending = [self._executor.submit(c) for c in calls[1:]]
+        try:
+            calls[0]()
+        finally:
+            for p in pending:
+                p.result()
+
+
+class Runtime:
+    """Kernels, plans and threads of the numpy API (see the module docstring)."""
+
+    def __init__(self, threads: int | None = None, kernel_cache_size: int = KERNEL_CACHE_SIZE,
+                 plan_cache_size: int = PLAN_CACHE_SIZE):  # fmt: skip
+        self.kernels = LRUCache(kernel_cache_size)
+        self.plans = LRUCache(plan_cache_size)
+        self.pool = WorkerPool(thread_count(threads))
+        self.min_parallel = MIN_PARALLEL  # output elements from which a call is split over threads
+
+    def set_num_threads(self, n: int | None = None) -> None:
+        """Threads for large arrays: a positive integer, or None for the available cores."""
+        self.pool.resize(thread_count(n))
+
+    def get_num_threads(self) -> int:
+        """The number of threads large calls are split over."""
+        return self.pool.threads
+
+    def function(self, name: str):
+        """The numpy function of spec op `name` (e.g. "onnx_dequantize_linear") on this runtime."""
+        from .ops import OpFunction, spec_op
+
+        return OpFunction(spec_op(name), self)
+
+
+DEFAULT = Runtime()
