@@ -1,4 +1,4 @@
-"""int4x4 packing for the OpenPPL DequantizeLinear tests, written from NOTES.md (not from the code
+"""int4x4 packing for the OpenPPL DequantizeLinear tests, written from docs/semantics.md#openppl-int4x4-packing (not from the code
 under test): X is int16, and nibble k (bits 4k..4k+3) of X[i, ...] is unpacked row 4i+k."""
 
 from __future__ import annotations

@@ -421,7 +421,7 @@ def test_opset23_output_dtype(rng):
     assert ir.IntegerAttr(op.attributes["block_size"]).value == 32
     got = dequant.jit(str(module), "dq23")()
     (want,) = ort_run(model, {})
-    # one rounding of the exact product to f16 (NOTES.md); onnxruntime rounds its f32 product again
+    # one rounding of the exact product to f16 (docs/semantics.md#arithmetic); onnxruntime rounds its f32 product again
     product = numpy_helper.to_array(x).astype(np.float64) * np.repeat(numpy_helper.to_array(s), 32, axis=1)
     exact = product.astype(np.float16)
     assert np.array_equal(got.view(np.uint16), exact.view(np.uint16))

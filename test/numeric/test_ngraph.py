@@ -1,10 +1,10 @@
 """Numbers of `dequant.ops.ngraph_dequantize` against a reference written from the nGraph Dequantize
-spec and NOTES.md (never from the code under test).
+spec and docs/semantics.md (never from the code under test).
 
     output[i] = (input[i] - zero_point[j]) * scale[j],  j = i projected onto `axes`
 
 scale and zero point have input's shape projected onto `axes` (ascending; rank 0 for no axes).
-NOTES.md fixes the rounding: input - zero_point exactly in a wide integer type (i32 - i32 needs
+docs/semantics.md#arithmetic fixes the rounding: input - zero_point exactly in a wide integer type (i32 - i32 needs
 33 bits), ONE conversion to f32 (f64 when `type` is f64), ONE multiplication by the scale in that
 type, ONE rounding to `type`. The reference does exactly that in numpy (f16/bf16: f32 product,
 then `.astype`), so results must match bit for bit (signed zeros included; NaN any NaN).
@@ -36,7 +36,7 @@ def projected(shape: tuple, axes) -> tuple:
 
 
 def reference(input, scale, zero_point, *, type, axes) -> np.ndarray:
-    """The spec's formula with NOTES.md's rounding sequence."""
+    """The spec's formula with the rounding of docs/semantics.md#arithmetic."""
     input = np.asarray(input)
     view = [input.shape[a] if a in set(axes) else 1 for a in range(input.ndim)]  # scale[j] broadcast
     d = input.astype(np.int64) - np.asarray(zero_point).astype(np.int64).reshape(view)
@@ -147,7 +147,7 @@ def test_special_scales(out_type):
     ids=["bf16", "f16"],
 )
 def test_int32_rounded_twice(out_type, x, scale, want, once):
-    """NOTES.md's sequence rounds the i32 difference to f32 and the product to `type`: the
+    """docs/semantics.md#arithmetic rounds the i32 difference to f32 and the product to `type`: the
     difference is one above a `type` midpoint, which f32 rounds onto the midpoint (ties to even),
     and `type` then rounds to even, where one rounding of the exact value would round up."""
     got = ngraph_dequantize(np.array([x], np.int32), np.array([scale], TYPES[out_type]), np.array([0], np.int32),

@@ -2,7 +2,7 @@
 set to 0, every kernel compiled here takes the vector loop with non-temporal stores (peeled to a
 64-byte boundary per row, or unaligned per block). Each result must equal, bit for bit, the plain
 path's (the kernels other tests hold to the spec references) and, where one is written here, a
-numpy formula from NOTES.md. Outputs are placed at every offset of a cache line, at an offset that
+numpy formula from docs/semantics.md#arithmetic. Outputs are placed at every offset of a cache line, at an offset that
 is not a multiple of the element size (that case falls back to the plain loop), and with rows
 shorter than one vector."""
 

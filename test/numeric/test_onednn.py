@@ -1,10 +1,10 @@
 """Numbers of `dequant.ops.onednn_dynamic_dequantize` against a reference written from the oneDNN
-Graph DynamicDequantize-1 spec and NOTES.md (never from the code under test).
+Graph DynamicDequantize-1 spec and docs/semantics.md (never from the code under test).
 
     output = (input - zps) * scales,  f32
 
 scales/zps: one element ("per_tensor") or dim(axis) elements ("per_channel", axis in [-r, r-1]).
-NOTES.md fixes the rounding: input - zps exactly in a wide integer type (zps may be s32 with u8
+docs/semantics.md#arithmetic fixes the rounding: input - zps exactly in a wide integer type (zps may be s32 with u8
 input, so i64), ONE conversion to f32, ONE f32 multiplication by the scale. The reference does
 exactly that in numpy, so results must match bit for bit (signed zeros included; NaN any NaN).
 """
@@ -31,7 +31,7 @@ I32_EXTREMES = [-(2**31), -(2**31) + 1, -(2**24) - 1, -(2**24), -(2**24) + 1, -1
 
 
 def reference(src, scales, zps=None, *, qtype="per_tensor", axis=1) -> np.ndarray:
-    """The spec's formula with NOTES.md's rounding: exact i64 difference, f32(d) * f32(scale)."""
+    """The spec's formula with docs/semantics.md#arithmetic's rounding: exact i64 difference, f32(d) * f32(scale)."""
     src = np.asarray(src)
     if qtype == "per_tensor":
         view = ()

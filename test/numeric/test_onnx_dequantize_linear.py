@@ -5,11 +5,11 @@ reference evaluator (`onnx.reference.ReferenceEvaluator`, DequantizeLinear-24) a
 onnxruntime's CPU kernel (opset 21, or 23/24 where the node needs output_dtype, float4e2m1 or
 float8e8m0); combinations onnxruntime rejects are skipped with its own message.
 
-How results are compared (NOTES.md, "Arithmetic"):
-- f32 output: bit for bit (a NaN matches any NaN). NOTES.md: d = x - zero_point is exact, converted
+How results are compared (docs/semantics.md#arithmetic):
+- f32 output: bit for bit (a NaN matches any NaN). docs/semantics.md#arithmetic: d = x - zero_point is exact, converted
   once to f32, multiplied once by the scale in f32, which is what the reference evaluator does
   (it computes `x.astype(float32) - zp` and multiplies by the scale in float32). The one exception
-  NOTES.md names, int32 beyond 2^24, has its own test.
+  docs/semantics.md#arithmetic names, int32 beyond 2^24, has its own test.
 - f16/bf16 output: within one ulp of the output type of the reference, and faithfully rounded:
   one of the two output-type values around the exact product (`spec_product`, float64). The
   reference evaluator multiplies in float32 and casts (two roundings) while the spec says "the
@@ -297,8 +297,8 @@ def test_empty(dql_reference, dql_check, rng, shape, axis, s_shape, block_size):
 
 @pytest.mark.parametrize("with_zp", [False, True])
 def test_int32_beyond_2_24(dql_reference, dql_check, rng, with_zp):
-    """int32 over its whole range. NOTES.md: d converted once to f32, then one f32 multiplication;
-    that formula is asserted exactly, and the reference within one f32 ulp (the case NOTES.md
+    """int32 over its whole range. docs/semantics.md#arithmetic: d converted once to f32, then one f32 multiplication;
+    that formula is asserted exactly, and the reference within one f32 ulp (the case docs/semantics.md#arithmetic
     exempts from bit-for-bit equality)."""
     x = rng.integers(-(2**31), 2**31, size=(7, 300), dtype=np.int64).astype(np.int32)
     x[0, :6] = [-(2**31), 2**31 - 1, 2**24 + 1, -(2**24) - 1, 2**31 - 65, 16777217 * 3]

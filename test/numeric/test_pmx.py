@@ -1,5 +1,5 @@
 """Numbers of `dequant.ops.pmx_dequantize_linear` against a reference written from the OpenPPL
-(ppl.pmx) DequantizeLinear spec and NOTES.md (never from the code under test).
+(ppl.pmx) DequantizeLinear spec and docs/semantics.md (never from the code under test).
 
 - q: int8 X as is; int4: unsigned nibbles (packed with `pmx_pack.pack_int4x4`, nibble k of X[i]
   is row 4i+k) minus 8, or minus (zp & 0xF) with an integer zero point.
@@ -7,7 +7,7 @@
   Scale * (nibble - (zp & 0xF)) (int4); float zero point: Y = Scale * q + zp.
 - group_size != 0: Scale[..., i // g, ...] along quant_axis (0 or 1); group_size 0: per-tensor
   (Scale (), (1), all ones) or per-channel (one scale per row: (d0, 1, ...) or (d0)).
-Rounding (NOTES.md): integer difference exact, one conversion to f32, one f32 multiplication by the
+Rounding (docs/semantics.md#arithmetic): integer difference exact, one conversion to f32, one f32 multiplication by the
 scale; a float zero point is added in f32 after the product (two f32 roundings: mul, then add);
 one rounding to the output type (the Scale's). The reference does that in numpy, so results must
 match bit for bit (signed zeros included; NaN any NaN).

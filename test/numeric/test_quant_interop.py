@@ -8,7 +8,7 @@ Both run on the same random storage values, every value of the storage type like
 
 What upstream computes (LowerQuantOps, as its output IR shows): y = (T(q) - T(zp)) * T(scale), T the
 expressed type (the op's output type): storage and zero point converted to T, subtracted in T, the
-scale rounded to T. NOTES.md: q - zp exactly in integers, one conversion to f32, one f32 product, one
+scale rounded to T. docs/semantics.md#arithmetic: q - zp exactly in integers, one conversion to f32, one f32 product, one
 rounding to the output type. They agree bit for bit
 - for f32 outputs: every 4/8/16-bit difference converts exactly, an int32 has zero point 0 so
   T(q) - 0 is the one conversion we make, and the scale is the same f32;
@@ -21,7 +21,7 @@ Elsewhere they differ, and (b) is held to upstream's formula evaluated in numpy,
 - 16-bit storage with f16/bf16 outputs is rounded before the subtraction, so q - zp cancels
   (q = 30001, zp = 30000 is 0 in f16): no bound relative to ours;
 - int32 storage with an f16 output overflows to inf beyond 65504 before scaling.
-(a) is held to NOTES.md's formula in numpy, so both sides have a reference written from a spec.
+(a) is held to the formula of docs/semantics.md#arithmetic in numpy, so both sides have a reference written from a spec.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def expand(case, a: np.ndarray) -> np.ndarray:
 
 
 def onnx_formula(case, x, scale, zp) -> np.ndarray:
-    """NOTES.md: exact integer difference, one conversion to f32, one f32 product, one rounding."""
+    """docs/semantics.md#arithmetic: exact integer difference, one conversion to f32, one f32 product, one rounding."""
     d = x - (expand(case, zp) if zp is not None else 0)
     y = d.astype(np.float32) * expand(case, scale).astype(np.float32)
     with np.errstate(over="ignore"):

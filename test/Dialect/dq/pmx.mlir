@@ -2,7 +2,7 @@
 // RUN: dequant-opt %s --mlir-print-op-generic | dequant-opt | FileCheck %s
 
 // Parse/print round trips of dq.pmx_dequantize_linear (OpenPPL ppl.pmx DequantizeLinear, as
-// NOTES.md reads it). `quant_data_type` is required; `quant_method` (""), `quant_axis` (1),
+// docs/semantics.md#openppl-dequantizelinear reads it). `quant_data_type` is required; `quant_method` (""), `quant_axis` (1),
 // `group_size` (128), `has_zeropoint` (false), `float_zeropoint` (false) take the spec
 // defaults when left out, and stay out. int4 X is i16 packing four values along dim 0: Y's
 // dim 0 is 4 * X's. Y has the Scale's type (f32 or f16).

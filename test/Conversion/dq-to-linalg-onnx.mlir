@@ -3,7 +3,7 @@
 // Each dq op becomes one linalg.generic on tensors: x read through the identity map, the scale
 // and zero point through the canonical maps (per-tensor: `-> ()` or `-> (0)`; per-axis:
 // `-> (d_axis)`; blocked: `d_axis floordiv block_size`), all loops parallel, arith in the body
-// (NOTES.md, Arithmetic: exact integer subtraction, one conversion to f32, one multiplication,
+// (docs/semantics.md#arithmetic: exact integer subtraction, one conversion to f32, one multiplication,
 // one rounding to the output type).
 
 // Per-tensor, scalar scale and zero point, i8: sign-extended to i32, subtracted exactly.

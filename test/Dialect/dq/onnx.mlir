@@ -12,7 +12,7 @@
 // CHECK-DAG: #[[ZERO:map[0-9]*]] = affine_map<(d0, d1) -> (0)>
 // CHECK-DAG: #[[ROWS:map[0-9]*]] = affine_map<(d0, d1) -> (d0 floordiv 4, d1)>
 
-// ---- Per-tensor: a scalar or a one-element 1-D scale, zero points may mix the two (NOTES.md).
+// ---- Per-tensor: a scalar or a one-element 1-D scale, zero points may mix the two (docs/semantics.md#onnx-granularity).
 
 // CHECK-LABEL: func.func @per_tensor_scalar
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xi8>, %[[S:.*]]: tensor<f32>, %[[Z:.*]]: tensor<i8>) -> tensor<4x8xf32>
