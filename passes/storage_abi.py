@@ -4,6 +4,8 @@ Native code passes tensors as memref descriptors over plain memory: unsigned int
 same bits as the signless type of their width, and sub-byte types (i4, ui4, f4E2M1FN, i2, ui2)
 one element per byte, the low bits (ml_dtypes' layout; LLVM would read `vector<N x i4>` as packed
 nibbles). This pass rewrites, in the op it runs on (a module):
+- public functions' arguments: `bufferization.writable = false` unless declared writable, so that
+  bufferization copies rather than writes the caller's arrays;
 - public functions' tensor arguments of those types: unsigned -> signless of the same width,
   sub-byte -> i8 (the caller passes bytes);
 - `arith.constant` tensors of those types: the same values as signless or byte constants.
@@ -31,11 +33,19 @@ from .queries import function_type, public_functions
 SHAPE_OPS = ("tensor.cast", "tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
 
 
-def storage_element(e: Element | None) -> ir.Type | None:
-    """The storage element type of a logical element (None if it is its own storage)."""
-    if e is None or not (e.sub_byte or (e.kind == "int" and not e.signed)):
+def storage_element(value: ir.Value) -> ir.Type | None:
+    """The storage element type of a tensor value whose element type is not its own storage:
+    i8 for sub-byte types, the signless integer of the width for unsigned and `si*` ones."""
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType):
         return None
-    return ir.IntegerType.get_signless(8 if e.sub_byte else e.bits)
+    elem = ir.RankedTensorType(t).element_type
+    e = of_type(elem)
+    if e is not None and e.sub_byte:
+        return ir.IntegerType.get_signless(8)
+    if isinstance(elem, ir.IntegerType) and not ir.IntegerType(elem).is_signless:
+        return ir.IntegerType.get_signless(ir.IntegerType(elem).width)
+    return None
 
 
 def _retyped(t: ir.Type, elem: ir.Type) -> ir.Type:
@@ -141,12 +151,30 @@ def _after_definition(value: ir.Value) -> ir.InsertionPoint:
     return ir.InsertionPoint.after(value.owner)
 
 
+WRITABLE = "bufferization.writable"
+
+
+def _read_only_arguments(f) -> None:
+    """Mark every argument the function does not declare writable `bufferization.writable =
+    false`: bufferization then copies before writing, so the caller's arrays are never written."""
+    n = len(function_type(f).inputs)
+    old = list(ir.ArrayAttr(f.attributes["arg_attrs"])) if "arg_attrs" in f.attributes else [ir.DictAttr.get({})] * n
+    new = []
+    for attr in old:
+        d = ir.DictAttr(attr)
+        entries = {a.name: a.attr for a in (d[i] for i in range(len(d)))}
+        entries.setdefault(WRITABLE, ir.BoolAttr.get(False))
+        new.append(ir.DictAttr.get(entries))
+    f.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
+
+
 def _retype_function(f) -> None:
+    _read_only_arguments(f)
     ftype = function_type(f)
     entry = f.regions[0].blocks[0]
     inputs = []
     for arg in entry.arguments:
-        storage = storage_element(_element(arg))
+        storage = storage_element(arg)
         if storage is not None:
             retype(arg, ir.RankedTensorType(arg.type).element_type, storage)
         inputs.append(arg.type)
@@ -156,7 +184,7 @@ def _retype_function(f) -> None:
         if ret.operation.name != "func.return":
             continue
         for n, v in enumerate(list(ret.operands)):
-            storage = storage_element(_element(v))
+            storage = storage_element(v)
             if storage is not None:
                 with ir.InsertionPoint(ret), f.location:
                     ret.operands[n] = convert(v, storage, to_storage)
@@ -186,7 +214,7 @@ def run(op) -> bool:
     found = []
 
     def visit(o):
-        if o.name == "arith.constant" and storage_element(_element(o.results[0])) is not None:
+        if o.name == "arith.constant" and storage_element(o.results[0]) is not None:
             found.append(o)
         return ir.WalkResult.ADVANCE
 
@@ -206,7 +234,7 @@ def _copy_remaining_casts(op) -> None:
     casts = []
 
     def visit(o):
-        if o.name == "tensor.bitcast" and storage_element(_element(o.operands[0])) == ir.RankedTensorType(o.results[0].type).element_type:
+        if o.name == "tensor.bitcast" and storage_element(o.operands[0]) == ir.RankedTensorType(o.results[0].type).element_type:
             casts.append(o)
         return ir.WalkResult.ADVANCE
 

@@ -8,20 +8,21 @@ dq-storage-abi makes those casts disappear at function boundaries and constants)
 LowerQuantOps casts quantized storage first. OpenPPL's int4x4 packing iterates the output as
 [X.dim0, 4, ...]: the nibble index is the size-4 dim, so its shift is loop-invariant.
 
-Dynamic scale and zero point dims are guarded against the output dims their maps read
-(`guards`), so native code never reads out of bounds.
+Dynamic dims are checked at run time against the dims they are read along (passes/checks.py):
+the generic runs only if they agree, so native code never reads or writes out of bounds; a
+failed check is reported to the caller instead.
 """
 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, cf, linalg, tensor
+from mlir.dialects import arith, linalg, tensor
 
 from dequant import dialect
 from dequant.dialect import canonical, semantics
 from dequant.dialect.elements import ELEMENTS, of_type
 
-from . import Pass
+from . import Pass, checks
 
 PARALLEL = linalg.IteratorType.parallel
 
@@ -68,24 +69,42 @@ def sizes_of(shapes: Shapes, x: ir.Value, y_type: ir.RankedTensorType, unpack: s
     return sizes
 
 
-def guards(shapes: Shapes, operand: ir.Value, reads: tuple, sizes: list) -> None:
-    """Check each dynamic dim of a scale or zero point against what its map reads of the output
-    (sizes: ints or index values); a static pair was checked by the verifier."""
+def read_checks(shapes: Shapes, operand: ir.Value, kind: int, reads: tuple, sizes: list) -> list:
+    """(holds, code) for each dynamic dim of a scale or zero point against what its map reads of
+    the output (sizes: ints or index values); a static pair was checked by the verifier."""
     t = ir.RankedTensorType(operand.type)
+    out = []
     for p, r in enumerate(reads):
         if not t.is_dynamic_dim(p) and (r.dim is None or isinstance(sizes[r.dim], int)):
             continue
         have = shapes.dim(operand, p)
         if r.dim is None:
-            ok = arith.cmpi(arith.CmpIPredicate.sge, have, shapes.index(1))
-            cf.assert_(ok, f"dq: dim {p} of a scale or zero point is empty")
+            out.append((arith.cmpi(arith.CmpIPredicate.sge, have, shapes.index(1)), checks.encode(kind, p, checks.EMPTY)))
             continue
         n = sizes[r.dim]
         n = shapes.index(n) if isinstance(n, int) else n
         if r.block > 1:
             n = arith.ceildivui(n, shapes.index(r.block))
-        ok = arith.cmpi(arith.CmpIPredicate.eq, have, n)
-        cf.assert_(ok, f"dq: dim {p} of a scale or zero point does not match the output dim {r.dim} it is read along")
+        out.append((arith.cmpi(arith.CmpIPredicate.eq, have, n), checks.encode(kind, p, r.dim)))
+    return out
+
+
+def shape_checks(shapes: Shapes, x: ir.Value, dest: ir.Value | None, y_type, unpack: str, sizes: list) -> list:
+    """(holds, code) for x's dynamic dims against static output dims (dim 0 is 4 times x's with
+    int4x4), and for the destination's dynamic dims against the output's sizes."""
+    out = []
+    xt = ir.RankedTensorType(x.type)
+    for d in range(y_type.rank):
+        if xt.is_dynamic_dim(d) and not y_type.is_dynamic_dim(d):
+            have = shapes.dim(x, d)
+            if d == 0 and unpack == "int4x4":
+                have = arith.muli(have, shapes.index(canonical.INT4X4))
+            out.append((arith.cmpi(arith.CmpIPredicate.eq, have, shapes.index(y_type.shape[d])), checks.encode(checks.DATA, d, d)))
+    if dest is not None:
+        for d in range(y_type.rank):
+            if y_type.is_dynamic_dim(d):
+                out.append((arith.cmpi(arith.CmpIPredicate.eq, shapes.dim(dest, d), sizes[d]), checks.encode(checks.DESTINATION, d, d)))
+    return out
 
 
 def _expr(r: canonical.Read, packed: bool):
@@ -141,18 +160,17 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
     loops = rank + 1 if packed else rank
     shapes = Shapes()
     sizes = sizes_of(shapes, x, y_type, form.unpack)
-    guards(shapes, scale, form.scale_map, sizes)
+    dest = destination(op)  # the one tensor.empty-free form: bufferization writes it in place
+    found = shape_checks(shapes, x, dest, y_type, form.unpack, sizes) + read_checks(shapes, scale, checks.SCALE, form.scale_map, sizes)
     if zp is not None:
-        guards(shapes, zp, form.zp_map, sizes)
+        found += read_checks(shapes, zp, checks.ZERO_POINT, form.zp_map, sizes)
     ins = [signless(x), scale] + ([signless(zp)] if zp is not None else [])
     maps = [ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in range(loops) if not (packed and d == 1)])]
     maps.append(ir.AffineMap.get(loops, 0, [_expr(r, packed) for r in form.scale_map]))
     if zp is not None:
         maps.append(ir.AffineMap.get(loops, 0, [_expr(r, packed) for r in form.zp_map]))
     maps.append(ir.AffineMap.get_identity(loops))
-    init = destination(op)  # the one tensor.empty-free form: bufferization writes it in place
-    if init is None:
-        init = tensor.empty(sizes, y_type.element_type)
+    init = dest if dest is not None else tensor.empty(sizes, y_type.element_type)
     groups = [[0, 1]] + [[d + 1] for d in range(1, rank)]
     if packed:  # the output as [X rows, 4, ...]: an expanded view of the same buffer
         rows = sizes[0] // canonical.INT4X4 if isinstance(sizes[0], int) else shapes.dim(x, 0)
@@ -162,23 +180,30 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
         static = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in iter_sizes]
         init = tensor.expand_shape(iter_type, init, groups, dynamic, static)
 
-    @linalg.generic(ins, [init], maps, [PARALLEL] * loops)
-    def y(*args):
-        shift = None
-        if packed:
-            nibble = arith.index_cast(semantics.i(32), linalg.IndexOp(1).result)
-            shift = arith.muli(nibble, semantics.const_int(4))
-        return semantics.dequantize_value(args[0], xe, args[1], args[2] if zp is not None else None, ze,
-                                          y_type.element_type, mode=form.zero_point_mode, nibble_shift=shift)  # fmt: skip
+    def compute() -> ir.Value:
+        @linalg.generic(ins, [init], maps, [PARALLEL] * loops)
+        def y(*args):
+            shift = None
+            if packed:
+                nibble = arith.index_cast(semantics.i(32), linalg.IndexOp(1).result)
+                shift = arith.muli(nibble, semantics.const_int(4))
+            return semantics.dequantize_value(args[0], xe, args[1], args[2] if zp is not None else None, ze,
+                                              y_type.element_type, mode=form.zero_point_mode, nibble_shift=shift)  # fmt: skip
 
-    hoist_constants(y.owner)
+        hoist_constants(y.owner)
+        return y
+
+    y = checks.guarded(found, compute, init, op)
     return tensor.collapse_shape(y_type, y, groups) if packed else y
 
 
 def hoist_constants(generic) -> None:
-    """Move the body's constants to the start of the generic's block, one per value, as the
-    greedy folder does with constants."""
-    block = generic.operation.block
+    """Move the body's constants to the start of the enclosing function's body, one per value,
+    as the greedy folder does with constants."""
+    holder = generic.operation
+    while holder.parent is not None and holder.parent.name not in ("func.func", "builtin.module"):
+        holder = holder.parent
+    block = holder.block
     hoisted = [o for o in block.operations if o.operation.name == "arith.constant"]
     first = next(iter(block.operations))
     for o in list(generic.regions[0].blocks[0].operations):

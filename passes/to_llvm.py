@@ -30,12 +30,14 @@ PIPELINE = Pipeline(
     ",".join(
         [
             "dq-to-linalg",
+            "dq-check-lowerable",
             "dq-storage-abi",
             "canonicalize",
             "dq-fold-nibble-casts",
             "eliminate-empty-tensors",
             "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
             "dq-emit-c-interface",
+            "dq-copies-to-loops",
             "func.func(convert-linalg-to-loops)",
             "canonicalize",
             "cse",

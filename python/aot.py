@@ -2,19 +2,23 @@
 
 Each public function becomes `_mlir_ciface_<name>` (llvm.emit_c_interface): its arguments are
 pointers to memref descriptors; a function returning a tensor takes a pointer to the result's
-descriptor first, whose buffer the kernel allocates with malloc (the caller frees `allocated`).
+descriptor first, whose buffer the kernel allocates with malloc (the caller frees `allocated`,
+unless it is an argument's pointer or MLIR's 0xDEADBEEF marker of a constant). The caller defines
+`dequant_report_error(int64_t)`, which a kernel calls for each run-time shape check it fails.
 4-bit elements are one per byte (dq-byte-storage); f16, bf16 and float8 travel as their bits.
 The object is compiled for the host CPU by the ExecutionEngine's target machine.
 """
 
 from __future__ import annotations
 
+import ctypes
 import re
 
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from dequant.dialect.elements import ELEMENTS
+from dequant.passes import checks
 from dequant.passes.queries import public_functions
 
 from .kernel import signature
@@ -64,13 +68,30 @@ def header(sigs: list, guard: str = "DEQUANT_KERNELS_H") -> str:
         described = ", ".join(f"{t.elem}[{'x'.join('?' if d is None else str(d) for d in t.shape)}]" for t in args)
         lines.append(f"/* {name}({described}) */")
         lines.append(f"void _mlir_ciface_{name}({', '.join(params) or 'void'});")
+    lines += [
+        "",
+        "/* Defined by the caller: each run-time shape check a kernel fails (a dynamic dim that does not",
+        "   match the dim it is read along) calls it once; that call then leaves its result unwritten.",
+        "   `code` names the operand and dims (decoded below). */",
+        f"void {checks.REPORT}(int64_t code);",
+        checks.C_DECODER.rstrip("\n"),
+    ]
     lines += ["", "#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
 
 
 def emit_object(module: ir.Module, path: str, opt_level: int = 3) -> None:
-    """Compile an LLVM-dialect module to a native object file at `path`."""
-    ExecutionEngine(module, opt_level=opt_level).dump_to_object_file(path)
+    """Compile an LLVM-dialect module to a native object file at `path`. The ExecutionEngine links
+    what it compiles, so each function the module only declares (dequant_report_error, which the
+    caller defines, or any other) gets a stand-in for that link, never called; in the object it
+    stays an undefined reference for the program's linker."""
+    from .kernel import external_symbols
+
+    engine = ExecutionEngine(module, opt_level=opt_level)
+    stand_in = ctypes.CFUNCTYPE(None)(lambda: None)
+    for name in external_symbols(module):
+        engine.raw_register_runtime(name, ctypes.cast(stand_in, ctypes.c_void_p))
+    engine.dump_to_object_file(path)
 
 
 def is_llvm(module: ir.Module) -> bool:

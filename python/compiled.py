@@ -85,6 +85,7 @@ class CompiledFunction:
         del alive
         owned = {a.ctypes.data for a in arrays}
         out = [take(getattr(results, f"r{i}"), t, owned) for i, t in enumerate(self.results)]
+        self.kernel.raise_failures()
         return out[0] if len(out) == 1 else tuple(out)
 
 

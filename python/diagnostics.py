@@ -52,13 +52,23 @@ def file_location(loc: ir.Location):
     return None, None, None
 
 
+CURRENT_OP = re.compile(r'see current operation: (?:%\S+ = )?"?([A-Za-z_][\w.$]*)"?')
+
+
 def from_info(d, rename: dict | None = None) -> Diag:
-    """A `Diag` from an `ir.Diagnostic` or `ir.DiagnosticInfo`; `rename` maps buffer names."""
+    """A `Diag` from an `ir.Diagnostic` or `ir.DiagnosticInfo`; `rename` maps buffer names. A
+    message of IRDL's structural verifier ("op expects ...") gets the op's name, which MLIR puts
+    only in the "see current operation" note."""
     file, line, col = file_location(d.location)
     if file is not None and rename:
         file = rename.get(file, file)
     message = d.message if hasattr(d, "message") else str(d)
-    return Diag(SEVERITIES[d.severity], file, line, col, message, [from_info(n, rename) for n in d.notes])
+    notes = [from_info(n, rename) for n in d.notes]
+    if message.startswith("op "):
+        named = next((m.group(1) for n in notes for m in [CURRENT_OP.search(n.message)] if m), None)
+        if named:
+            message = f"'{named}' {message}"
+    return Diag(SEVERITIES[d.severity], file, line, col, message, notes)
 
 
 class Collector:

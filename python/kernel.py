@@ -10,12 +10,15 @@ buffer is malloc'ed by the kernel, except one that is an argument's memory or a 
 copies every result and frees only what the kernel allocated.
 
 Before any native call a Kernel has made sure that every symbol the code calls is defined
-(`UnresolvedSymbolError` otherwise): an unresolved call would jump to address 0.
+(`UnresolvedSymbolError` otherwise): an unresolved call would jump to address 0. Run-time shape
+checks that fail (passes/checks.py) are recorded per thread and raised as a ValueError after the
+call (`raise_failures`).
 """
 
 from __future__ import annotations
 
 import ctypes
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +28,7 @@ from mlir.runtime import np_to_memref
 
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Tensor, tensor_of
+from dequant.passes import checks
 from dequant.passes.queries import function_name, function_type
 
 GLOBAL_MARKER = 0xDEADBEEF  # `allocated` of a memref.get_global descriptor (MLIR's convention)
@@ -112,18 +116,32 @@ def find_function(module: ir.Module, entry: str):
 
 
 def external_symbols(module: ir.Module) -> list[str]:
-    """The functions an LLVM-dialect module declares without defining them."""
-    out = []
-    for op in module.body.operations:
-        if op.operation.name == "llvm.func" and not len(op.regions[0].blocks):
-            out.append(ir.StringAttr(op.attributes["sym_name"]).value)
-    return out
+    """The functions an LLVM-dialect module declares without defining them and calls (or takes
+    the address of); a declaration nothing uses needs no definition."""
+    declared = {
+        ir.StringAttr(op.attributes["sym_name"]).value
+        for op in module.body.operations
+        if op.operation.name == "llvm.func" and not len(op.regions[0].blocks)
+    }
+    used = []
+
+    def visit(o):
+        for key in ("callee", "global_name"):
+            if key in o.attributes:
+                name = ir.FlatSymbolRefAttr(o.attributes[key]).value
+                if name in declared and name not in used:
+                    used.append(name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return used
 
 
-def check_symbols(module: ir.Module, shared_libs: tuple = ()) -> None:
-    """UnresolvedSymbolError naming each external function no library in this process defines."""
+def check_symbols(module: ir.Module, provided: tuple = (), shared_libs: tuple = ()) -> None:
+    """UnresolvedSymbolError naming each external function no library in this process defines
+    and the engine does not provide."""
     libs = [_libc] + [ctypes.CDLL(p) for p in shared_libs]
-    missing = [s for s in external_symbols(module) if not any(hasattr(lib, s) for lib in libs)]
+    missing = [s for s in external_symbols(module) if s not in provided and not any(hasattr(lib, s) for lib in libs)]
     if missing:
         raise UnresolvedSymbolError(f"the compiled code calls {', '.join(missing)}, which no loaded library defines")
 
@@ -140,16 +158,33 @@ class Kernel:
             raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
         self.signature = signature(find_function(module, entry))
         build("dq-to-llvm", module.context).run(module.operation)
-        check_symbols(module)
+        check_symbols(module, provided=(checks.REPORT,))
         self._context = context  # keeps the MLIR context alive as long as the engine
         self._module = module
         self.engine = ExecutionEngine(module, opt_level=opt_level)
+        self._failed = threading.local()  # the codes a call in this thread reported (checks.py)
+        self._report = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self._record)
+        self.engine.raw_register_runtime(checks.REPORT, ctypes.cast(self._report, ctypes.c_void_p))
         address = self.engine.raw_lookup("_mlir_ciface_" + entry)  # void(void **packed)
         if not address:
             raise UnresolvedSymbolError(f"no entry point for '{entry}' in the compiled code")
         self.fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         fields = [(f"r{i}", descriptor_type(t.rank, itemsize(t))) for i, t in enumerate(self.signature.results)]
         self.results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
+
+    def _record(self, code: int) -> None:
+        codes = getattr(self._failed, "codes", None)
+        if codes is None:
+            codes = self._failed.codes = []
+        codes.append(code)
+
+    def raise_failures(self) -> None:
+        """After a native call: the ValueError of the run-time checks it failed, if any (the
+        kernel then wrote no result)."""
+        codes = getattr(self._failed, "codes", None)
+        if codes:
+            self._failed.codes = None
+            raise ValueError("native shape check failed: " + "; ".join(dict.fromkeys(checks.message(c) for c in codes)))
 
     def pack(self, descriptors: list):
         """The packed argument array of a call (one pointer per slot, each to a pointer to a

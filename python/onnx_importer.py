@@ -79,12 +79,15 @@ def import_onnx(model: str | os.PathLike | onnx.ModelProto, context: ir.Context 
     base_dir = ""
     if isinstance(model, (str, os.PathLike)):
         base_dir = os.path.dirname(os.fspath(model))
-        try:
-            model = onnx.load(os.fspath(model))
+        path = os.fspath(model)
+        try:  # external data is read where a value is used, so a missing file is named there
+            model = onnx.load(path, load_external_data=False)
         except OSError as e:
-            raise OnnxImportError(f"cannot read '{os.fspath(model)}': {e.strerror or e}") from None
+            raise OnnxImportError(f"cannot read '{path}': {e.strerror or e}") from None
         except Exception as e:  # protobuf DecodeError and the like
-            raise OnnxImportError(f"'{os.fspath(model)}' is not an ONNX model: {e}") from None
+            raise OnnxImportError(f"'{path}' is not an ONNX model: {e}") from None
+        if not model.HasField("graph"):
+            raise OnnxImportError(f"'{path}' holds no ONNX model (the file is empty or has no graph)")
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"import_onnx takes a path or an onnx.ModelProto, got {type(model).__name__}")
     ctx = context if context is not None else new_context()
@@ -193,6 +196,8 @@ class _Importer:
         if tensor is None and name in self.constants:
             tensor = _constant_tensor(self.constants[name])
         if tensor is not None:
+            if any(d < 0 for d in tensor.dims):
+                raise OnnxImportError(f"input '{name}' ({role}) is a constant with a negative dim: {list(tensor.dims)}")
             return _Input(role, name, self.type_name(tensor.data_type, name), tuple(tensor.dims), tensor)
         t = self.types.get(name)
         if t is None:

@@ -244,16 +244,18 @@ class CallTemplate:
         self._point(ds, inputs + [out])
         self.kernel.fn(packed)
         self._spare.append(entry)
+        self.kernel.raise_failures()
 
     def bound(self, inputs: list, out: np.ndarray):
         """A no-argument native call on these arrays (its descriptors kept)."""
         entry = self._descriptors()
         ds, packed, _, _ = entry
         self._point(ds, inputs + [out])
-        fn = self.kernel.fn
+        fn, kernel = self.kernel.fn, self.kernel
 
         def call():
             fn(packed)
+            kernel.raise_failures()
 
         call.keep = (self, entry, inputs, out)
         return call

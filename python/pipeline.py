@@ -15,7 +15,23 @@ from dequant.passes import PASSES, PIPELINES
 
 
 class PipelineError(ValueError):
-    """A pipeline that does not parse or names an unknown pass."""
+    """A pipeline that does not parse or names an unknown pass (`unknown`: that name)."""
+
+    def __init__(self, message: str, unknown: str | None = None):
+        super().__init__(message)
+        self.unknown = unknown
+
+
+# Upstream passes a dq user is likely to name: candidates for "did you mean" (the bindings cannot
+# list the registered passes). Unknown names are still checked against the real registry.
+UPSTREAM_NAMES = (
+    "canonicalize", "cse", "inline", "symbol-dce", "loop-invariant-code-motion", "sccp", "lower-quant-ops",
+    "convert-elementwise-to-linalg", "linalg-fuse-elementwise-ops", "one-shot-bufferize", "eliminate-empty-tensors",
+    "convert-linalg-to-loops", "convert-linalg-to-affine-loops", "lower-affine", "convert-scf-to-cf",
+    "convert-vector-to-llvm", "expand-strided-metadata", "finalize-memref-to-llvm", "convert-arith-to-llvm",
+    "convert-func-to-llvm", "convert-cf-to-llvm", "reconcile-unrealized-casts", "arith-expand",
+    "transform-interpreter", "buffer-deallocation-pipeline", "convert-math-to-llvm", "test-lower-to-llvm",
+)  # fmt: skip
 
 
 @dataclass
@@ -125,7 +141,7 @@ def _python_pass(p, anchor: str | None):
     return run
 
 
-def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]) -> None:
+def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str], context=None) -> None:
     """Add elements nested under the anchors `prefix` (ops inside the top-level module)."""
     upstream: list[str] = []
 
@@ -138,14 +154,14 @@ def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]
                 pm.add(text)
             except ValueError as e:  # upstream's message: "MLIR Textual PassPipeline Parser:1:1: error: ..."
                 first = str(e).strip().splitlines()[0]
-                raise PipelineError(first.split("error: ", 1)[-1]) from None
+                raise PipelineError(first.split("error: ", 1)[-1], _unknown(upstream, prefix, context)) from None
             upstream.clear()
 
     for el in elements:
         if el.children is not None:
             if any(_has_python(c) for c in el.children):
                 flush()
-                _add(pm, el.children, prefix + [el.name])
+                _add(pm, el.children, prefix + [el.name], context)
             else:
                 upstream.append(el.spelled())
         elif el.name in PASSES:
@@ -157,6 +173,29 @@ def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]
         else:
             upstream.append(el.spelled())
     flush()
+
+
+def _unknown(texts: list[str], prefix: list[str], context) -> str | None:
+    """The name of the first upstream pass among `texts` (nested under `prefix`) that does not
+    parse on its own."""
+
+    def leaves(elements, anchors):
+        for el in elements:
+            if el.children is None:
+                yield el, anchors
+            else:
+                yield from leaves(el.children, anchors + [el.name])
+
+    for text in texts:
+        for el, anchors in leaves(parse(text), list(prefix)):
+            nested = el.spelled()
+            for anchor in reversed(anchors):
+                nested = f"{anchor}({nested})"
+            try:
+                passmanager.PassManager("builtin.module", context=context).add(nested)
+            except ValueError:
+                return el.name
+    return None
 
 
 def _has_python(el: Element) -> bool:
@@ -171,5 +210,5 @@ def build(text: str, context: ir.Context | None = None) -> passmanager.PassManag
     if len(elements) == 1 and elements[0].name == "builtin.module" and elements[0].children is not None:
         elements = elements[0].children
     pm = passmanager.PassManager("builtin.module", context=context)
-    _add(pm, expand(elements), [])
+    _add(pm, expand(elements), [], context)
     return pm

@@ -6,7 +6,14 @@
 
 #include "kernels.h"
 
-static int failures = 0, checks = 0;
+static int failures = 0, checks = 0, reported = 0;
+static int64_t last_code = 0;
+
+/* The kernels call this for each run-time shape check they fail (kernels.h). */
+void dequant_report_error(int64_t code) {
+  ++reported;
+  last_code = code;
+}
 
 static void expect(const char *kernel, const float *got, const float *want, int n) {
   for (int i = 0; i < n; ++i, ++checks)
@@ -51,6 +58,19 @@ int main(void) {
   const float want_pmx[8] = {-3.5f, 3.5f, -3.0f, -4.0f, -2.5f, 0.0f, -2.0f, 3.5f};
   if (y.sizes[0] != 4 || y.sizes[1] != 2) { printf("pmx_int4: wrong shape\n"); return 1; }
   expect("pmx_int4", y.aligned + y.offset, want_pmx, 8);
+  free(y.allocated);
+
+  /* A scale of the wrong length: reported through dequant_report_error, nothing is read past it. */
+  float s_short[1] = {1.0f};
+  dq_memref_1d_f32 sd_short = {s_short, s_short, 0, {1}, {1}};
+  _mlir_ciface_per_axis(&y, &xd, &sd_short, &zd);
+  ++checks;
+  if (reported != 1 || dequant_error_operand_dim(last_code) != 0 || dequant_error_output_dim(last_code) != 0 ||
+      (last_code >> 40) != 1) {
+    printf("per_axis with a short scale: %d reports, last code %lld (%s)\n", reported, (long long)last_code,
+           dequant_error_operand(last_code));
+    ++failures;
+  }
   free(y.allocated);
 
   printf("dequant C test: %d checks, %d failures\n", checks, failures);

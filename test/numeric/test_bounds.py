@@ -1,14 +1,19 @@
-"""Native code never reads out of bounds: a kernel called directly, past the Python checks,
-with a scale shorter than the dims it is read along stops at its shape guard (cf.assert, abort
-with a message) instead of reading past the buffer."""
+"""Native code never reads out of bounds, and a failed run-time check is an error, not a crash:
+a kernel called past the Python checks with a scale shorter than the dim it is read along reports
+the failed check (passes/checks.py), writes nothing and returns; Python raises a ValueError.
+Each case runs in a child process, so a regression that crashed would fail the test, not pytest."""
 
 import subprocess
 import sys
 import textwrap
 
 
-def test_short_scale_aborts_with_message_instead_of_reading_past_it():
-    script = textwrap.dedent(
+def run_isolated(script: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=300)
+
+
+def test_short_scale_is_reported_not_read_past():
+    run = run_isolated(
         """
         import numpy as np, dequant
         src = '''func.func @f(%x: tensor<?x?xi8>, %s: tensor<?xf32>) -> tensor<?x?xf32> {
@@ -21,12 +26,69 @@ def test_short_scale_aborts_with_message_instead_of_reading_past_it():
             k(x, np.ones(3, np.float32))
         except ValueError as e:
             print("checked:", e, flush=True)
-        k._native([x, np.ones(3, np.float32)])  # bypass the checks on purpose
-        print("NOT REACHED", flush=True)
+        try:
+            k._native([x, np.ones(3, np.float32)])  # past the Python checks, on purpose
+        except ValueError as e:
+            print("native:", e, flush=True)
+        print("alive", flush=True)
         """
     )
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
     assert "checked: dq.onnx_dequantize_linear: per-axis x_scale must have dim(axis)" in run.stdout
-    assert "NOT REACHED" not in run.stdout
-    assert run.returncode != 0
-    assert "does not match the output dim 1" in run.stdout + run.stderr  # cf.assert prints with puts
+    assert "native: native shape check failed: dim 0 of the scale does not match output dim 1" in run.stdout
+    assert "alive" in run.stdout
+
+
+def test_checks_inside_the_function_are_reported():
+    """An operand the Python checks cannot see (made inside the function, here by tensor.cast and
+    for the canonical op) is checked natively: a ValueError, not an abort."""
+    run = run_isolated(
+        """
+        import numpy as np, dequant
+        src = '''func.func @cast(%x: tensor<4x8xi8>, %s: tensor<3xf32>) -> tensor<4x8xf32> {
+          %c = tensor.cast %s : tensor<3xf32> to tensor<?xf32>
+          %y = "dq.onnx_dequantize_linear"(%x, %c) {axis = 1 : i64} : (tensor<4x8xi8>, tensor<?xf32>) -> tensor<4x8xf32>
+          return %y : tensor<4x8xf32>
+        }
+        func.func @canonical(%x: tensor<?x?xi8>, %s: tensor<?xf32>) -> tensor<?x?xf32> {
+          %y = "dq.dequantize"(%x, %s) {scale_map = affine_map<(d0, d1) -> (d1 floordiv 4)>, zero_point_map = affine_map<(d0, d1) -> (d1 floordiv 4)>} : (tensor<?x?xi8>, tensor<?xf32>) -> tensor<?x?xf32>
+          return %y : tensor<?x?xf32>
+        }'''
+        for name, args in [("cast", (np.ones((4, 8), np.int8), np.ones(3, np.float32))),
+                           ("canonical", (np.ones((2, 16), np.int8), np.ones(3, np.float32)))]:
+            try:
+                dequant.jit(src, name)(*args)
+                print(name, "no error")
+            except ValueError as e:
+                print(name, "raised:", e)
+        """
+    )
+    assert run.returncode == 0, run.stderr
+    assert "cast raised: native shape check failed: dim 0 of the scale does not match output dim 1" in run.stdout
+    assert "canonical raised: native shape check failed: dim 0 of the scale does not match output dim 1" in run.stdout
+
+
+def test_dynamic_x_with_a_static_result_is_checked():
+    """x of another length than the static result: reported instead of writing part of it (x
+    shorter) or past it (x longer)."""
+    run = run_isolated(
+        """
+        import numpy as np, dequant
+        src = '''func.func @f(%x: tensor<?xi8>, %s: tensor<f32>) -> tensor<16xf32> {
+          %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<?xi8>, tensor<f32>) -> tensor<16xf32>
+          return %y : tensor<16xf32>
+        }'''
+        k = dequant.jit(src, "f")
+        print(k(np.arange(16, dtype=np.int8), np.float32(2))[-1])
+        for n in (8, 4096):
+            try:
+                k._native([np.ones(n, np.int8), np.array(2, np.float32)])
+                print(n, "no error")
+            except ValueError as e:
+                print(n, "raised:", e)
+        """
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == "30.0"
+    assert "8 raised: native shape check failed: dim 0 of x does not match output dim 0" in run.stdout
+    assert "4096 raised: native shape check failed: dim 0 of x does not match output dim 0" in run.stdout

@@ -1,0 +1,31 @@
+"""dq-copies-to-loops: `memref.copy` becomes `linalg.copy`, which convert-linalg-to-loops turns into
+loops. MLIR lowers a copy between non-contiguous memrefs to a call of `memrefCopy`, defined in
+upstream's runtime library (libmlir_c_runner_utils), which neither the JIT nor a C program linking
+an object from `--emit=object` has; as loops the copy needs no library.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import linalg
+
+from . import Pass
+
+
+def run(root) -> bool:
+    copies = []
+
+    def visit(o):
+        if o.name == "memref.copy":
+            copies.append(o)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for c in copies:
+        with ir.InsertionPoint(c), c.location:
+            linalg.copy(c.operands[0], outs=[c.operands[1]])
+        c.erase()
+    return True
+
+
+PASS = Pass("dq-copies-to-loops", "Rewrite memref.copy into linalg.copy (loops), so no runtime library is needed", run)

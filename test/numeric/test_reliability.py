@@ -1,0 +1,285 @@
+"""Bad or unusual input never crashes, and caller memory other than `out=` is never written.
+
+One regression test per point found by the hostile-user campaign (issue 10); each would fail
+before its fix. Cases that once killed the process run in a child process, so a regression fails
+the test instead of ending pytest."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dequant
+from dequant import ops
+from dequant.runtime import KERNEL_CACHE_SIZE, Runtime
+
+
+def run_isolated(script: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=timeout)
+
+
+# --- 1, 3, 4, 15, 18: dequant.jit -------------------------------------------------------------------
+
+FUNCTIONS = """
+func.func @constant() -> tensor<3xf32> {
+  %c = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  return %c : tensor<3xf32>
+}
+func.func @add_into_argument(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = linalg.add ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%a : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+func.func @concat(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = tensor.concat dim(0) %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+"""
+
+
+def test_returning_a_constant_does_not_free_it():
+    """The result buffer of a constant is a global (allocated = 0xDEADBEEF), not malloc'ed."""
+    run = run_isolated(
+        f"""
+        import dequant
+        f = dequant.jit({FUNCTIONS!r}, "constant")
+        for _ in range(3):
+            print(f().tolist())
+        """
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["[1.0, 2.0, 3.0]"] * 3
+
+
+def test_jit_never_writes_the_callers_arrays():
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    before = a.copy()
+    y = dequant.jit(FUNCTIONS, "add_into_argument")(a)
+    assert np.array_equal(y, 2 * before) and np.array_equal(a, before)
+    a.flags.writeable = False  # a read-only input (it crashed when written)
+    assert np.array_equal(dequant.jit(FUNCTIONS, "add_into_argument")(a), 2 * before)
+
+
+def test_copies_need_no_runtime_library():
+    """tensor.concat bufferizes to memref.copy into strided views: loops, not memrefCopy."""
+    a, b = np.arange(8, dtype=np.float32).reshape(2, 4), np.ones((3, 4), np.float32)
+    assert np.array_equal(dequant.jit(FUNCTIONS, "concat")(a, b), np.concatenate([a, b]))
+
+
+@pytest.mark.parametrize("level", [4, -1, 2.5, "3"])
+def test_jit_rejects_an_opt_level_llvm_has_not(level):
+    with pytest.raises(ValueError, match="opt_level must be one of"):
+        dequant.jit(FUNCTIONS, "constant", opt_level=level)
+
+
+def test_jit_of_a_declaration_is_an_error():
+    with pytest.raises(ValueError, match="'declared' is a declaration"):
+        dequant.jit(FUNCTIONS, "declared")
+
+
+def test_si4_synonym_runs():
+    src = """func.func @f(%x: tensor<?x?xsi4>, %s: tensor<?xf32>, %z: tensor<?xsi4>) -> tensor<?x?xf32> {
+      %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {axis = 1 : i64} : (tensor<?x?xsi4>, tensor<?xf32>, tensor<?xsi4>) -> tensor<?x?xf32>
+      return %y : tensor<?x?xf32>
+    }"""
+    x = np.array([[1, -2, 3], [7, -8, 0]], ml_dtypes.int4)
+    z = np.array([1, 1, -1], ml_dtypes.int4)
+    want = (x.astype(np.float32) - z.astype(np.float32)) * np.float32(0.5)
+    assert np.array_equal(dequant.jit(src, "f")(x, np.full(3, 0.5, np.float32), z), want)
+
+
+# --- 2, 8, 18: out= ---------------------------------------------------------------------------------
+
+
+X, S = np.arange(-8, 8, dtype=np.int8).reshape(4, 4), np.float32(0.5)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.frombuffer(bytes(64), np.float32).reshape(4, 4),  # an immutable bytes buffer
+        lambda: _read_only(np.zeros((4, 4), np.float32)),
+    ],
+    ids=["bytes", "read-only"],
+)
+def test_out_must_be_writable(make):
+    out = make()
+    with pytest.raises(ValueError, match="out is read-only"):
+        ops.onnx_dequantize_linear(X, S, out=out)
+    assert not out.any()
+
+
+def test_read_only_memmap_out_is_refused(tmp_path):
+    path = tmp_path / "y.bin"
+    np.zeros((4, 4), np.float32).tofile(path)
+    out = np.memmap(path, np.float32, "r", shape=(4, 4))
+    with pytest.raises(ValueError, match="out is read-only"):
+        ops.onnx_dequantize_linear(X, S, out=out)
+
+
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+def test_out_overlapping_an_input_is_refused():
+    scale = np.zeros(8, np.float32)  # out shares this memory below
+    scale[:] = 1
+    buf = np.zeros(32, np.float32)
+    with pytest.raises(ValueError, match="out overlaps x_scale"):
+        ops.onnx_dequantize_linear(np.ones((4, 8), np.int8), buf[:8], axis=1, out=buf.reshape(4, 8))
+
+
+def test_out_must_be_an_array():
+    with pytest.raises(TypeError, match="out must be a numpy array"):
+        ops.onnx_dequantize_linear(X, S, out=[[0.0] * 4] * 4)
+
+
+# --- 6, 12: threads ---------------------------------------------------------------------------------
+
+
+def test_fork_after_a_threaded_call():
+    """A child forked after a call that used the pool makes the same call (it hung)."""
+    run = run_isolated(
+        """
+        import os, numpy as np
+        from dequant import ops
+        ops.set_num_threads(2)
+        x, s = np.ones((4096, 1024), np.int8), np.ones(1024, np.float32)
+        ops.onnx_dequantize_linear(x, s, axis=1)  # 4M elements: split over the pool
+        pid = os.fork()
+        if pid == 0:
+            y = ops.onnx_dequantize_linear(x, s, axis=1)
+            os._exit(0 if y.sum() == x.size else 3)
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status))
+        """,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "child 0" in run.stdout
+
+
+def test_set_num_threads_during_a_call(dq_threads):
+    dq_threads(2, min_parallel=1)
+    x, s = np.ones((1024, 512), np.int8), np.ones(512, np.float32)
+    errors = []
+
+    def calls():
+        try:
+            for _ in range(200):
+                assert ops.onnx_dequantize_linear(x, s, axis=1).sum() == x.size
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    worker = threading.Thread(target=calls)
+    worker.start()
+    for n in [1, 2, 3, 2] * 25:
+        ops.set_num_threads(n)
+    worker.join()
+    assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5, "4", True])
+def test_set_num_threads_rejects_non_counts(n):
+    with pytest.raises((TypeError, ValueError)):
+        ops.set_num_threads(n)
+
+
+# --- 13: bounded caches ----------------------------------------------------------------------------
+
+
+def test_kernel_cache_is_bounded():
+    runtime = Runtime(1)
+    f = runtime.function("onnx_dequantize_linear")
+    x = np.ones((2, 256), np.int8)
+    for b in range(2, 2 + KERNEL_CACHE_SIZE + 4):
+        f(x, np.ones((2, -(-256 // b)), np.float32), axis=1, block_size=b)
+    assert len(runtime.kernels) == KERNEL_CACHE_SIZE
+
+
+# --- 18: attributes from Python ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: ops.onnx_dequantize_linear(X, np.ones(4, np.float32), axis=1 << 63), "axis must fit in a 64-bit"),
+        (lambda: ops.onnx_dequantize_linear(X, np.ones(4, np.float32), axis=0.7), "axis must be an integer, got 0.7"),
+        (lambda: ops.onnx_dequantize_linear(X, np.ones((4, 1), np.float32), block_size=-(1 << 64)), "block_size must fit"),
+        (lambda: ops.ngraph_dequantize(X, S, np.int8(0), type=np.float32, axes=None), None),
+        (lambda: ops.ngraph_dequantize(X, np.ones(4, np.float32), np.zeros(4, np.int8), type=np.float32, axes=0),
+         "axes must be a set of integers, got 0"),
+    ],
+    ids=["axis-2^63", "axis-float", "block-size-huge", "axes-none", "axes-int"],
+)
+def test_attribute_errors_name_the_attribute(call, match):
+    if match is None:  # axes=None is the default: empty, per-tensor
+        assert np.array_equal(call(), X.astype(np.float32) * S)
+        return
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_blocked_axis_of_length_zero_matches_the_reference():
+    from onnx.reference import ReferenceEvaluator
+
+    x, s = np.zeros((3, 0), np.int8), np.ones((3, 0), np.float32)
+    node = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=4)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT8, [3, 0]),
+                                            helper.make_tensor_value_info("s", TensorProto.FLOAT, [3, 0])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 0])])  # fmt: skip
+    (want,) = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])).run(None, {"x": x, "s": s})
+    got = ops.onnx_dequantize_linear(x, s, axis=1, block_size=4)
+    assert got.shape == want.shape == (3, 0)
+
+
+# --- 11, 16, 18: ONNX import ------------------------------------------------------------------------
+
+
+def _model(inits, zp_name="z", opset=21, **attrs):
+    node = helper.make_node("DequantizeLinear", ["x", "s", zp_name], ["y"], name="dq", **attrs)
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("n", [16, 2048], ids=["dense", "dense_resource"])
+@pytest.mark.parametrize("dtype", [np.int32, ml_dtypes.float8_e4m3fn], ids=["int32", "float8"])
+def test_nonzero_zero_point_is_refused_whatever_its_size(n, dtype):
+    """From 1,025 elements an initializer becomes a dense_resource blob, which the verifier cannot
+    read: the importer checks the rule on the values it reads itself."""
+    x = np.zeros(n, dtype)
+    z = np.zeros(n, dtype)
+    z[-1] = 1
+    inits = [numpy_helper.from_array(x, "x"), numpy_helper.from_array(np.ones(n, np.float32), "s"), numpy_helper.from_array(z, "z")]
+    with pytest.raises(ValueError, match="zero_point must be absent or"):
+        dequant.import_onnx(_model(inits, axis=0))
+
+
+def test_import_errors_are_error_lines(tmp_path):
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    negative = tmp_path / "negative.onnx"
+    t = numpy_helper.from_array(np.zeros(4, np.int8), "x")
+    t.dims[:] = [-4]
+    onnx.save(_model([t, numpy_helper.from_array(np.float32(1), "s"), numpy_helper.from_array(np.int8(0), "z")]), negative)
+    external = tmp_path / "external.onnx"
+    inits = [numpy_helper.from_array(np.zeros(4096, np.int8), "x"), numpy_helper.from_array(np.float32(1), "s"),
+             numpy_helper.from_array(np.int8(0), "z")]  # fmt: skip
+    onnx.save(_model(inits), external, save_as_external_data=True, location="weights.bin", size_threshold=1024)
+    os.remove(tmp_path / "weights.bin")
+    cases = {empty: "holds no ONNX model", negative: "negative dim", external: "cannot read the value of 'x'"}
+    for path, words in cases.items():
+        run = subprocess.run(["dequant-import-onnx", str(path)], capture_output=True, text=True)
+        assert run.returncode == 1, (path, run.stderr)
+        assert run.stderr.startswith("dequant-import-onnx: error:") and words in run.stderr, run.stderr
+        assert "Traceback" not in run.stderr
