@@ -1,4 +1,5 @@
-"""The `dq` dialect: one module per op, each defining `OP`, an `OpDef` (opdef.py).
+"""The `dq` dialect: one module per op, each defining `OP` (an `OpDef`, opdef.py, for the
+dequantize ops; unpack.py's definition for `dq.unpack`).
 
 The registry is every module of this package that defines `OP`, so a new op is one new module
 (its rules, result, canonical form and numpy docstring) plus its tests and docs. The dialect is
@@ -16,20 +17,21 @@ from .canonical import NAME as CANONICAL
 from .opdef import OpDef
 
 
-def _discover() -> dict[str, OpDef]:
+def _discover() -> dict:
     found = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         op = getattr(module, "OP", None)
-        if isinstance(op, OpDef):
+        if op is not None and callable(getattr(op, "irdl", None)) and callable(getattr(op, "verify", None)):
             found[op.name] = op
     return found
 
 
-OPS: dict[str, OpDef] = _discover()
-SPEC_OPS: tuple[OpDef, ...] = tuple(op for name, op in OPS.items() if name != CANONICAL)
+OPS: dict = _discover()  # every op: name -> its definition
+DEQUANTIZE_OPS: dict[str, OpDef] = {n: op for n, op in OPS.items() if op.canonical is not None}
+SPEC_OPS: tuple[OpDef, ...] = tuple(op for op in DEQUANTIZE_OPS.values() if op.api)
 
 
 def definition():
@@ -73,14 +75,15 @@ def dq_ops(root) -> list:
 
 
 def verified(root) -> list | None:
-    """[(op, OpDef, Signature)] for every dq op under `root`, each checked once against its rules;
-    None if any breaks one (the errors are at the ops' locations)."""
+    """[(op, OpDef, Signature)] for every dequantize op under `root`, after checking every dq op
+    under it once against its rules; None if any breaks one (the errors are at the ops' locations)."""
     out, ok = [], True
     for op in dq_ops(root):
         d = OPS[op.name]
         sig = d.verify(op)
         ok &= sig is not None
-        out.append((op, d, sig))
+        if d.canonical is not None:
+            out.append((op, d, sig))
     return out if ok else None
 
 

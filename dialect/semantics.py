@@ -33,23 +33,38 @@ def const_float(value: float, type_: ir.Type) -> ir.Value:
 
 
 def dequantize_value(x: ir.Value, xe: Element, scale: ir.Value, zero_point: ir.Value | None, ze: Element | None,
-                     out: ir.Type, *, mode: str = "subtract", nibble_shift: ir.Value | None = None) -> ir.Value:  # fmt: skip
+                     out: ir.Type, *, mode: str = "subtract", field: tuple | None = None,
+                     int4x4: bool = False) -> ir.Value:  # fmt: skip
     """One output element.
 
     - x: the stored value (signless integer of its width, or the float8/float4 value), of element
-      `xe`; with `nibble_shift` (an i32), x is a container and the value is the unsigned 4-bit
-      field at that shift (OpenPPL int4x4: implicit zero point 8, an integer zero point read as
-      `zp & 0xF`).
+      `xe`. With `field` = (shift, bits), x is a container (i8, i16) whose bits [shift, shift +
+      bits) hold the element (packed sub-byte data; shift an i32 value).
+    - int4x4: OpenPPL's packing: the field is an unsigned nibble with an implicit zero point 8,
+      an integer zero point read as `zp & 0xF`.
     - scale: the scale (any float type); zero_point: None, or the zero point of element `ze`
       (signless storage), subtracted exactly (mode "subtract") or, a float, added after scaling
       (mode "add").
     - out: the output element type (f16, bf16, f32, f64)."""
     compute = ir.F64Type.get() if isinstance(out, ir.F64Type) else ir.F32Type.get()
     subtract = zero_point if mode == "subtract" else None
-    if nibble_shift is not None:
-        q = arith.andi(arith.shrui(arith.extui(i(32), x), nibble_shift), const_int(0xF))
+    bits = None
+    if field is not None:
+        shift, width = field
+        bits = arith.andi(arith.shrui(arith.extui(i(32), x), shift), const_int((1 << width) - 1))
+    if int4x4:
         z = arith.andi(arith.extsi(i(32), subtract), const_int(0xF)) if subtract is not None else const_int(8)
-        d = arith.sitofp(compute, arith.subi(q, z))
+        d = arith.sitofp(compute, arith.subi(bits, z))
+    elif bits is not None and xe.kind == "int":  # a packed integer: its value in i32
+        q = arith.shrsi(arith.shli(bits, const_int(32 - xe.bits)), const_int(32 - xe.bits)) if xe.signed else bits
+        d = arith.subi(q, wide_int(subtract, ze, 32)) if subtract is not None else q
+        d = arith.sitofp(compute, d)
+    elif bits is not None:  # a packed float4
+        d = decode_bits(bits, xe)
+        if compute != d.type:
+            d = arith.extf(compute, d)
+        if subtract is not None:
+            d = arith.subf(d, to_float(subtract, ze, compute))
     elif xe.kind == "int":
         if subtract is not None and max(xe.bits, ze.bits) == 32:  # the difference may overflow i32
             d = exact_difference(x, xe, subtract, ze, compute)
@@ -99,10 +114,15 @@ def exact_difference(x: ir.Value, xe: Element, z: ir.Value, ze: Element, target:
 
 
 def minifloat_to_f32(v: ir.Value, e: Element) -> ir.Value:
-    """A float8/float4/e8m0 value as f32, decoded from its bits (NaN and Inf per format)."""
-    f32 = ir.F32Type.get()
+    """A float8/float4/e8m0 value (or its signless bits) as f32."""
     bits = v if isinstance(v.type, ir.IntegerType) else arith.bitcast(i(e.bits), v)
-    b = arith.extui(i(32), bits)
+    return decode_bits(arith.extui(i(32), bits), e)
+
+
+def decode_bits(b: ir.Value, e: Element) -> ir.Value:
+    """The f32 value of a float8/float4/e8m0 whose bits are the low bits of i32 `b` (NaN and Inf
+    per format)."""
+    f32 = ir.F32Type.get()
     layout = e.minifloat
     E, M = layout.exp_bits, layout.man_bits
     exp = arith.andi(arith.shrui(b, const_int(M)) if M else b, const_int((1 << E) - 1))

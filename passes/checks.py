@@ -19,8 +19,8 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 REPORT = "dequant_report_error"
-KINDS = {1: "the scale", 2: "the zero point", 3: "x", 4: "the destination"}
-SCALE, ZERO_POINT, DATA, DESTINATION = 1, 2, 3, 4
+KINDS = {1: "the scale", 2: "the zero point", 3: "x", 4: "the destination", 5: "the packed bytes"}
+SCALE, ZERO_POINT, DATA, DESTINATION, PACKED = 1, 2, 3, 4, 5
 EMPTY = (1 << 20) - 1
 
 
@@ -34,13 +34,15 @@ def message(code: int) -> str:
     what = KINDS.get(kind, f"operand kind {kind}")
     if d == EMPTY:
         return f"dim {p} of {what} is empty, but it is read at index 0"
+    if kind == PACKED:
+        return "the packed bytes do not hold ceil(elements * bits / 8) bytes of the unpacked tensor"
     return f"dim {p} of {what} does not match output dim {d}, which it is read along"
 
 
 C_DECODER = """\
 /* The words of a code passed to dequant_report_error (see passes/checks.py). */
 static inline const char *dequant_error_operand(int64_t code) {
-  switch (code >> 40) { case 1: return "the scale"; case 2: return "the zero point"; case 3: return "x"; default: return "the destination"; }
+  switch (code >> 40) { case 1: return "the scale"; case 2: return "the zero point"; case 3: return "x"; case 4: return "the destination"; default: return "the packed bytes"; }
 }
 static inline int64_t dequant_error_operand_dim(int64_t code) { return (code >> 20) & 0xFFFFF; }
 static inline int64_t dequant_error_output_dim(int64_t code) { return code & 0xFFFFF; } /* 0xFFFFF: read at index 0, empty */

@@ -5,8 +5,10 @@ one function `lower`: x through the identity map, the scale and zero point throu
 canonical maps (never broadcast in memory), the scalar arithmetic from dialect/semantics.py.
 Unsigned storage is cast to the signless type of its width before the generic (`tensor.bitcast`;
 dq-storage-abi makes those casts disappear at function boundaries and constants), as upstream's
-LowerQuantOps casts quantized storage first. OpenPPL's int4x4 packing iterates the output as
-[X.dim0, 4, ...]: the nibble index is the size-4 dim, so its shift is loop-invariant.
+LowerQuantOps casts quantized storage first. Packed data is read in place (`Split`): OpenPPL's
+int4x4 iterates the output as [X rows, 4, ...], data held packed by `dq.unpack` as [..., bytes per
+row, elements per byte] (when rows are whole bytes; else each element at its linear index), so the
+field's shift is loop-invariant in the inner loops.
 
 Dynamic dims are checked at run time against the dims they are read along (passes/checks.py):
 the generic runs only if they agree, so native code never reads or writes out of bounds; a
@@ -15,11 +17,13 @@ failed check is reported to the caller instead.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 from dequant import dialect
-from dequant.dialect import canonical, semantics
+from dequant.dialect import canonical, semantics, unpack
 from dequant.dialect.elements import ELEMENTS, of_type
 
 from . import Pass, checks
@@ -45,6 +49,21 @@ class Shapes:
             self._dims[key] = tensor.dim(t, self.index(d))
         return self._dims[key]
 
+    def value(self, size) -> ir.Value:
+        """A size (int or index value) as an index value."""
+        return self.index(size) if isinstance(size, int) else size
+
+
+@dataclass(frozen=True)
+class Split:
+    """Output dim `dim` iterated as (outer, k) with index = outer * factor + k: the data operand is
+    a container tensor (x for int4x4, the packed bytes viewed per row otherwise) whose dim `dim`
+    is `outer`, and bits [k * bits, (k + 1) * bits) of its element hold the value."""
+
+    dim: int
+    factor: int
+    bits: int
+
 
 def signless(value: ir.Value) -> ir.Value:
     """An unsigned integer tensor as the signless tensor of the same bits; others unchanged."""
@@ -55,17 +74,23 @@ def signless(value: ir.Value) -> ir.Value:
     return value
 
 
-def sizes_of(shapes: Shapes, x: ir.Value, y_type: ir.RankedTensorType, unpack: str) -> list:
-    """The output's sizes: static ints, and x's dims (dim 0 times 4 for int4x4) where dynamic."""
+# --- sizes and run-time checks ----------------------------------------------------------------
+
+
+def sizes_of(shapes: Shapes, x: ir.Value, logical: list | None, y_type: ir.RankedTensorType, unpack_mode: str) -> list:
+    """The output's sizes: static ints, and where dynamic x's dims (dim 0 times 4 for int4x4; the
+    dims of dq.unpack, `logical`, for packed x)."""
     sizes = []
     for d in range(y_type.rank):
         if not y_type.is_dynamic_dim(d):
             sizes.append(y_type.shape[d])
-            continue
-        size = shapes.dim(x, d)
-        if d == 0 and unpack == "int4x4":
-            size = arith.muli(size, shapes.index(canonical.INT4X4))
-        sizes.append(size)
+        elif logical is not None:
+            sizes.append(shapes.value(logical[d]))
+        else:
+            size = shapes.dim(x, d)
+            if d == 0 and unpack_mode == "int4x4":
+                size = arith.muli(size, shapes.index(canonical.INT4X4))
+            sizes.append(size)
     return sizes
 
 
@@ -81,47 +106,270 @@ def read_checks(shapes: Shapes, operand: ir.Value, kind: int, reads: tuple, size
         if r.dim is None:
             out.append((arith.cmpi(arith.CmpIPredicate.sge, have, shapes.index(1)), checks.encode(kind, p, checks.EMPTY)))
             continue
-        n = sizes[r.dim]
-        n = shapes.index(n) if isinstance(n, int) else n
+        n = shapes.value(sizes[r.dim])
         if r.block > 1:
             n = arith.ceildivui(n, shapes.index(r.block))
         out.append((arith.cmpi(arith.CmpIPredicate.eq, have, n), checks.encode(kind, p, r.dim)))
     return out
 
 
-def shape_checks(shapes: Shapes, x: ir.Value, dest: ir.Value | None, y_type, unpack: str, sizes: list) -> list:
+def shape_checks(shapes: Shapes, x: ir.Value, y_type, unpack_mode: str) -> list:
     """(holds, code) for x's dynamic dims against static output dims (dim 0 is 4 times x's with
-    int4x4), and for the destination's dynamic dims against the output's sizes."""
+    int4x4)."""
     out = []
     xt = ir.RankedTensorType(x.type)
     for d in range(y_type.rank):
         if xt.is_dynamic_dim(d) and not y_type.is_dynamic_dim(d):
             have = shapes.dim(x, d)
-            if d == 0 and unpack == "int4x4":
+            if d == 0 and unpack_mode == "int4x4":
                 have = arith.muli(have, shapes.index(canonical.INT4X4))
             out.append((arith.cmpi(arith.CmpIPredicate.eq, have, shapes.index(y_type.shape[d])), checks.encode(checks.DATA, d, d)))
-    if dest is not None:
-        for d in range(y_type.rank):
-            if y_type.is_dynamic_dim(d):
-                out.append((arith.cmpi(arith.CmpIPredicate.eq, shapes.dim(dest, d), sizes[d]), checks.encode(checks.DESTINATION, d, d)))
     return out
 
 
-def _expr(r: canonical.Read, packed: bool):
-    """The affine expression of a Read over the iteration dims; with int4x4 packing the
-    iteration is (d0 = X row, d1 = nibble, d2... = output dims 1...), output row = 4*d0 + d1."""
+def destination_checks(shapes: Shapes, dest: ir.Value, sizes: list) -> list:
+    """(holds, code) for the destination's dynamic dims against the output's sizes."""
+    t = ir.RankedTensorType(dest.type)
+    return [
+        (arith.cmpi(arith.CmpIPredicate.eq, shapes.dim(dest, d), shapes.value(sizes[d])), checks.encode(checks.DESTINATION, d, d))
+        for d in range(t.rank)
+        if t.is_dynamic_dim(d)
+    ]
+
+
+def packed_checks(shapes: Shapes, bytes_: ir.Value, logical: list, bits: int) -> list:
+    """(holds, code) that packed bytes are ceil(elements * bits / 8) long, where not static."""
+    if not ir.RankedTensorType(bytes_.type).is_dynamic_dim(0) and all(isinstance(d, int) for d in logical):
+        return []  # the verifier checked it
+    n = shapes.index(1)
+    for d in logical:
+        n = arith.muli(n, shapes.value(d))
+    want = arith.ceildivui(n, shapes.index(8 // bits))
+    return [(arith.cmpi(arith.CmpIPredicate.eq, shapes.dim(bytes_, 0), want), checks.encode(checks.PACKED, 0, 0))]
+
+
+# --- indexing -----------------------------------------------------------------------------------
+
+
+def read_expr(r: canonical.Read, split: Split | None):
+    """The affine expression of a Read over the iteration dims (see Split)."""
     if r.dim is None:
         return ir.AffineConstantExpr.get(0)
-    if not packed:
-        e = ir.AffineDimExpr.get(r.dim)
-        return e if r.block == 1 else ir.AffineFloorDivExpr.get(e, ir.AffineConstantExpr.get(r.block))
-    if r.dim > 0:
-        e = ir.AffineDimExpr.get(r.dim + 1)
-        return e if r.block == 1 else ir.AffineFloorDivExpr.get(e, ir.AffineConstantExpr.get(r.block))
-    if r.block % canonical.INT4X4 == 0:  # a block of whole X rows
-        return ir.AffineFloorDivExpr.get(ir.AffineDimExpr.get(0), ir.AffineConstantExpr.get(r.block // canonical.INT4X4))
-    row = ir.AffineExpr.get_add(ir.AffineExpr.get_mul(ir.AffineDimExpr.get(0), ir.AffineConstantExpr.get(4)), ir.AffineDimExpr.get(1))
-    return row if r.block == 1 else ir.AffineFloorDivExpr.get(row, ir.AffineConstantExpr.get(r.block))
+
+    def divided(e, b):
+        return e if b == 1 else ir.AffineFloorDivExpr.get(e, ir.AffineConstantExpr.get(b))
+
+    if split is None or r.dim < split.dim:
+        return divided(ir.AffineDimExpr.get(r.dim), r.block)
+    if r.dim > split.dim:
+        return divided(ir.AffineDimExpr.get(r.dim + 1), r.block)
+    if r.block % split.factor == 0:  # a block of whole containers
+        return divided(ir.AffineDimExpr.get(r.dim), r.block // split.factor)
+    outer = ir.AffineExpr.get_mul(ir.AffineDimExpr.get(r.dim), ir.AffineConstantExpr.get(split.factor))
+    return divided(ir.AffineExpr.get_add(outer, ir.AffineDimExpr.get(r.dim + 1)), r.block)
+
+
+def split_view(shapes: Shapes, init: ir.Value, sizes: list, split: Split, outer=None) -> tuple:
+    """The output viewed as [..., outer, factor, ...] (tensor.expand_shape) and the groups that
+    collapse it back (`outer`: the split dim's outer size where it is known as a value)."""
+    groups = [[d + (d > split.dim)] if d != split.dim else [d, d + 1] for d in range(len(sizes))]
+    if outer is None:
+        outer = sizes[split.dim]
+        outer = outer // split.factor if isinstance(outer, int) else arith.divui(outer, shapes.index(split.factor))
+    return expand(init, sizes[: split.dim] + [outer, split.factor] + sizes[split.dim + 1 :], groups), groups
+
+
+def expand(value: ir.Value, sizes: list, groups: list) -> ir.Value:
+    """tensor.expand_shape of `value` to `sizes` (ints or index values)."""
+    dyn = ir.ShapedType.get_dynamic_size()
+    static = [d if isinstance(d, int) else dyn for d in sizes]
+    result = ir.RankedTensorType.get(static, ir.RankedTensorType(value.type).element_type)
+    return tensor.expand_shape(result, value, groups, [d for d in sizes if not isinstance(d, int)], static)
+
+
+def packed_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, per_byte: int) -> ir.Value:
+    """Packed bytes viewed as [d0, ..., d(r-2), d(r-1) / per_byte] (rows of whole bytes): byte
+    (..., j) holds elements (..., j * per_byte + k)."""
+    last = sizes[-1] // per_byte if isinstance(sizes[-1], int) else arith.divui(sizes[-1], shapes.index(per_byte))
+    view = sizes[:-1] + [last]
+    dyn = ir.ShapedType.get_dynamic_size()
+    want = ir.RankedTensorType.get([d if isinstance(d, int) else dyn for d in view], semantics.i(8))
+    if len(sizes) == 1:
+        return bytes_ if bytes_.type == want else tensor.cast(want, bytes_)
+    # tensor.reshape, not expand_shape: one group of several dynamic dims does not lower
+    shape = tensor.from_elements(ir.RankedTensorType.get([len(view)], ir.IndexType.get()), [shapes.value(d) for d in view])
+    return tensor.reshape(want, bytes_, shape)
+
+
+def linear_index(shapes: Shapes, sizes: list) -> ir.Value:
+    """The row-major linear index of the current iteration of a generic over `sizes`."""
+    index = None
+    for d, n in enumerate(sizes):
+        i = linalg.IndexOp(d).result
+        index = i if index is None else arith.addi(arith.muli(index, shapes.value(n)), i)
+    return index if index is not None else shapes.index(0)
+
+
+def packed_field(shapes: Shapes, bytes_: ir.Value, index: ir.Value, bits: int) -> tuple:
+    """(the byte holding element `index` of packed data, (its shift, bits)) at the insertion point."""
+    per_byte = 8 // bits
+    byte = tensor.extract(bytes_, [arith.divui(index, shapes.index(per_byte))])
+    k = arith.index_cast(semantics.i(32), arith.remui(index, shapes.index(per_byte)))
+    return byte, (arith.muli(k, semantics.const_int(bits)), bits)
+
+
+def generic(ins: list, init: ir.Value, maps: list, loops: int, body) -> ir.Value:
+    """A parallel linalg.generic; its body's constants hoisted."""
+
+    @linalg.generic(ins, [init], maps, [PARALLEL] * loops)
+    def y(*args):
+        return body(*args)
+
+    hoist_constants(y.owner)
+    return y
+
+
+def hoist_constants(generic_value) -> None:
+    """Move the body's constants to the start of the enclosing function's body, one per value,
+    as the greedy folder does with constants."""
+    holder = generic_value.operation
+    while holder.parent is not None and holder.parent.name not in ("func.func", "builtin.module"):
+        holder = holder.parent
+    block = holder.block
+    hoisted = [o for o in block.operations if o.operation.name == "arith.constant"]
+    first = next(iter(block.operations))
+    for o in list(generic_value.regions[0].blocks[0].operations):
+        if o.operation.name != "arith.constant":
+            continue
+        value = o.attributes["value"]
+        same = next((h for h in hoisted if h.attributes["value"] == value), None)
+        if same is not None:
+            o.results[0].replace_all_uses_with(same.results[0])
+            o.erase()
+        else:
+            o.move_before(first)
+            hoisted.append(o)
+
+
+# --- the lowering -------------------------------------------------------------------------------
+
+
+def unpacked(value: ir.Value):
+    """The dq.unpack op whose result `value` is, or None."""
+    owner = value.owner
+    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.name == unpack.NAME:
+        return owner.operation
+    return None
+
+
+def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
+    """(the zero point operand, its Element). A packed zero point (dq.unpack's result) is
+    unpacked first, into i8 values (f32 for float4): it is as small as the scale."""
+    if zp is None:
+        return None, None
+    e = of_type(ir.RankedTensorType(zp.type).element_type)
+    packed = unpacked(zp)
+    if packed is None:
+        return zp, e
+    bytes_, sizes = packed.operands[0], [shapes.value(d) if not isinstance(d, int) else d for d in unpack.dims_of(packed)]
+    wide = semantics.i(8) if e.kind == "int" else ir.F32Type.get()
+
+    def body(_):
+        byte, (shift, bits) = packed_field(shapes, bytes_, linear_index(shapes, sizes), e.bits)
+        b = arith.andi(arith.shrui(arith.extui(semantics.i(32), byte), shift), semantics.const_int((1 << bits) - 1))
+        if e.kind == "float":
+            return semantics.decode_bits(b, e)
+        if e.signed:
+            b = arith.shrsi(arith.shli(b, semantics.const_int(32 - bits)), semantics.const_int(32 - bits))
+        return arith.trunci(semantics.i(8), b)
+
+    rank = len(sizes)
+    value = generic([], tensor.empty(sizes, wide), [ir.AffineMap.get_identity(rank)], rank, body)
+    return value, ELEMENTS["i8"] if e.kind == "int" else ELEMENTS["f32"]
+
+
+def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
+    """The linalg.generic computing dq op `op` (verified, in canonical `form`) from its data,
+    scale and zero point values (`operands`, the zero point None when absent), writing into the
+    op's destination where it has one. Data held packed by `dq.unpack` is read in place: per row
+    (a Split) when the last dim is a whole number of bytes, else at each element's linear index."""
+    x, scale, zp = operands["data"], operands["scale"], operands["zero_point"]
+    y_type = ir.RankedTensorType(op.results[0].type)
+    element, rank = y_type.element_type, y_type.rank
+    xe = of_type(ir.RankedTensorType(x.type).element_type)
+    shapes = Shapes()
+    packed = unpacked(x)
+    logical = unpack.dims_of(packed) if packed is not None else None
+    sizes = sizes_of(shapes, x, logical, y_type, form.unpack)
+    dest = destination(op)  # written in place by bufferization: no tensor.empty
+    found = read_checks(shapes, scale, checks.SCALE, form.scale_map, sizes)
+    if packed is not None:
+        found = packed_checks(shapes, packed.operands[0], logical, xe.bits) + found
+    else:
+        found = shape_checks(shapes, x, y_type, form.unpack) + found
+    if dest is not None:
+        found += destination_checks(shapes, dest, sizes)
+    zp, ze = zero_point_operand(shapes, zp)
+    if zp is not None:
+        found += read_checks(shapes, zp, checks.ZERO_POINT, form.zp_map, sizes)
+    init = dest if dest is not None else tensor.empty(sizes, element)
+    params = [signless(zp)] if zp is not None else []
+    reads = [form.scale_map] + ([form.zp_map] if zp is not None else [])
+
+    def dequantize(xv, sv, rest, field=None, int4x4=False):
+        zv = rest[0] if zp is not None else None
+        return semantics.dequantize_value(xv, xe, sv, zv, ze, element, mode=form.zero_point_mode, field=field, int4x4=int4x4)
+
+    def plain() -> ir.Value:
+        maps = [ir.AffineMap.get_identity(rank)] + [ir.AffineMap.get(rank, 0, [read_expr(r, None) for r in m]) for m in reads]
+        return generic([signless(x), scale] + params, init, maps + [ir.AffineMap.get_identity(rank)], rank,
+                       lambda xv, sv, *rest: dequantize(xv, sv, rest))  # fmt: skip
+
+    def split_read(container: ir.Value, split: Split, int4x4: bool) -> ir.Value:
+        loops = rank + 1
+        ct = ir.RankedTensorType(container.type)
+        outer = shapes.dim(container, split.dim) if ct.is_dynamic_dim(split.dim) else None
+        view, groups = split_view(shapes, init, sizes, split, outer)
+        x_map = ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in range(loops) if d != split.dim + 1])
+        maps = [x_map] + [ir.AffineMap.get(loops, 0, [read_expr(r, split) for r in m]) for m in reads]
+
+        def body(xv, sv, *rest):
+            k = arith.index_cast(semantics.i(32), linalg.IndexOp(split.dim + 1).result)
+            return dequantize(xv, sv, rest, field=(arith.muli(k, semantics.const_int(split.bits)), split.bits), int4x4=int4x4)
+
+        y = generic([container, scale] + params, view, maps + [ir.AffineMap.get_identity(loops)], loops, body)
+        return tensor.collapse_shape(ir.RankedTensorType(init.type), y, groups)
+
+    def gather(bytes_: ir.Value) -> ir.Value:
+        maps = [ir.AffineMap.get(rank, 0, [read_expr(r, None) for r in m]) for m in reads]
+
+        def body(sv, *rest):
+            byte, field = packed_field(shapes, bytes_, linear_index(shapes, sizes), xe.bits)
+            return dequantize(byte, sv, rest, field=field)
+
+        return generic([scale] + params, init, maps + [ir.AffineMap.get_identity(rank)], rank, body)
+
+    def compute() -> ir.Value:
+        if form.unpack == "int4x4":
+            return split_read(signless(x), Split(0, canonical.INT4X4, 4), int4x4=True)
+        if packed is None:
+            return plain()
+        bytes_, per_byte = packed.operands[0], 8 // xe.bits
+        last = sizes[-1] if rank else None
+        if rank == 0 or (isinstance(last, int) and last % per_byte):
+            return gather(bytes_)
+        split = Split(rank - 1, per_byte, xe.bits)
+        if isinstance(last, int):
+            return split_read(packed_rows(shapes, bytes_, sizes, per_byte), split, False)
+        whole = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(last, shapes.index(per_byte)), shapes.index(0))
+        branch = scf.IfOp(whole, [init.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([split_read(packed_rows(shapes, bytes_, sizes, per_byte), split, False)])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([gather(bytes_)])
+        return branch.results[0]
+
+    return checks.guarded(found, compute, init, op)
 
 
 def destination(op) -> ir.Value | None:
@@ -147,82 +395,11 @@ def _dominates(value: ir.Value, op) -> bool:
     return False
 
 
-def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
-    """The linalg.generic computing dq op `op` (verified, in canonical `form`) from its data,
-    scale and zero point values (`operands`, the zero point None when absent), writing into the
-    op's destination where it has one."""
-    x, scale, zp = operands["data"], operands["scale"], operands["zero_point"]
-    y_type = ir.RankedTensorType(op.results[0].type)
-    xe = of_type(ir.RankedTensorType(x.type).element_type)
-    ze = of_type(ir.RankedTensorType(zp.type).element_type) if zp is not None else None
-    packed = form.unpack == "int4x4"
-    rank = y_type.rank
-    loops = rank + 1 if packed else rank
-    shapes = Shapes()
-    sizes = sizes_of(shapes, x, y_type, form.unpack)
-    dest = destination(op)  # the one tensor.empty-free form: bufferization writes it in place
-    found = shape_checks(shapes, x, dest, y_type, form.unpack, sizes) + read_checks(shapes, scale, checks.SCALE, form.scale_map, sizes)
-    if zp is not None:
-        found += read_checks(shapes, zp, checks.ZERO_POINT, form.zp_map, sizes)
-    ins = [signless(x), scale] + ([signless(zp)] if zp is not None else [])
-    maps = [ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in range(loops) if not (packed and d == 1)])]
-    maps.append(ir.AffineMap.get(loops, 0, [_expr(r, packed) for r in form.scale_map]))
-    if zp is not None:
-        maps.append(ir.AffineMap.get(loops, 0, [_expr(r, packed) for r in form.zp_map]))
-    maps.append(ir.AffineMap.get_identity(loops))
-    init = dest if dest is not None else tensor.empty(sizes, y_type.element_type)
-    groups = [[0, 1]] + [[d + 1] for d in range(1, rank)]
-    if packed:  # the output as [X rows, 4, ...]: an expanded view of the same buffer
-        rows = sizes[0] // canonical.INT4X4 if isinstance(sizes[0], int) else shapes.dim(x, 0)
-        iter_sizes = [rows, canonical.INT4X4] + sizes[1:]
-        iter_type = ir.RankedTensorType.get([d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in iter_sizes], y_type.element_type)
-        dynamic = [d for d in iter_sizes if not isinstance(d, int)]
-        static = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in iter_sizes]
-        init = tensor.expand_shape(iter_type, init, groups, dynamic, static)
-
-    def compute() -> ir.Value:
-        @linalg.generic(ins, [init], maps, [PARALLEL] * loops)
-        def y(*args):
-            shift = None
-            if packed:
-                nibble = arith.index_cast(semantics.i(32), linalg.IndexOp(1).result)
-                shift = arith.muli(nibble, semantics.const_int(4))
-            return semantics.dequantize_value(args[0], xe, args[1], args[2] if zp is not None else None, ze,
-                                              y_type.element_type, mode=form.zero_point_mode, nibble_shift=shift)  # fmt: skip
-
-        hoist_constants(y.owner)
-        return y
-
-    y = checks.guarded(found, compute, init, op)
-    return tensor.collapse_shape(y_type, y, groups) if packed else y
-
-
-def hoist_constants(generic) -> None:
-    """Move the body's constants to the start of the enclosing function's body, one per value,
-    as the greedy folder does with constants."""
-    holder = generic.operation
-    while holder.parent is not None and holder.parent.name not in ("func.func", "builtin.module"):
-        holder = holder.parent
-    block = holder.block
-    hoisted = [o for o in block.operations if o.operation.name == "arith.constant"]
-    first = next(iter(block.operations))
-    for o in list(generic.regions[0].blocks[0].operations):
-        if o.operation.name != "arith.constant":
-            continue
-        value = o.attributes["value"]
-        same = next((h for h in hoisted if h.attributes["value"] == value), None)
-        if same is not None:
-            o.results[0].replace_all_uses_with(same.results[0])
-            o.erase()
-        else:
-            o.move_before(first)
-            hoisted.append(o)
-
-
 def run(root) -> bool:
     found = dialect.verified(root)
     if found is None:
         return False
+    unpacks = [op for op in dialect.dq_ops(root) if op.name == unpack.NAME]
     for op, d, sig in found:
         dest = destination(op)
         with ir.InsertionPoint(op), op.location:
@@ -233,7 +410,15 @@ def run(root) -> bool:
             materialize.erase()
         op.results[0].replace_all_uses_with(y)
         op.erase()
-    return True
+    ok = True
+    for u in unpacks:  # read in place by the dq ops above; any other reader has no lowering
+        users = [use.owner for use in u.results[0].uses]
+        if users:
+            u.location.emit_error(f"'{unpack.NAME}' op result is read by '{users[0].name}': only dq ops read packed data")
+            ok = False
+        else:
+            u.erase()
+    return ok
 
 
 PASS = Pass("dq-to-linalg", "Lower dq ops to one linalg.generic each, on tensors, with arith in the body", run)

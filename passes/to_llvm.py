@@ -29,6 +29,7 @@ PIPELINE = Pipeline(
     "Lower dq ops on tensors to the LLVM dialect (linalg, bufferization, loops, LLVM)",
     ",".join(
         [
+            "dq-packed-arguments",
             "dq-to-linalg",
             "dq-check-lowerable",
             "dq-storage-abi",

@@ -24,16 +24,20 @@ from dequant.passes.queries import public_functions
 from .kernel import signature
 
 
-def signatures(module: ir.Module) -> list[tuple[str, list, list]]:
-    """(name, argument tensors, result tensors) of each public function with a body."""
-    return [(s.name, list(s.inputs), list(s.results)) for s in map(signature, public_functions(module))]
+def signatures(module: ir.Module) -> list:
+    """The FunctionSignature of each public function with a body."""
+    return [signature(f) for f in public_functions(module)]
 
 
 TAGS = {"int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16", "int32_t": "i32", "float": "f32", "double": "f64"}
 
 
-def _struct(t) -> str:
-    return f"dq_memref_{t.rank}d_{TAGS[ELEMENTS[t.elem].c_type]}"
+def _c_type(t, packed: bool = False) -> str:
+    return "uint8_t" if packed else ELEMENTS[t.elem].c_type
+
+
+def _struct(t, packed: bool = False) -> str:
+    return f"dq_memref_{t.rank}d_{TAGS[_c_type(t, packed)]}"
 
 
 def header(sigs: list, guard: str = "DEQUANT_KERNELS_H") -> str:
@@ -50,22 +54,34 @@ def header(sigs: list, guard: str = "DEQUANT_KERNELS_H") -> str:
         "",
     ]
     seen = set()
-    for _, args, results in sigs:
-        for t in args + results:
-            name = _struct(t)
+    for sig in sigs:
+        packed = sig.packed or (False,) * len(sig.inputs)
+        for t, p in list(zip(sig.inputs, packed)) + [(t, False) for t in sig.results]:
+            name = _struct(t, p)
             if name in seen:
                 continue
             seen.add(name)
-            c = ELEMENTS[t.elem].c_type
+            c = _c_type(t, p)
             dims = f" int64_t sizes[{t.rank}]; int64_t strides[{t.rank}];" if t.rank else ""
             lines.append(f"typedef struct {{ {c} *allocated; {c} *aligned; int64_t offset;{dims} }} {name};")
     lines.append("")
-    for name, args, results in sigs:
+    if any(any(s.packed) for s in sigs):
+        lines += [
+            "/* A `packed` argument's descriptor has the logical tensor's sizes and row-major strides (in",
+            "   elements, offset 0) over its data packed as ONNX stores it: element j of the flattened tensor",
+            "   in bits (j % k) * w .. of byte j / k (w = 4 or 2 bits, k = 8 / w); the last byte zero-padded. */",
+            "",
+        ]
+    for sig in sigs:
+        name, args, results = sig.name, sig.inputs, sig.results
+        packed = sig.packed or (False,) * len(args)
         params = [f"{_struct(t)} *result{i}" for i, t in enumerate(results)] if len(results) <= 1 else []
         if len(results) > 1:
             raise ValueError(f"function '{name}': one result at most crosses the C interface")
-        params += [f"{_struct(t)} *arg{i}" for i, t in enumerate(args)]
-        described = ", ".join(f"{t.elem}[{'x'.join('?' if d is None else str(d) for d in t.shape)}]" for t in args)
+        params += [f"{_struct(t, p)} *arg{i}" for i, (t, p) in enumerate(zip(args, packed))]
+        described = ", ".join(
+            f"{t.elem}[{'x'.join('?' if d is None else str(d) for d in t.shape)}]{' packed' if p else ''}" for t, p in zip(args, packed)
+        )
         lines.append(f"/* {name}({described}) */")
         lines.append(f"void _mlir_ciface_{name}({', '.join(params) or 'void'});")
     lines += [

@@ -16,7 +16,8 @@ from dequant import dialect
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Signature, Tensor, show
 
-from .kernel import Kernel, descriptor, find_function, take
+from .kernel import Kernel, descriptor, find_function, mark_packed, packed_descriptor, take
+from .packed import Packed
 
 
 @dataclass
@@ -32,13 +33,15 @@ class _OpCheck:
 class CompiledFunction:
     """`entry` of a module, compiled once; call it with numpy/ml_dtypes arrays."""
 
-    def __init__(self, text: str, entry: str, opt_level: int = 3):
+    def __init__(self, text: str, entry: str, opt_level: int = 3, packed: bool = False):
         from dequant import context
 
         ctx = context()
         with ctx, ir.Location.unknown():
             module = ir.Module.parse(text)
             f = find_function(module, entry)
+            if packed:
+                mark_packed(module, entry)
             found = dialect.verified(module.operation)
             if found is None:
                 raise ValueError(f"'{entry}' has dq ops that break their spec (see the diagnostics)")
@@ -46,13 +49,17 @@ class CompiledFunction:
             self.kernel = Kernel(module, entry, opt_level, context=ctx)
         self.entry = entry
         self.inputs, self.results = self.kernel.signature.inputs, self.kernel.signature.results
+        self.packed = self.kernel.signature.packed
 
     def check(self, arrays: list) -> None:
         """Raise ValueError if `arrays` do not fit the function and its dq ops' rules."""
         if len(arrays) != len(self.inputs):
             raise ValueError(f"'{self.entry}' takes {len(self.inputs)} arrays, got {len(arrays)}")
-        for i, (a, t) in enumerate(zip(arrays, self.inputs)):
+        for i, (a, t, packed) in enumerate(zip(arrays, self.inputs, self.packed)):
             want = ELEMENTS[t.elem].dtype
+            if packed != isinstance(a, Packed):
+                how = "a dequant.Packed" if packed else "an array, one element per byte (or compile with packed=True)"
+                raise ValueError(f"argument {i} ({t.elem}) takes {how}, got {type(a).__name__}")
             if a.dtype != want:
                 raise ValueError(f"argument {i}: expected dtype {want} ({t.elem}), got {a.dtype}")
             if a.ndim != t.rank or any(d is not None and d != s for d, s in zip(t.shape, a.shape)):
@@ -62,7 +69,8 @@ class CompiledFunction:
             for name, index in c.args.items():
                 operands[name] = Tensor(operands[name].elem, tuple(arrays[index].shape))
                 if c.opdef.value_rules and name == c.opdef.role("zero_point"):
-                    values[name] = arrays[index]
+                    a = arrays[index]
+                    values[name] = a.unpack() if isinstance(a, Packed) else a
             sig = Signature(operands, c.signature.result, c.signature.attrs, values)
             message = c.opdef.check(sig)
             if message:
@@ -74,16 +82,16 @@ class CompiledFunction:
                 )
 
     def __call__(self, *arrays):
-        arrays = [_contiguous(np.asarray(a)) for a in arrays]
+        arrays = [a if isinstance(a, Packed) else _contiguous(np.asarray(a)) for a in arrays]
         self.check(arrays)
         return self._native(arrays)
 
     def _native(self, arrays: list):
         """The native call on checked arrays; the results as new arrays."""
-        packed, results, alive = self.kernel.pack([descriptor(a) for a in arrays])
-        self.kernel.fn(packed)
+        args, results, alive = self.kernel.pack([packed_descriptor(a) if isinstance(a, Packed) else descriptor(a) for a in arrays])
+        self.kernel.fn(args)
         del alive
-        owned = {a.ctypes.data for a in arrays}
+        owned = {(a.data if isinstance(a, Packed) else a).ctypes.data for a in arrays}
         out = [take(getattr(results, f"r{i}"), t, owned) for i, t in enumerate(self.results)]
         self.kernel.raise_failures()
         return out[0] if len(out) == 1 else tuple(out)
@@ -93,13 +101,15 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else a.copy(order="C")
 
 
-def jit(module_or_text, entry: str, *, opt_level: int = 3) -> CompiledFunction:
+def jit(module_or_text, entry: str, *, opt_level: int = 3, packed: bool = False) -> CompiledFunction:
     """Compile `entry` of a module (or its text) to native code; the module is copied, not changed.
 
     Returns a callable taking numpy/ml_dtypes arrays, one per argument, and returning the
-    results as new arrays. See docs/abi.md for the layout of each element type."""
+    results as new arrays. A sub-byte argument (i4, ui4, f4E2M1FN, i2, ui2) takes one element per
+    byte (an ml_dtypes array), or, marked `{dq.packed}` in the IR or with `packed=True` (every
+    sub-byte argument), a `dequant.Packed` read in place. See docs/abi.md."""
     text = module_or_text if isinstance(module_or_text, str) else str(module_or_text)
-    return CompiledFunction(text, entry, opt_level)
+    return CompiledFunction(text, entry, opt_level, packed)
 
 
 def _op_checks(f, found: list) -> list[_OpCheck]:

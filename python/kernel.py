@@ -29,7 +29,8 @@ from mlir.runtime import np_to_memref
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Tensor, tensor_of
 from dequant.passes import checks
-from dequant.passes.queries import function_name, function_type
+from dequant.passes.packed_arguments import PACKED, packed_arguments
+from dequant.passes.queries import function_name, function_type, public_functions
 
 GLOBAL_MARKER = 0xDEADBEEF  # `allocated` of a memref.get_global descriptor (MLIR's convention)
 OPT_LEVELS = (0, 1, 2, 3)
@@ -80,11 +81,20 @@ def descriptor(a: np.ndarray):
     return d
 
 
+def packed_descriptor(p):
+    """A memref descriptor on a Packed: the logical sizes and row-major strides over its bytes."""
+    d = descriptor_type(len(p.shape), 1)()
+    strides = tuple(int(np.prod(p.shape[i + 1 :], dtype=np.int64)) for i in range(len(p.shape)))
+    fill(d, p.data.ctypes.data, p.shape, strides)
+    return d
+
+
 @dataclass(frozen=True)
 class FunctionSignature:
     name: str
     inputs: tuple  # Tensor per argument
     results: tuple  # Tensor per result
+    packed: tuple = ()  # per argument: its sub-byte data is packed (`dq.packed`)
 
 
 def signature(f) -> FunctionSignature:
@@ -100,7 +110,26 @@ def signature(f) -> FunctionSignature:
 
     inputs = tuple(tensor(t, f"argument {i}") for i, t in enumerate(ftype.inputs))
     results = tuple(tensor(t, f"result {i}") for i, t in enumerate(ftype.results))
-    return FunctionSignature(name, inputs, results)
+    marked = set(packed_arguments(f))
+    return FunctionSignature(name, inputs, results, tuple(i in marked for i in range(len(inputs))))
+
+
+def mark_packed(module: ir.Module, entry: str | None = None) -> None:
+    """Mark every sub-byte tensor argument of the public functions (or of `entry`) `dq.packed`."""
+    for f in public_functions(module):
+        if entry is not None and function_name(f) != entry:
+            continue
+        ftype = function_type(f)
+        attrs = list(ir.ArrayAttr(f.attributes["arg_attrs"])) if "arg_attrs" in f.attributes else [ir.DictAttr.get({})] * len(ftype.inputs)
+        new = []
+        for t, a in zip(ftype.inputs, attrs):
+            d = ir.DictAttr(a)
+            entries = {d[i].name: d[i].attr for i in range(len(d))}
+            found = tensor_of(t)
+            if found is not None and found.elem in ELEMENTS and ELEMENTS[found.elem].sub_byte:
+                entries[PACKED] = ir.UnitAttr.get()
+            new.append(ir.DictAttr.get(entries))
+        f.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
 
 
 def find_function(module: ir.Module, entry: str):

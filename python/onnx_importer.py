@@ -13,10 +13,10 @@
   The op's location is a name location holding the node's original name.
 - Inputs that are initializers (or outputs of `Constant` nodes) become `arith.constant`s:
   `dense<...>` up to 1024 elements, `dense_resource<...>` blobs beyond (one blob per
-  initializer, shared by the functions that read it). 4-bit initializers (int4, uint4,
-  float4e2m1) are always `dense<...>`: MLIR gives 4-bit resource blobs no layout and cannot
-  translate them to LLVM. Other inputs become function arguments typed from
-  `onnx.shape_inference.infer_shapes` (unknown dims are `?`).
+  initializer, shared by the functions that read it). 4- and 2-bit initializers (int4, uint4,
+  float4e2m1, int2, uint2) stay packed: a 1-D i8 constant of their ONNX bytes, never unpacked,
+  read through `dq.unpack` (dq ops then read the bytes in place). Other inputs become function
+  arguments typed from `onnx.shape_inference.infer_shapes` (unknown dims are `?`).
 - The model's opset of the default domain chooses the DequantizeLinear version: its attributes
   (axis from 13, block_size from 21, output_dtype from 23) and its type constraints are those of
   `onnx.defs.get_schema`; opsets 10-12 are per-tensor only.
@@ -40,7 +40,7 @@ import numpy as np
 from mlir import ir
 
 from dequant import dialect
-from dequant.dialect import constants
+from dequant.dialect import constants, unpack
 from dequant.dialect import onnx as dq_onnx
 from dequant.dialect.elements import ELEMENTS, of_onnx, tensor_type
 from dequant.dialect.signature import Signature, Tensor
@@ -53,6 +53,13 @@ if TYPE_CHECKING:
 DEFAULT_DOMAINS = ("", "ai.onnx")
 DENSE_LIMIT = 1024  # initializers with more elements become dense_resource blobs
 INPUTS = ("x", "x_scale", "x_zero_point")
+
+
+def element_of_onnx(data_type: int):
+    """The dq Element of an ONNX TensorProto.DataType value, or None."""
+    onnx = _onnx()
+    values = onnx.TensorProto.DataType
+    return of_onnx(values.Name(data_type)) if data_type in values.values() else None
 
 
 class OnnxImportError(ValueError):
@@ -243,7 +250,8 @@ class _Importer:
         x, zp = inputs[0], inputs[2]
         if zp is None or zp.tensor is None:
             return
-        sig = Signature({"x": Tensor(x.elem, x.shape)}, None, {}, {"x_zero_point": self.value(zp)})
+        value = self.packed(zp).unpack() if ELEMENTS[zp.elem].sub_byte else self.value(zp)
+        sig = Signature({"x": Tensor(x.elem, x.shape)}, None, {}, {"x_zero_point": value})
         for rule in dq_onnx.OP.value_rules:
             message = rule(sig)
             if message:
@@ -279,9 +287,30 @@ class _Importer:
         from mlir.dialects import arith, tensor
 
         attr = self.elements(i)
+        if ELEMENTS[i.elem].sub_byte:  # the packed bytes, read in place through dq.unpack
+            return unpack.build(arith.ConstantOp(attr.type, attr).result, i.mlir_type())
         if attr.type == i.mlir_type():
             return arith.ConstantOp(i.mlir_type(), attr).result
         return tensor.bitcast(i.mlir_type(), arith.ConstantOp(attr.type, attr).result)
+
+    def packed(self, i: "_Input"):
+        """The packed bytes of a 4- or 2-bit constant input (a dequant.Packed), never unpacked."""
+        from .packed import Packed
+
+        tensor = i.tensor
+        if tensor.data_location == self.onnx.TensorProto.EXTERNAL:
+            tensor = type(tensor)()
+            tensor.CopyFrom(i.tensor)
+            try:
+                from onnx.external_data_helper import load_external_data_for_tensor
+
+                load_external_data_for_tensor(tensor, self.base_dir)
+            except Exception as e:
+                raise OnnxImportError(f"cannot read the value of '{i.name}' ({i.role}): {e}") from None
+        try:
+            return Packed.from_onnx(tensor)
+        except ValueError as e:
+            raise OnnxImportError(f"cannot read the value of '{i.name}' ({i.role}): {e}") from None
 
     def value(self, i: "_Input") -> np.ndarray:
         """The value of a constant input, of its element's dtype and shape (read once)."""
@@ -298,8 +327,18 @@ class _Importer:
         one attribute per ONNX value, shared by the functions that read it."""
         if i.name in self.attrs:
             return self.attrs[i.name]
-        e, values = ELEMENTS[i.elem], self.value(i)
-        if values.size > DENSE_LIMIT and not e.sub_byte:
+        e = ELEMENTS[i.elem]
+        if e.sub_byte:  # 4- and 2-bit initializers stay packed: a 1-D i8 tensor of their bytes
+            data = self.packed(i).data.view(np.int8)
+            byte_t = tensor_type((data.size,), "i8")
+            if data.size > DENSE_LIMIT:
+                attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(data.copy()), self.resource(i.name), byte_t)
+            else:
+                attr = constants.attribute(data, ELEMENTS["i8"])
+            self.attrs[i.name] = attr
+            return attr
+        values = self.value(i)
+        if values.size > DENSE_LIMIT:
             blob = memoryview(values.copy(order="C").view(e.carrier))
             t = i.mlir_type()
             if e.kind == "int" and not e.signed:

@@ -27,6 +27,7 @@ from dequant.dialect.opdef import OpDef
 from dequant.dialect.signature import Signature, Tensor
 
 from .kernel import aligned_field, descriptor_type, fill
+from .packed import Packed
 from .runtime import DEFAULT, Runtime
 
 class OpFunction:
@@ -61,10 +62,14 @@ class OpFunction:
         if attrs:
             raise TypeError(f"{d.api}() got an unexpected keyword argument {sorted(attrs)[0]!r}")
         arrays = [_array(d, o, given.get(o.name)) for o in d.operands]
-        key = (d.name, tuple(None if a is None else (a.dtype, a.shape) for a in arrays), tuple(_hashable(v) for v in values.values()))
+        key = (d.name, tuple(None if a is None else (type(a), a.dtype, a.shape) for a in arrays), tuple(_hashable(v) for v in values.values()))
         plan = self.runtime.plans.get(key)
         if plan is None:
-            plan = self.runtime.plans.put(key, Plan(self.runtime, d, arrays, values))
+            try:
+                plan = Plan(self.runtime, d, arrays, values)
+            except ValueError as e:
+                raise ValueError(f"{e}{_hint(d, given, arrays)}") from None
+            plan = self.runtime.plans.put(key, plan)
         return plan, arrays
 
     def __call__(self, *operands, out=None, **attrs) -> np.ndarray:
@@ -74,8 +79,8 @@ class OpFunction:
     def bind(self, *operands, out=None, **attrs) -> Bound:
         """Check and compile once; a callable rerunning the op on these arrays into `out`."""
         for name, a in zip(self.opdef.operand_names, operands):
-            if a is not None and not isinstance(a, np.generic) and not (isinstance(a, np.ndarray) and a.flags.c_contiguous):
-                raise ValueError(f"bind: {name} must be a C-contiguous numpy array (it is read in place)")
+            if a is not None and not isinstance(a, (np.generic, Packed)) and not (isinstance(a, np.ndarray) and a.flags.c_contiguous):
+                raise ValueError(f"bind: {name} must be a C-contiguous numpy array or a Packed (it is read in place)")
         plan, arrays = self.prepare(*operands, **attrs)
         return plan.bind(arrays, out)
 
@@ -92,27 +97,33 @@ def _hashable(v):
     return tuple(v) if isinstance(v, list) else v
 
 
-def _array(d: OpDef, operand, value) -> np.ndarray | None:
-    """An operand as a C-contiguous array of a dq element type; ValueError naming the operand."""
+def _array(d: OpDef, operand, value):
+    """An operand as a C-contiguous array, or a Packed, of a dq element type; ValueError naming the
+    operand otherwise."""
     if value is None:
         if not operand.optional:
             raise TypeError(f"{d.api}() missing required array {operand.name!r}")
         return None
+    if isinstance(value, Packed):
+        return value
     a = value if isinstance(value, np.ndarray) else np.asarray(value)
     try:
         of_dtype(a.dtype)
     except UnknownElementError:
-        hint = ""
-        if a.dtype == np.float64 and "f64" not in _types_of(d, operand):
-            hint = " (a Python float is float64: pass np.float32(...) or an array of the type the spec wants)"
-        elif a.dtype.kind in "iu" and not isinstance(value, np.ndarray):
-            hint = " (a Python int or list is int64: give a numpy array of the storage type, e.g. np.int8)"
-        raise ValueError(f"{d.api}: {operand.name} has dtype {a.dtype}, which is not a dq element type{hint}") from None
+        words = "a Python int or list is int64: " if a.dtype.kind in "iu" and not isinstance(value, (np.ndarray, np.generic)) else ""
+        raise ValueError(f"{d.api}: {operand.name} has dtype {a.dtype}, which is not a dq element type "
+                         f"({words}give a numpy or ml_dtypes array of the type the spec wants, e.g. np.int8)") from None  # fmt: skip
     return a if a.flags.c_contiguous else a.copy(order="C")
 
 
-def _types_of(d: OpDef, operand) -> tuple:
-    return ("f64",) if d.api == "ngraph_dequantize" and operand.role == "scale" else ()
+def _hint(d: OpDef, given: dict, arrays: list) -> str:
+    """A hint when a rule failed on an operand given as a Python number or list (float64, int64)."""
+    for o, a in zip(d.operands, arrays):
+        v = given.get(o.name)
+        if a is not None and v is not None and not isinstance(v, (np.ndarray, np.generic, Packed)) and a.dtype.kind in "fiu":
+            return (f" ({o.name} was given as a Python {type(v).__name__}, which is {a.dtype}: pass a numpy value of the type "
+                    f"the spec wants, e.g. np.float32({v!r}) or np.array(..., np.int8))")  # fmt: skip
+    return ""
 
 
 class Plan:
@@ -134,6 +145,7 @@ class Plan:
         zp = opdef.role("zero_point")
         self.zero_point_index = opdef.operand_names.index(zp) if opdef.value_rules and zp in operands and operands[zp] else None
         self.present = [i for i, a in enumerate(arrays) if a is not None]
+        self.packed = [isinstance(arrays[i], Packed) for i in self.present]
         self.kernel = None  # compiled by the first call that passes every check
         self._calls: dict = {}  # thread settings -> [CallTemplate], built once
 
@@ -143,7 +155,8 @@ class Plan:
         if self.zero_point_index is None:
             return
         name = self.opdef.operand_names[self.zero_point_index]
-        sig = Signature(self.sig.operands, self.result, self.attrs, {name: arrays[self.zero_point_index]})
+        zp = arrays[self.zero_point_index]
+        sig = Signature(self.sig.operands, self.result, self.attrs, {name: zp.unpack() if isinstance(zp, Packed) else zp})
         for rule in self.opdef.value_rules:
             message = rule(sig)
             if message:
@@ -162,7 +175,7 @@ class Plan:
         if not out.flags.writeable:
             raise ValueError(f"{self.opdef.api}: out is read-only")
         for o, a in zip(self.opdef.operands, arrays):
-            if a is not None and np.may_share_memory(out, a):
+            if a is not None and np.may_share_memory(out, a.data if isinstance(a, Packed) else a):
                 raise ValueError(f"{self.opdef.api}: out overlaps {o.name}: give an output that shares no memory with the inputs")
         return out
 
@@ -176,8 +189,11 @@ class Plan:
             if self.kernel is None:
                 operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
                 roles = [self.opdef.operands[i].role for i in self.present]
-                self.kernel = kernel_for(self.runtime, operands, roles, self.result, self.form)
-            chunks = row_chunks(self.form, self.out_shape, *key)
+                self.kernel = kernel_for(self.runtime, operands, roles, self.packed, self.result, self.form)
+            data = self.sig.operands[self.opdef.role("data")]
+            packed_rows = self.packed[0] and data.rank and ELEMENTS[data.elem].per_byte
+            splittable = not any(self.packed[1:])  # a packed zero point is read whole
+            chunks = row_chunks(self.form, self.out_shape, *key, packed_row=(data.shape[1:], packed_rows)) if splittable else []
             found = [CallTemplate(self, b, e) for b, e in chunks] if chunks else [CallTemplate(self, None, None)]
             found = self._calls.setdefault(key, found)
         return found
@@ -218,7 +234,8 @@ class CallTemplate:
         self.kernel = plan.kernel
         tensors = [plan.sig.operands[plan.opdef.operand_names[i]] for i in plan.present] + [plan.result]
         roles = [plan.opdef.operands[i].role for i in plan.present] + ["out"]
-        self.layout = [_part(plan.form, role, t, begin, end) for role, t in zip(roles, tensors)]
+        packed = plan.packed + [False]
+        self.layout = [_part(plan.form, role, t, begin, end, p) for role, t, p in zip(roles, tensors, packed)]
         self.itemsizes = [ELEMENTS[t.elem].dtype.itemsize for t in tensors]
         self._spare: list = []  # descriptor sets not in use (a call takes one, then gives it back)
 
@@ -234,7 +251,7 @@ class CallTemplate:
 
     def _point(self, ds, arrays: list) -> None:
         for (d, aligned), a, (offset, _, _) in zip(ds, arrays, self.layout):
-            pointer = a.ctypes.data + offset
+            pointer = (a.data if isinstance(a, Packed) else a).ctypes.data + offset
             d.allocated = pointer
             aligned.value = pointer
 
@@ -261,9 +278,10 @@ class CallTemplate:
         return call
 
 
-def _part(form: canonical.Form, role: str, t: Tensor, begin, end) -> tuple:
+def _part(form: canonical.Form, role: str, t: Tensor, begin, end, packed: bool = False) -> tuple:
     """(byte offset, shape, strides in elements) of the part of an operand that output rows
-    [begin, end) read (the whole operand when begin is None)."""
+    [begin, end) read (the whole operand when begin is None). Packed data starts at the byte of
+    its first element (row_chunks made that a whole byte)."""
     shape = list(t.shape)
     if begin is not None and shape:
         if role in ("data", "out"):
@@ -280,21 +298,25 @@ def _part(form: canonical.Form, role: str, t: Tensor, begin, end) -> tuple:
                 first, last = begin // b, -(-end // b)
                 offset = first * math.prod(shape[1:])
                 shape[0] = last - first
-        size = ELEMENTS[t.elem].dtype.itemsize
-        offset *= size
+        e = ELEMENTS[t.elem]
+        offset = offset * e.bits // 8 if packed else offset * e.dtype.itemsize
     else:
         offset = 0
     strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
     return offset, tuple(shape), tuple(strides)
 
 
-def row_chunks(form: canonical.Form, shape: tuple, threads: int, min_parallel: int) -> list:
+def row_chunks(form: canonical.Form, shape: tuple, threads: int, min_parallel: int, packed_row=((), 0)) -> list:
     """Split output dim 0 into up to `threads` row ranges, at multiples of every block that
-    dim 0 is read through (int4x4 packing, blocks/groups along dim 0); [] for one call (fewer
-    than `min_parallel` output elements)."""
+    dim 0 is read through (int4x4 packing, blocks/groups along dim 0) and, for packed data
+    (`packed_row`: the dims of a row, elements per byte), at rows that start on a whole byte; []
+    for one call (fewer than `min_parallel` output elements)."""
     if threads < 2 or not shape or math.prod(shape) < min_parallel:
         return []
     unit = canonical.INT4X4 if form.unpack == "int4x4" else 1
+    row, per_byte = packed_row
+    if per_byte:
+        unit = math.lcm(unit, per_byte // math.gcd(math.prod(row), per_byte))
     for r in form.scale_map + form.zp_map:
         if r.dim == 0:
             unit = math.lcm(unit, r.block)
@@ -321,19 +343,21 @@ class Bound:
         return self.out
 
 
-def kernel_for(runtime: Runtime, operands: list, roles: list, result: Tensor, form: canonical.Form):
-    """The compiled `dq.dequantize` kernel for these element types and canonical form (cached):
-    dims are dynamic, except unit dims of scales and zero points, which the form reads at 0."""
+def kernel_for(runtime: Runtime, operands: list, roles: list, packed: list, result: Tensor, form: canonical.Form):
+    """The compiled `dq.dequantize` kernel for these element types, layouts (packed or not) and
+    canonical form (cached): dims are dynamic, except unit dims of scales and zero points, which
+    the form reads at 0."""
     shapes = [tuple(None if role == "data" or d != 1 else 1 for d in t.shape) for t, role in zip(operands, roles)]
-    key = (tuple((t.elem, s) for t, s in zip(operands, shapes)), result.elem, result.rank, form)
+    key = (tuple((t.elem, s, p) for t, s, p in zip(operands, shapes, packed)), result.elem, result.rank, form)
     found = runtime.kernels.get(key)
     if found is None:
-        found = runtime.kernels.put(key, _compile(operands, shapes, result, form))
+        found = runtime.kernels.put(key, _compile(operands, shapes, packed, result, form))
     return found
 
 
-def _compile(operands: list, shapes: list, result: Tensor, form: canonical.Form):
-    """kernel(x, scale[, zp], out) -> out, the dequantize written into `out`."""
+def _compile(operands: list, shapes: list, packed: list, result: Tensor, form: canonical.Form):
+    """kernel(x, scale[, zp], out) -> out, the dequantize written into `out`; packed operands
+    marked `dq.packed` (their bytes are read in place)."""
     from mlir import ir
     from mlir.dialects import bufferization, func
 
@@ -349,7 +373,8 @@ def _compile(operands: list, shapes: list, result: Tensor, form: canonical.Form)
         out_type = tensor_type((None,) * result.rank, result.elem)
         with ir.InsertionPoint(module.body):
             f = func.FuncOp("kernel", (in_types + [out_type], [out_type]))
-            writable = [{} for _ in in_types] + [{"bufferization.writable": ir.BoolAttr.get(True)}]
+            writable = [{"dq.packed": ir.UnitAttr.get()} if p else {} for p in packed]
+            writable.append({"bufferization.writable": ir.BoolAttr.get(True)})
             f.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in writable])
             with ir.InsertionPoint(f.add_entry_block()):
                 args = list(f.arguments)

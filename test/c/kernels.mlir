@@ -18,3 +18,10 @@ func.func @pmx_int4(%x: tensor<1x2xi16>, %s: tensor<f32>) -> tensor<4x2xf32> {
   %y = "dq.pmx_dequantize_linear"(%x, %s) {quant_data_type = "int4", group_size = 0 : i64} : (tensor<1x2xi16>, tensor<f32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
+
+// ONNX int4 packed two per byte (dq.packed), per-tensor, odd dims: the descriptor has the
+// logical sizes, the data is 8 bytes for 15 elements.
+func.func @packed_i4(%x: tensor<?x?xi4> {dq.packed}, %s: tensor<f32>) -> tensor<?x?xf32> {
+  %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<?x?xi4>, tensor<f32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}

@@ -60,6 +60,19 @@ int main(void) {
   expect("pmx_int4", y.aligned + y.offset, want_pmx, 8);
   free(y.allocated);
 
+  /* ONNX int4 packed (element 2i in the low nibble of byte i): 3x5 elements 0, 1, ..., 7, -8, ..., -2
+     in 8 bytes, times 0.5. */
+  uint8_t xq[8] = {0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0x0E};
+  float sq = 0.5f;
+  dq_memref_2d_u8 xqd = {xq, xq, 0, {3, 5}, {5, 1}};
+  dq_memref_0d_f32 sqd = {&sq, &sq, 0};
+  _mlir_ciface_packed_i4(&y, &xqd, &sqd);
+  float want_packed[15];
+  for (int i = 0; i < 15; ++i) want_packed[i] = 0.5f * (float)(i < 8 ? i : i - 16);
+  if (y.sizes[0] != 3 || y.sizes[1] != 5) { printf("packed_i4: wrong shape\n"); return 1; }
+  expect("packed_i4", y.aligned + y.offset, want_packed, 15);
+  free(y.allocated);
+
   /* A scale of the wrong length: reported through dequant_report_error, nothing is read past it. */
   float s_short[1] = {1.0f};
   dq_memref_1d_f32 sd_short = {s_short, s_short, 0, {1}, {1}};

@@ -27,7 +27,7 @@
 // HEADER: void _mlir_ciface_pmx_int4(dq_memref_2d_f32 *result0, dq_memref_2d_i16 *arg0, dq_memref_0d_f32 *arg1);
 // HEADER: void dequant_report_error(int64_t code);
 
-// EXE: dequant C test: 23 checks, 0 failures
+// EXE: dequant C test: 38 checks, 0 failures
 
 // NOOUT: error: --emit=object needs -o FILE
 // BADHEADER: dequant-opt: error: cannot write the header '{{.*}}missing/k.h': No such file or directory

@@ -258,15 +258,15 @@ def test_quantize_static(variant, float_path, tmp_path, rng):
     }
     key = next(k for k in granularity if variant.startswith(k))
     assert granularity[key]([op for _, op in funcs.values()]), f"{variant}: the imported ops do not show it"
-    if "4" not in variant:  # 4-bit weights are dense<...> whatever their size
+    if "4" not in variant:  # this model's 4-bit weights pack into fewer than 1024 bytes: dense<...>
         assert "dense_resource<" in str(module), "large weights should be dense_resource blobs"
     expect_ok(check_against_onnxruntime(model, rng))
 
 
 @pytest.mark.parametrize("variant", ["blocked-int4", "blocked-uint4"])
 def test_blocked_4bit_weights_imported_values(variant, float_path, tmp_path):
-    """Each constant operand is the node's initializer (4-bit ones as dense<...>, one value per
-    element), whatever the JIT does with 4-bit constants."""
+    """Each constant operand is the node's initializer; a 4-bit one stays packed: `dq.unpack` of an
+    i8 constant holding the bytes onnx's own packing gives (two values per byte, never unpacked)."""
     model = quantized(float_path, tmp_path, STATIC[variant])
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     nodes = {n.name: n for n in model.graph.node}
@@ -277,14 +277,19 @@ def test_blocked_4bit_weights_imported_values(variant, float_path, tmp_path):
             if isinstance(value, ir.BlockArgument):
                 assert name not in inits
                 continue
-            attr = value.owner.attributes["value"]
             a = inits[name]
             elem = _elem_of(a.dtype)
             seen.add(elem)
-            carrier = a.astype({"i4": np.int8, "ui4": np.uint8}[elem]) if elem in FOUR_BIT else a  # f32, i8
+            if elem in FOUR_BIT:
+                assert value.owner.name == "dq.unpack" and str(value.type).endswith(f"x{elem}>")
+                value = value.owner.operands[0]
+                packed = np.frombuffer(numpy_helper.from_array(a).raw_data, np.int8)  # onnx's packing
+                assert ir.RankedTensorType(value.type).shape == [packed.size] == [-(-a.size // 2)]
+                a = packed
+            attr = value.owner.attributes["value"]
             with module.context:
-                expected = ir.DenseElementsAttr.get(np.ascontiguousarray(carrier), type=value.type)
-            if elem in FOUR_BIT or a.size <= 1024:
+                expected = ir.DenseElementsAttr.get(np.asarray(a).copy(order="C"), type=ir.RankedTensorType(value.type).element_type)
+            if a.size <= 1024:
                 assert attr == expected, f"{name}: {str(attr)[:80]} is not {str(expected)[:80]}"
             else:
                 assert str(attr) == f"dense_resource<{re.sub(r'[^A-Za-z0-9_]', '_', name)}> : {value.type}"

@@ -1,0 +1,101 @@
+"""`dq.unpack`: the sub-byte tensor whose elements are packed in a byte tensor.
+
+    %x = "dq.unpack"(%bytes, %d0) : (tensor<8xi8>, index) -> tensor<?x4xi4>
+
+`bytes` is a 1-D tensor of i8 holding the elements of the result, a tensor of a sub-byte type
+(i4, ui4, f4E2M1FN, i2, ui2), in ONNX's packed layout (docs/semantics.md#packed-sub-byte-data):
+over the flattened row-major tensor, element j in bits (j mod k) * w .. of byte j / k, k = 8 / w
+elements per byte of w bits, the last byte zero-padded. Its length is ceil(elements / k). The
+index operands are the result's dynamic dims, in order.
+
+A dq op reading an unpacked tensor as its data reads the bytes in place (dq-to-linalg); any other
+use gets the unpacked tensor. The result's element type is the one fact the bytes do not carry.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .elements import of_type
+
+NAME = "dq.unpack"
+
+
+def packed_bytes(shape: tuple, bits: int) -> int:
+    """The byte count of `shape` elements of `bits` bits packed."""
+    return math.ceil(math.prod(shape) * bits / 8)
+
+
+class UnpackDef:
+    """The definition of `dq.unpack` (not a dequantize: no canonical form, no numpy function)."""
+
+    name = NAME
+    summary = "the sub-byte tensor held packed in a byte tensor (ONNX layout)"
+    canonical = None
+    api = ""
+
+    def irdl(self) -> None:
+        from mlir import ir
+        from mlir.dialects import irdl
+
+        op = irdl.operation_(NAME.split(".", 1)[1])
+        with ir.InsertionPoint(op.body):
+            bytes_ = irdl.base(base_name="!builtin.tensor")
+            dims = irdl.is_(ir.TypeAttr.get(ir.IndexType.get()))
+            irdl.operands_([bytes_, dims], ["bytes", "dims"], [irdl.Variadicity.single, irdl.Variadicity.variadic])
+            irdl.results_([irdl.base(base_name="!builtin.tensor")], ["result"], [irdl.Variadicity.single])
+
+    def check(self, op) -> str | None:
+        """The first rule `op` breaks, or None."""
+        from mlir import ir
+
+        operands = list(op.operands)
+        if len(op.results) != 1 or not operands:
+            return "takes a byte tensor and the result's dynamic dims, and has one result"
+        bt, rt = operands[0].type, op.results[0].type
+        if not isinstance(bt, ir.RankedTensorType) or ir.RankedTensorType(bt).rank != 1:
+            return "bytes must be a 1-D tensor of i8"
+        elem = ir.RankedTensorType(bt).element_type
+        if not (isinstance(elem, ir.IntegerType) and ir.IntegerType(elem).width == 8 and ir.IntegerType(elem).is_signless):
+            return f"bytes must be a 1-D tensor of i8, got {bt}"
+        if not isinstance(rt, ir.RankedTensorType):
+            return "the result must be a ranked tensor"
+        r = ir.RankedTensorType(rt)
+        e = of_type(r.element_type)
+        if e is None or not e.sub_byte:
+            return f"the result's element type must be a sub-byte type (i4, ui4, f4E2M1FN, i2, ui2), got {r.element_type}"
+        dynamic = [d for d in range(r.rank) if r.is_dynamic_dim(d)]
+        if len(operands) - 1 != len(dynamic):
+            return f"takes one index operand per dynamic dim of the result ({len(dynamic)}), got {len(operands) - 1}"
+        b = ir.RankedTensorType(bt)
+        if not dynamic and not b.is_dynamic_dim(0):
+            want = packed_bytes(tuple(r.shape), e.bits)
+            if b.shape[0] != want:
+                return f"bytes must hold ceil({math.prod(r.shape)} * {e.bits} / 8) = {want} bytes, got {b.shape[0]}"
+        return None
+
+    def verify(self, op):
+        message = self.check(op)
+        if message:
+            op.location.emit_error(f"'{NAME}' op {message}")
+            return None
+        return True
+
+
+OP = UnpackDef()
+
+
+def build(bytes_, result_type, dims=(), *, loc=None, ip=None):
+    """`dq.unpack` of `bytes_` into `result_type`, `dims` its dynamic dims (index values)."""
+    from mlir import ir
+
+    return ir.Operation.create(NAME, results=[result_type], operands=[bytes_, *dims], loc=loc, ip=ip).result
+
+
+def dims_of(op) -> list:
+    """The result's sizes: ints for static dims, the index operands for dynamic ones."""
+    from mlir import ir
+
+    r = ir.RankedTensorType(op.results[0].type)
+    dynamic = iter(list(op.operands)[1:])
+    return [next(dynamic) if r.is_dynamic_dim(d) else r.shape[d] for d in range(r.rank)]

@@ -1,0 +1,128 @@
+"""`dequant.Packed`: sub-byte data as models store it, two 4-bit or four 2-bit values per byte.
+
+The layout is ONNX's (docs/semantics.md#packed-sub-byte-data): over the flattened row-major
+tensor, element j sits in bits (j mod k) * w .. (j mod k) * w + w - 1 of byte j // k, with w the
+element's bits and k = 8 // w elements per byte; the last byte is zero-padded. Every function of
+`dequant.ops` (and `bind`) takes a Packed wherever it takes that sub-byte type, and reads the bytes
+in place; `dequant.jit` takes them for arguments marked `dq.packed` (or compiled with
+`packed=True`).
+
+    >>> import numpy as np, ml_dtypes, dequant
+    >>> p = dequant.pack(np.array([1, -2, 3], ml_dtypes.int4))
+    >>> p.data, p.shape
+    (array([225,   3], dtype=uint8), (3,))
+    >>> p.unpack()
+    array([1, -2, 3], dtype=int4)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dequant.dialect.elements import Element, UnknownElementError, of_dtype
+
+
+class Packed:
+    """Packed sub-byte data: `data` (1-D uint8, the packed bytes, possibly a view of the caller's
+    buffer), `dtype` (ml_dtypes int4, uint4, float4_e2m1fn, int2 or uint2) and `shape` (the
+    logical shape)."""
+
+    __slots__ = ("data", "dtype", "shape", "element")
+
+    def __init__(self, data, dtype, shape):
+        try:
+            element = of_dtype(dtype)
+        except UnknownElementError:
+            element = None
+        if element is None or not element.sub_byte:
+            raise ValueError(f"Packed holds int4, uint4, float4_e2m1fn, int2 or uint2 data, got dtype {dtype!r}")
+        shape = tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"Packed shape must not have negative dims, got {shape}")
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            data = np.frombuffer(data, np.uint8)
+        data = np.asarray(data)
+        if data.dtype not in (np.uint8, np.int8) or data.ndim != 1:
+            raise ValueError(f"Packed data must be a 1-D array of bytes (uint8), got {data.dtype} of shape {data.shape}")
+        if not data.flags.c_contiguous:
+            raise ValueError("Packed data must be contiguous")
+        want = packed_size(shape, element)
+        if data.size != want:
+            raise ValueError(f"{math.prod(shape)} {element.name} elements take {want} packed bytes, got {data.size}")
+        self.data = data.view(np.uint8)
+        self.dtype = element.dtype
+        self.shape = shape
+        self.element = element
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.size
+
+    def __repr__(self) -> str:
+        return f"Packed({self.element.name}, shape={self.shape}, {self.nbytes} bytes)"
+
+    def unpack(self) -> np.ndarray:
+        """The data as an ml_dtypes array, one element per byte (a new array)."""
+        e = self.element
+        shifts = np.arange(e.per_byte, dtype=np.uint8) * e.bits
+        fields = (self.data[:, None] >> shifts) & np.uint8((1 << e.bits) - 1)
+        values = fields.reshape(-1)[: self.size]
+        if e.kind == "float":
+            return values.view(e.dtype).reshape(self.shape)
+        if e.signed:
+            values = values.astype(np.int8)
+            values = np.where(values >= 1 << (e.bits - 1), values - (1 << e.bits), values)
+        return values.astype(e.dtype).reshape(self.shape)
+
+    @classmethod
+    def from_onnx(cls, tensor) -> Packed:
+        """The packed data of an ONNX TensorProto of a 4- or 2-bit type, without unpacking it:
+        `raw_data` is the packed bytes; `int32_data` holds one packed byte per entry."""
+        from .onnx_importer import element_of_onnx
+
+        e = element_of_onnx(tensor.data_type)
+        if e is None or not e.sub_byte:
+            raise ValueError(f"Packed.from_onnx takes a tensor of a 4- or 2-bit type, got data type {tensor.data_type}")
+        if tensor.data_location == 1:  # EXTERNAL
+            raise ValueError(f"tensor '{tensor.name}' keeps its data in an external file: load it first")
+        shape = tuple(tensor.dims)
+        if tensor.HasField("raw_data") or not tensor.int32_data:
+            data = np.frombuffer(tensor.raw_data, np.uint8)
+        else:
+            data = np.asarray(tensor.int32_data, np.int64).astype(np.uint8)
+        return cls(data, e.dtype, shape)
+
+
+def packed_size(shape, element: Element) -> int:
+    """The byte count of `shape` elements packed."""
+    return -(-math.prod(shape) * element.bits // 8)
+
+
+def pack(array) -> Packed:
+    """The packed form of an ml_dtypes array of a sub-byte type (int4, uint4, float4_e2m1fn,
+    int2, uint2): a new Packed."""
+    a = np.asarray(array)
+    try:
+        e = of_dtype(a.dtype)
+    except UnknownElementError:
+        e = None
+    if e is None or not e.sub_byte:
+        raise ValueError(f"pack takes an array of int4, uint4, float4_e2m1fn, int2 or uint2, got {a.dtype}")
+    fields = a.reshape(-1).view(np.uint8) & np.uint8((1 << e.bits) - 1)
+    padded = np.zeros(packed_size(a.shape, e) * e.per_byte, np.uint8)
+    padded[: fields.size] = fields
+    groups = padded.reshape(-1, e.per_byte)
+    data = np.zeros(groups.shape[0], np.uint8)
+    for k in range(e.per_byte):
+        data |= groups[:, k] << np.uint8(k * e.bits)
+    return Packed(data, e.dtype, a.shape)
