@@ -267,3 +267,61 @@ def test_spec_rule_violations_raise(kwargs, message, monkeypatch):
     kwargs = dict(kwargs)
     with pytest.raises(ValueError, match=re.escape(message)):
         onednn_dynamic_dequantize(kwargs.pop("src"), kwargs.pop("scales"), kwargs.pop("zps", None), **kwargs)
+
+
+# --- the current spec: per_group, s4/u4 src, f16/bf16 scales and output ------------------------------
+
+
+def group_reference(src, scales, zps, group_shape, out_dtype) -> np.ndarray:
+    """The per_group formula (docs/semantics.md#onednn-granularity): element i of a grouped dim
+    reads group i // G; exact integer difference, one f32 product, one rounding to the scales'
+    type (numpy's f32 -> f16/bf16 conversion rounds to nearest even)."""
+    src = np.asarray(src)
+    expand = lambda a: a.repeat(group_shape[0], 0) if a.ndim == 1 else _repeat_all(a, group_shape)  # noqa: E731
+    d = src.astype(np.int64) - (expand(np.asarray(zps).astype(np.int64)) if zps is not None else 0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (d.astype(np.float32) * expand(np.asarray(scales).astype(np.float32))).astype(out_dtype)
+
+
+def _repeat_all(a, group_shape):
+    for axis, g in enumerate(group_shape):
+        a = np.repeat(a, g, axis=axis)
+    return a
+
+
+GROUPS = [((8, 64), [1, 32]), ((8, 64), [4, 1]), ((6, 4, 12), [2, 1, 3]), ((5,), [5]), ((2, 3, 4, 8), [1, 3, 2, 4])]
+
+
+@pytest.mark.parametrize("scale_type", [np.float32, np.float16, ml_dtypes.bfloat16], ids=["f32", "f16", "bf16"])
+@pytest.mark.parametrize("shape,group_shape", GROUPS, ids=[f"{s}-{g}" for s, g in GROUPS])
+@pytest.mark.parametrize("src_type,zp_type", [(np.int8, np.int8), (np.uint8, np.int32), (ml_dtypes.int4, ml_dtypes.uint4),
+                                              (ml_dtypes.uint4, None)], ids=["s8-s8", "u8-s32", "s4-u4", "u4-none"])  # fmt: skip
+def test_per_group(src_type, zp_type, shape, group_shape, scale_type):
+    rng = np.random.default_rng([len(shape), sum(group_shape), np.dtype(scale_type).itemsize])
+    info = ml_dtypes.iinfo(src_type)
+    src = rng.integers(int(info.min), int(info.max) + 1, shape).astype(src_type)
+    gshape = tuple(n // g for n, g in zip(shape, group_shape))
+    scales = scales_of(rng, int(np.prod(gshape))).reshape(gshape).astype(scale_type)
+    zps = None
+    if zp_type is not None:
+        zinfo = ml_dtypes.iinfo(zp_type)
+        zps = rng.integers(max(int(zinfo.min), -(2**20)), min(int(zinfo.max), 2**20) + 1, gshape).astype(zp_type)
+    got = onednn_dynamic_dequantize(src, scales, zps, qtype="per_group", group_shape=group_shape)
+    assert_exact(got, group_reference(src, scales, zps, group_shape, scale_type))
+
+
+def test_per_group_dim_not_divisible_is_an_error():
+    """docs/semantics.md#onednn-granularity: a grouped dim must be a whole number of groups."""
+    with pytest.raises(ValueError, match=r"src dim 1 \(10\) must be divisible by its group size 4"):
+        onednn_dynamic_dequantize(np.zeros((2, 10), np.int8), np.ones((2, 3), np.float32), qtype="per_group", group_shape=[1, 4])
+
+
+@pytest.mark.parametrize("scale_type", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])
+def test_per_channel_output_is_the_scales_type(scale_type):
+    rng = np.random.default_rng(11)
+    src = ints(rng, (4, 6), np.uint8)
+    scales = scales_of(rng, 6).astype(scale_type)
+    zps = ints(rng, 6, np.int32) >> 8
+    got = onednn_dynamic_dequantize(src, scales, zps, qtype="per_channel", axis=-1)
+    d = src.astype(np.int64) - zps.astype(np.int64)
+    assert_exact(got, (d.astype(np.float32) * scales.astype(np.float32)).astype(scale_type))

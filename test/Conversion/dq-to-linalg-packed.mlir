@@ -1,0 +1,102 @@
+// RUN: dequant-opt %s --dq-to-linalg --split-input-file | FileCheck %s
+
+// Data held packed by dq.unpack (docs/semantics.md#packed-sub-byte-data) is read in place:
+// - rows of whole bytes: the bytes viewed as [rows, bytes per row] (tensor.reshape), the output as
+//   [rows, bytes per row, elements per byte] (an expanded view), the element's bits at shift
+//   k * bits, k the innermost (size 2 or 4) dim;
+// - otherwise each element at its linear index (tensor.extract of byte index / k);
+// - a dynamic last dim chooses between the two at run time.
+
+// int4, 64 columns: 32 bytes per row; blocks of 32 elements are blocks of 16 bytes.
+// CHECK-DAG: #[[BYTES:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[BLOCK:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 16)>
+// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @rows_of_whole_bytes
+// CHECK-SAME: (%[[B:[^:]+]]: tensor<192xi8>, %[[S:[^:]+]]: tensor<6x2xf32>)
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i32
+// CHECK-DAG: %[[C28:.*]] = arith.constant 28 : i32
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<6x64xf32>
+// CHECK: %[[SHAPE:.*]] = tensor.from_elements %{{.*}}, %{{.*}} : tensor<2xindex>
+// CHECK: %[[ROWS:.*]] = tensor.reshape %[[B]](%[[SHAPE]]) : (tensor<192xi8>, tensor<2xindex>) -> tensor<6x32xi8>
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[INIT]] {{\[}}[0], [1, 2]] output_shape [6, 32, 2] : tensor<6x64xf32> into tensor<6x32x2xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[BYTES]], #[[BLOCK]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[ROWS]], %[[S]] : tensor<6x32xi8>, tensor<6x2xf32>) outs(%[[VIEW]] : tensor<6x32x2xf32>)
+// CHECK-NEXT: ^bb0(%[[BV:[^:]+]]: i8, %[[SV:[^:]+]]: f32, %{{[^:]+}}: f32):
+// CHECK-NEXT: %[[K:.*]] = linalg.index 2 : index
+// CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]] : index to i32
+// CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4]] : i32
+// CHECK-NEXT: %[[W:.*]] = arith.extui %[[BV]] : i8 to i32
+// CHECK-NEXT: %[[F:.*]] = arith.shrui %[[W]], %[[SH]] : i32
+// CHECK-NEXT: %[[N:.*]] = arith.andi %[[F]], %{{.*}} : i32
+// sign-extended from 4 bits
+// CHECK-NEXT: %[[L:.*]] = arith.shli %[[N]], %[[C28]] : i32
+// CHECK-NEXT: %[[Q:.*]] = arith.shrsi %[[L]], %[[C28]] : i32
+// CHECK-NEXT: %[[QF:.*]] = arith.sitofp %[[Q]] : i32 to f32
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[QF]], %[[SV]] : f32
+// CHECK-NEXT: linalg.yield %[[R]] : f32
+// CHECK: tensor.collapse_shape %[[Y]] {{\[}}[0], [1, 2]] : tensor<6x32x2xf32> into tensor<6x64xf32>
+func.func @rows_of_whole_bytes(%b: tensor<192xi8>, %s: tensor<6x2xf32>) -> tensor<6x64xf32> {
+  %x = "dq.unpack"(%b) : (tensor<192xi8>) -> tensor<6x64xi4>
+  %y = "dq.onnx_dequantize_linear"(%x, %s) {axis = 1 : i64, block_size = 32 : i64} : (tensor<6x64xi4>, tensor<6x2xf32>) -> tensor<6x64xf32>
+  return %y : tensor<6x64xf32>
+}
+
+// -----
+
+// uint2, 7 columns: rows do not start on whole bytes; each element at its linear index.
+// CHECK-LABEL: func.func @odd_rows
+// CHECK-SAME: (%[[B:[^:]+]]: tensor<6xi8>, %[[S:[^:]+]]: tensor<3xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[S]] : tensor<3xf32>) outs(%{{.*}} : tensor<3x7xf32>)
+// CHECK-NEXT: ^bb0(%[[SV:[^:]+]]: f32, %{{[^:]+}}: f32):
+// CHECK-NEXT: %[[I:.*]] = linalg.index 0 : index
+// CHECK-NEXT: %[[J:.*]] = linalg.index 1 : index
+// CHECK-NEXT: %[[IR:.*]] = arith.muli %[[I]], %{{.*}} : index
+// CHECK-NEXT: %[[L:.*]] = arith.addi %[[IR]], %[[J]] : index
+// CHECK-NEXT: %[[BI:.*]] = arith.divui %[[L]], %{{.*}} : index
+// CHECK-NEXT: %[[BYTE:.*]] = tensor.extract %[[B]][%[[BI]]] : tensor<6xi8>
+// CHECK-NEXT: %[[K:.*]] = arith.remui %[[L]], %{{.*}} : index
+// unsigned 2-bit: the field, zero-extended
+// CHECK: arith.andi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: arith.sitofp
+func.func @odd_rows(%b: tensor<6xi8>, %s: tensor<3xf32>) -> tensor<3x7xf32> {
+  %x = "dq.unpack"(%b) : (tensor<6xi8>) -> tensor<3x7xui2>
+  %y = "dq.onnx_dequantize_linear"(%x, %s) {axis = 0 : i64} : (tensor<3x7xui2>, tensor<3xf32>) -> tensor<3x7xf32>
+  return %y : tensor<3x7xf32>
+}
+
+// -----
+
+// A dynamic last dim: rows of whole bytes or not is known at run time (an scf.if on its parity);
+// the byte count is checked against the dims (kind 5, passes/checks.py).
+// CHECK-LABEL: func.func @dynamic
+// CHECK: arith.ceildivui
+// CHECK: arith.constant 5497558138880 : i64
+// CHECK: scf.if
+// CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK: %[[WHOLE:.*]] = arith.cmpi eq, %[[REM]], %{{.*}} : index
+// CHECK: scf.if %[[WHOLE]] -> (tensor<?x?xf32>) {
+// CHECK: tensor.reshape
+// CHECK: linalg.generic
+// CHECK: } else {
+// CHECK: tensor.extract
+func.func @dynamic(%b: tensor<?xi8>, %r: index, %c: index, %s: tensor<f32>) -> tensor<?x?xf32> {
+  %x = "dq.unpack"(%b, %r, %c) : (tensor<?xi8>, index, index) -> tensor<?x?xi4>
+  %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<?x?xi4>, tensor<f32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// A packed zero point is unpacked first into i8 values (it is scale-sized), then read as usual.
+// CHECK-LABEL: func.func @packed_zero_point
+// CHECK: %[[ZINIT:.*]] = tensor.empty() : tensor<4xi8>
+// CHECK: %[[Z:.*]] = linalg.generic {{.*}} outs(%[[ZINIT]] : tensor<4xi8>)
+// CHECK: tensor.extract
+// CHECK: arith.trunci %{{.*}} : i32 to i8
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[Z]] : tensor<4x4xi4>, tensor<4xf32>, tensor<4xi8>)
+func.func @packed_zero_point(%x: tensor<4x4xi4>, %s: tensor<4xf32>, %zb: tensor<2xi8>) -> tensor<4x4xf32> {
+  %z = "dq.unpack"(%zb) : (tensor<2xi8>) -> tensor<4xi4>
+  %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {axis = 0 : i64} : (tensor<4x4xi4>, tensor<4xf32>, tensor<4xi4>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
