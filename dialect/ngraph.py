@@ -103,8 +103,8 @@ Examples
 >>> from dequant import ops
 >>> x = np.array([[1, 2], [3, 4]], np.int8)
 >>> ops.ngraph_dequantize(x, np.array([1.0, 0.5], np.float32), np.array([0, 2], np.int8), type=np.float32, axes={0})
-array([[ 1.,  2.],
-       [ 0.5,  1.]], dtype=float32)
+array([[1. , 2. ],
+       [0.5, 1. ]], dtype=float32)
 """
 
 OP = OpDef(

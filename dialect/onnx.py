@@ -192,8 +192,8 @@ Examples
 >>> from dequant import ops
 >>> x = np.array([[0, 2, 4], [-3, 7, 10]], np.int8)
 >>> ops.onnx_dequantize_linear(x, np.array([0.5, 2.0], np.float32), axis=0)
-array([[ 0. ,  1. ,  2. ],
-       [-6. , 14. , 20. ]], dtype=float32)
+array([[ 0.,  1.,  2.],
+       [-6., 14., 20.]], dtype=float32)
 """
 
 OP = OpDef(

@@ -1,18 +1,25 @@
 """Run the shipped example: compile each function of an .mlir file of ONNX dequantize ops,
 run it on random data and check the numbers against a numpy reference written from the spec.
 
-    python -m dequant.example test/examples/onnx_dequantize.mlir
+    python -m dequant.example                   # the example shipped with the package
+    python -m dequant.example my_ops.mlir       # any file of functions around one ONNX op each
+
+Exit status: 0 when every function matches the reference, 1 on a mismatch, 2 when the input
+cannot be used (the message says why; never a traceback).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from importlib import resources
 
 import ml_dtypes
 import numpy as np
 from mlir import ir
 
 import dequant
+from dequant.diagnostics import Collector
 from dequant.dialect import onnx
 from dequant.dialect.signature import tensor_of
 from dequant.dialect.elements import ELEMENTS
@@ -46,16 +53,44 @@ def random_array(rng, elem: str, shape) -> np.ndarray:
     return rng.uniform(-4, 4, shape).astype(e.dtype)
 
 
+SHIPPED = resources.files("dequant") / "examples" / "onnx_dequantize.mlir"
+
+
+class ExampleError(Exception):
+    """The input cannot be run as an example (unreadable, not MLIR, no ONNX dequantize op)."""
+
+
 def run_file(path: str) -> bool:
-    text = open(path, encoding="utf-8").read()
+    try:
+        text = open(path, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExampleError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     rng = np.random.default_rng(2026)
     ok = True
     with dequant.context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:
+            first = (str(e).splitlines()[1:2] or [str(e)])[0].strip().removeprefix("error: ")
+            first = first.replace('"-"', path, 1)
+            raise ExampleError(f"{path} is not an MLIR module: {first}") from None
         funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+        runnable = []
         for f in funcs:
+            found = [op for op in dequant.dialect.dq_ops(f.operation) if op.name == onnx.NAME]
             name = ir.StringAttr(f.attributes["sym_name"]).value
-            dq = [op for op in dequant.dialect.dq_ops(f.operation) if op.name == onnx.NAME][0]
+            if len(found) != 1 or len(f.regions[0].blocks) == 0:
+                print(f"{name:<16} skipped: the example runs functions around exactly one {onnx.NAME}")
+                continue
+            runnable.append((f, name, found[0]))
+        if not runnable:
+            raise ExampleError(f"{path} has no function around one {onnx.NAME} op to run")
+        for f, name, dq in runnable:
+            with Collector(module.context, rename={"-": path}) as found:
+                ok_op = dequant.verify(dq)
+            if not ok_op:
+                first = next(d for d in found.diags if d.severity == "error")
+                raise ExampleError(f"{first.where()}: {first.message}")
             sig = onnx.OP.signature(dq)
             shapes = [tuple(d if d is not None else 24 + 8 * i for i, d in enumerate(tensor_of(a.type).shape)) for a in f.arguments]
             if sig.operands["x"].shape[0] is None:  # per-axis on a dynamic dim: scale follows x
@@ -73,9 +108,24 @@ def run_file(path: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    path = argv[0] if argv else "test/examples/onnx_dequantize.mlir"
-    ok = run_file(path)
+    parser = argparse.ArgumentParser(
+        prog="python -m dequant.example",
+        description="Compile each function of an .mlir file of ONNX DequantizeLinear ops "
+        "(dq.onnx_dequantize_linear) to native code, run it on random data and compare it "
+        "with a numpy reference written from the ONNX text.",
+        epilog="Exit status: 0 all match, 1 a mismatch, 2 unusable input.",
+    )
+    parser.add_argument("file", nargs="?", help="the .mlir file (default: the example shipped with dequant)")
+    args = parser.parse_args(argv)
+    if args.file is None:
+        with resources.as_file(SHIPPED) as shipped:
+            print(f"running the shipped example {shipped}")
+            return main([str(shipped)])
+    try:
+        ok = run_file(args.file)
+    except ExampleError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print("all functions match the reference" if ok else "MISMATCH")
     return 0 if ok else 1
 

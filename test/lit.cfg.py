@@ -12,7 +12,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)  # lit's shell: 
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.environ.get("DEQUANT_TEST_EXEC_ROOT", os.path.join(config.test_source_root, "Output"))
-config.excludes = ["lit.cfg.py", "numeric", "Output", "examples", "c", "Inputs"]  # Inputs: files RUN lines read
+config.excludes = ["lit.cfg.py", "numeric", "Output", "c", "Inputs"]  # Inputs: files RUN lines read
 
 # The tools run with the caller's PATH and Python environment (the editable install).
 for var in ("PATH", "HOME", "VIRTUAL_ENV", "PYTHONPATH", "PYENV_VERSION", "PYENV_ROOT"):
