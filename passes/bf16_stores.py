@@ -1,9 +1,9 @@
-"""dq-nontemporal-bf16-as-i16: store non-temporal bf16 vectors as i16 vectors.
+"""dq-bf16-stores-as-i16: store bf16 vectors as i16 vectors of the same bits.
 
-LLVM's x86 backend legalizes `store <N x bfloat>` without its `!nontemporal` hint (the targets
-without AVX512-BF16 have no bf16 vectors), so a dq-nontemporal-stores loop with a bf16 output
-would write through the cache. The bits are the same as i16: a bitcast keeps the hint. Runs on
-the LLVM dialect, after convert-vector-to-llvm.
+LLVM's x86 backend has no bf16 vectors on targets without AVX512-BF16: it legalizes
+`store <N x bfloat>` element by element (a scalar store per element, the vectorized loop's
+advantage gone) and without its `!nontemporal` hint. The bits are the same as i16: a bitcast
+keeps the vector store whole and its hint. Runs on the LLVM dialect, after convert-vector-to-llvm.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def run(op) -> bool:
     stores = []
 
     def visit(o):
-        if o.name == "llvm.store" and "nontemporal" in o.attributes:
+        if o.name == "llvm.store":
             t = o.operands[0].type
             if isinstance(t, ir.VectorType) and isinstance(ir.VectorType(t).element_type, ir.BF16Type):
                 stores.append(o)
@@ -34,8 +34,4 @@ def run(op) -> bool:
     return True
 
 
-PASS = Pass(
-    "dq-nontemporal-bf16-as-i16",
-    "Store non-temporal bf16 vectors as i16 vectors so that LLVM keeps their non-temporal hint",
-    run,
-)
+PASS = Pass("dq-bf16-stores-as-i16", "Store bf16 vectors as i16 vectors (LLVM scalarizes bf16 vector stores and drops their non-temporal hint)", run)

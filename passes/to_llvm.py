@@ -39,17 +39,19 @@ PIPELINE = Pipeline(
             "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
             "dq-emit-c-interface",
             "dq-copies-to-loops",
-            "func.func(convert-linalg-to-loops)",
+            "dq-nontemporal-entries",  # <name>_nt beside <name>: the caller picks one per call
+            "dq-vectorize",  # transform schedules: every generic of <name>_nt, bf16 and packed ones of <name>
+            "func.func(convert-linalg-to-loops)",  # the rest, and the partial tiles
             "canonicalize",
             "cse",
             "loop-invariant-code-motion",
-            "dq-strip-mine-blocks",
-            "dq-nontemporal-stores",
+            "dq-strip-mine-blocks",  # for LLVM's loop vectorizer
             "lower-affine",
             "convert-scf-to-cf",
         ]
         + FLOATS_TO_SUPPORTED
-        + ["convert-vector-to-llvm", "dq-nontemporal-bf16-as-i16"]
-        + MEMREF_TO_LLVM
+        + ["convert-vector-to-llvm", "dq-bf16-stores-as-i16"]
+        + MEMREF_TO_LLVM[:-1]
+        + ["convert-ub-to-llvm", MEMREF_TO_LLVM[-1]]  # ub.poison: the vector transfers' padding
     ),
 )

@@ -6,7 +6,10 @@ descriptor first, whose buffer the kernel allocates with malloc (the caller free
 unless it is an argument's pointer or MLIR's 0xDEADBEEF marker of a constant). The caller defines
 `dequant_report_error(int64_t)`, which a kernel calls for each run-time shape check it fails.
 4-bit elements are one per byte (dq-byte-storage); f16, bf16 and float8 travel as their bits.
-The object is compiled for the host CPU by the ExecutionEngine's target machine.
+A function computing a dq op also has `_mlir_ciface_<name>_nt` (dq-nontemporal-entries): the same
+arguments and values, its stores non-temporal, for calls whose data does not fit the cache (the
+header says when; docs/performance.md). The object is compiled for the host CPU by the
+ExecutionEngine's target machine.
 """
 
 from __future__ import annotations
@@ -19,15 +22,28 @@ from mlir.execution_engine import ExecutionEngine
 
 from dequant.dialect.elements import ELEMENTS
 from dequant.passes import checks
+from dequant.passes.nontemporal_entries import SUFFIX
 from dequant.passes.queries import public_functions
 
 from .kernel import signature
+from .runtime import NONTEMPORAL_MIN_BYTES
 
 
 def signatures(module: ir.Module) -> list:
     """The FunctionSignature of each public function with a body."""
     return [signature(f) for f in public_functions(module)]
 
+
+# The header's words on the two entry points of a function computing a dq op.
+NONTEMPORAL_NOTE = """\
+/* Two entry points per kernel, same arguments, same values: _mlir_ciface_<name> stores through
+   the cache; _mlir_ciface_<name>{suffix} stores around it (non-temporal: no read of each output line
+   before writing it, the cache's other data kept), faster once the call's data does not fit the
+   last-level cache, slower when it does. Choose once per call, on the bytes it moves (arrays read +
+   written): dequant uses {suffix} from {mib} MiB, measured on a 2-core Zen 3 with a 32 MiB L3 shared
+   with other guests (docs/performance.md); for a call split into row ranges across threads, choose
+   on the whole call and give every range the same entry point. Arrays must be aligned to their
+   element size (as C requires); rows whose start is 16-byte aligned store whole 16-byte vectors. */"""
 
 TAGS = {"int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16", "int32_t": "i32", "float": "f32", "double": "f64"}
 
@@ -72,6 +88,8 @@ def header(sigs: list, guard: str = "DEQUANT_KERNELS_H") -> str:
             "   in bits (j % k) * w .. of byte j / k (w = 4 or 2 bits, k = 8 / w); the last byte zero-padded. */",
             "",
         ]
+    if any(s.nontemporal for s in sigs):
+        lines += NONTEMPORAL_NOTE.format(mib=NONTEMPORAL_MIN_BYTES >> 20, suffix=SUFFIX).splitlines() + [""]
     for sig in sigs:
         name, args, results = sig.name, sig.inputs, sig.results
         packed = sig.packed or (False,) * len(args)
@@ -84,6 +102,8 @@ def header(sigs: list, guard: str = "DEQUANT_KERNELS_H") -> str:
         )
         lines.append(f"/* {name}({described}) */")
         lines.append(f"void _mlir_ciface_{name}({', '.join(params) or 'void'});")
+        if sig.nontemporal:
+            lines.append(f"void _mlir_ciface_{name}{SUFFIX}({', '.join(params) or 'void'}); /* non-temporal stores */")
     lines += [
         "",
         "/* Defined by the caller: each run-time shape check a kernel fails (a dynamic dim that does not",

@@ -29,6 +29,7 @@ from mlir.runtime import np_to_memref
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Tensor, tensor_of
 from dequant.passes import checks
+from dequant.passes.nontemporal_entries import SUFFIX as NONTEMPORAL_SUFFIX
 from dequant.passes.packed_arguments import PACKED, packed_arguments
 from dequant.passes.queries import function_name, function_type, public_functions
 
@@ -42,6 +43,54 @@ _DESCRIPTORS: dict = {}  # (rank, itemsize) -> ctypes struct class; a cache of i
 
 class UnresolvedSymbolError(ValueError):
     """The compiled code calls a function no loaded library defines."""
+
+
+def _ctypes_pointer(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+# An ndarray's data pointer read straight from its C struct: `PyArrayObject_fields.data` is the
+# first field after the object header (numpy 1.x and 2.x), read through a view of the address space
+# as 8-byte words (id() is the object's address). 0.3 us against 2-3 us for `a.ctypes.data` or
+# `a.__array_interface__` (both build Python objects), which dominated a cached call on small
+# arrays. It depends on numpy's struct layout and CPython's object header, so it is used only
+# after `_peek_works` compared it with `a.ctypes.data` on arrays of several kinds (in this
+# process, with this numpy); otherwise `data_pointer` is `a.ctypes.data`.
+_HEADER = object.__basicsize__  # ob_refcnt, ob_type: 16 bytes on a 64-bit non-free-threaded CPython
+_WORDS = memoryview((ctypes.c_uint64 * (1 << 44)).from_address(0)).cast("B").cast("Q") if ctypes.sizeof(ctypes.c_void_p) == 8 else None
+
+
+def _peek_pointer(a: np.ndarray, _words=_WORDS, _header=_HEADER) -> int:
+    return _words[(id(a) + _header) >> 3]
+
+
+def _peek_works() -> bool:
+    """Whether `_peek_pointer` agrees with `a.ctypes.data` on fresh arrays, views at an offset,
+    0-d, empty and read-only arrays, ml_dtypes arrays and a subclass."""
+    if _WORDS is None or _HEADER % 8:
+        return False
+    import ml_dtypes
+
+    base = np.arange(64, dtype=np.float32)
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    samples = [base, base[5:], base.reshape(8, 8)[3], np.empty(()), np.empty(0), np.zeros(7, ml_dtypes.bfloat16), frozen,
+               np.frombuffer(bytearray(16), np.uint8)[1:], np.ma.masked_array([1, 2])]  # fmt: skip
+    try:
+        return all(_peek_pointer(a) == a.ctypes.data for a in samples)
+    except Exception:  # noqa: BLE001 - any failure means: do not peek
+        return False
+
+
+PEEK = _peek_works()
+# (words, header) for callers that inline the read: words[(id(a) + header) >> 3], when PEEK.
+POINTER_WORDS, POINTER_HEADER = (_WORDS, _HEADER) if PEEK else (None, 0)
+
+
+def data_pointer(a: np.ndarray) -> int:
+    """The address of an ndarray's first element (read from the array's struct where the
+    self-test passed, else `a.ctypes.data`)."""
+    return _WORDS[(id(a) + _HEADER) >> 3] if PEEK else a.ctypes.data
 
 
 def descriptor_type(rank: int, itemsize: int):
@@ -95,6 +144,7 @@ class FunctionSignature:
     inputs: tuple  # Tensor per argument
     results: tuple  # Tensor per result
     packed: tuple = ()  # per argument: its sub-byte data is packed (`dq.packed`)
+    nontemporal: bool = False  # dq-to-llvm gives it a `<name>_nt` entry point (it computes a dq op)
 
 
 def signature(f) -> FunctionSignature:
@@ -111,7 +161,21 @@ def signature(f) -> FunctionSignature:
     inputs = tuple(tensor(t, f"argument {i}") for i, t in enumerate(ftype.inputs))
     results = tuple(tensor(t, f"result {i}") for i, t in enumerate(ftype.results))
     marked = set(packed_arguments(f))
-    return FunctionSignature(name, inputs, results, tuple(i in marked for i in range(len(inputs))))
+    return FunctionSignature(name, inputs, results, tuple(i in marked for i in range(len(inputs))), _computes(f))
+
+
+def _computes(f) -> bool:
+    """Whether `f` holds a dq op or a linalg.generic: what dq-nontemporal-entries copies."""
+    found = []
+
+    def visit(o):
+        if o.name.startswith("dq.") or o.name == "linalg.generic":
+            found.append(o)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    f.operation.walk(visit)
+    return bool(found)
 
 
 def mark_packed(module: ir.Module, entry: str | None = None) -> None:
@@ -192,12 +256,17 @@ class Kernel:
         self._module = module
         self.engine = ExecutionEngine(module, opt_level=opt_level)
         self._failed = threading.local()  # the codes a call in this thread reported (checks.py)
+        self.pending = 0  # codes recorded and not yet raised, in any thread: the calls' cheap test
         self._report = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self._record)
         self.engine.raw_register_runtime(checks.REPORT, ctypes.cast(self._report, ctypes.c_void_p))
         address = self.engine.raw_lookup("_mlir_ciface_" + entry)  # void(void **packed)
         if not address:
             raise UnresolvedSymbolError(f"no entry point for '{entry}' in the compiled code")
         self.fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        # dq-nontemporal-entries' copy with non-temporal stores (None if the function computes no
+        # dq op): same arguments, for calls whose data does not fit the cache (docs/performance.md)
+        address = self.engine.raw_lookup("_mlir_ciface_" + entry + NONTEMPORAL_SUFFIX)
+        self.fn_nt = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address) if address else None
         fields = [(f"r{i}", descriptor_type(t.rank, itemsize(t))) for i, t in enumerate(self.signature.results)]
         self.results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
 
@@ -206,13 +275,17 @@ class Kernel:
         if codes is None:
             codes = self._failed.codes = []
         codes.append(code)
+        self.pending += 1
 
     def raise_failures(self) -> None:
         """After a native call: the ValueError of the run-time checks it failed, if any (the
-        kernel then wrote no result)."""
+        kernel then wrote no result). A caller may skip it while `pending` is 0."""
+        if not self.pending:
+            return
         codes = getattr(self._failed, "codes", None)
         if codes:
             self._failed.codes = None
+            self.pending -= len(codes)
             raise ValueError("native shape check failed: " + "; ".join(dict.fromkeys(checks.message(c) for c in codes)))
 
     def pack(self, descriptors: list):

@@ -6,8 +6,15 @@ docstring is the OpDef's. Each call checks the arrays against the op's rules (a 
 naming the rule, before any native call) and runs a kernel compiled once per canonical form and
 element types: its dims are dynamic, so one kernel serves every shape. The kernel writes into `out`
 (allocated when not given). What a call decides from dtypes, shapes and attributes is kept in a
-`Plan` (cached), so a repeated call only checks values (where the spec has value rules), `out`,
-and makes the native call(s).
+`Plan` (cached), and a call repeated on arrays of the same dtypes, shapes and strides and the same
+attributes takes a `Prepared` call (cached by those): the type and shape rules' verdict is the
+Plan's, and per call only the value rules (where the spec has them), `out`'s writability and
+overlap with the inputs are checked, the data pointers written into prebuilt descriptors, and the
+native call(s) made (docs/performance.md, "Call overhead").
+
+Each kernel has two entry points, `kernel` (stores through the cache) and `kernel_nt`
+(non-temporal stores): a call moving at least `Runtime.nontemporal_min_bytes` (read + written)
+takes `kernel_nt`, decided once for the whole call before its rows are split across threads.
 
 `bind(op, *arrays, out=..., **attributes)` checks and compiles once and returns a `Bound`: a
 callable rerunning the kernel on the same arrays, like ONNX Runtime's IO binding.
@@ -15,8 +22,10 @@ callable rerunning the kernel on the same arrays, like ONNX Runtime's IO binding
 
 from __future__ import annotations
 
+import ctypes
 import inspect
 import math
+from array import array
 
 import numpy as np
 
@@ -26,7 +35,7 @@ from dequant.dialect.elements import ELEMENTS, UnknownElementError, of_dtype
 from dequant.dialect.opdef import OpDef
 from dequant.dialect.signature import Signature, Tensor
 
-from .kernel import aligned_field, descriptor_type, fill
+from .kernel import POINTER_HEADER, POINTER_WORDS, data_pointer
 from .packed import Packed
 from .runtime import DEFAULT, Runtime
 
@@ -39,6 +48,9 @@ class OpFunction:
         self.__module__ = __name__
         self.__doc__ = opdef.doc
         self.__signature__ = _signature(opdef)
+        self._names = opdef.operand_names
+        self._names_set = frozenset(self._names)
+        self._arity = len(self._names)
 
     def __repr__(self) -> str:
         return f"<dequant.ops.{self.opdef.api}: {self.opdef.summary}>"
@@ -73,8 +85,30 @@ class OpFunction:
         return plan, arrays
 
     def __call__(self, *operands, out=None, **attrs) -> np.ndarray:
+        if attrs and len(operands) < self._arity and not self._names_set.isdisjoint(attrs):
+            operands, attrs = self._positional(operands, attrs)
+        key = _call_key(self, operands, out, attrs)
+        if key is not None:
+            try:
+                prepared = self.runtime.calls.get(key)
+            except TypeError:  # an unhashable attribute value (a set, a list): its hashable form
+                key = key[:-1] + (_frozen(attrs),)
+                prepared = self.runtime.calls.get(key)
+            if prepared:
+                return prepared(operands, out)
         plan, arrays = self.prepare(*operands, **attrs)
-        return plan.run(arrays, out)
+        result = plan.run(arrays, out)
+        if key is not None and prepared is None:
+            self.runtime.calls.put(key, Prepared.make(plan, arrays, operands, out))
+        return result
+
+    def _positional(self, operands: tuple, attrs: dict) -> tuple:
+        """Operands given by keyword moved to their positions (None where absent)."""
+        attrs = dict(attrs)
+        rest = [attrs.pop(n, None) for n in self._names[len(operands):]]
+        while rest and rest[-1] is None:
+            rest.pop()
+        return tuple(operands) + tuple(rest), attrs
 
     def bind(self, *operands, out=None, **attrs) -> Bound:
         """Check and compile once; a callable rerunning the op on these arrays into `out`."""
@@ -83,6 +117,38 @@ class OpFunction:
                 raise ValueError(f"bind: {name} must be a C-contiguous numpy array or a Packed (it is read in place)")
         plan, arrays = self.prepare(*operands, **attrs)
         return plan.bind(arrays, out)
+
+
+def _call_key(f: OpFunction, operands: tuple, out, attrs: dict):
+    """The key of a Prepared call: the function and, per array, its type, dtype, shape and strides
+    (None for a Packed's data, contiguous by construction), out's, and the attributes as given;
+    None when the call cannot be prepared (an operand neither an array, a numpy scalar, a Packed
+    nor None)."""
+    parts = [f]
+    for a in operands:
+        t = type(a)
+        if t is np.ndarray:
+            parts.append((a.dtype, a.shape, a.strides))
+        elif a is None:
+            parts.append(None)
+        elif t is Packed:
+            parts.append((t, a.dtype, a.shape))
+        elif isinstance(a, np.generic):
+            parts.append(t)
+        else:
+            return None
+    if out is None:
+        parts.append(None)
+    elif type(out) is np.ndarray:
+        parts.append((out.dtype, out.shape, out.strides))
+    else:
+        return None
+    parts.append(tuple(attrs.items()))
+    return tuple(parts)
+
+
+def _frozen(attrs: dict) -> tuple:
+    return tuple((k, frozenset(v) if isinstance(v, (set, frozenset)) else tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())
 
 
 def _signature(d: OpDef) -> inspect.Signature:
@@ -144,20 +210,25 @@ class Plan:
         self.out_shape = tuple(self.result.shape)
         zp = opdef.role("zero_point")
         self.zero_point_index = opdef.operand_names.index(zp) if opdef.value_rules and zp in operands and operands[zp] else None
+        self._zero_point, self._value_rules = zp, opdef.value_rules
         self.present = [i for i, a in enumerate(arrays) if a is not None]
         self.packed = [isinstance(arrays[i], Packed) for i in self.present]
+        self.out_nbytes = math.prod(self.out_shape) * self.out_dtype.itemsize
+        self.in_nbytes = [_nbytes(arrays[i]) for i in self.present]
+        self.nbytes = sum(self.in_nbytes) + self.out_nbytes  # what a call reads and writes
         self.kernel = None  # compiled by the first call that passes every check
-        self._calls: dict = {}  # thread settings -> [CallTemplate], built once
+        self._calls: dict = {}  # runtime settings -> Calls, built once
 
     # --- checks made per call -----------------------------------------------------------------
 
-    def check_values(self, arrays: list) -> None:
-        if self.zero_point_index is None:
+    def check_values(self, arrays) -> None:
+        """The spec's value rules (a zero point's range) on the arrays given (operand order)."""
+        i = self.zero_point_index
+        if i is None or i >= len(arrays) or arrays[i] is None:
             return
-        name = self.opdef.operand_names[self.zero_point_index]
-        zp = arrays[self.zero_point_index]
-        sig = Signature(self.sig.operands, self.result, self.attrs, {name: zp.unpack() if isinstance(zp, Packed) else zp})
-        for rule in self.opdef.value_rules:
+        zp = arrays[i]
+        sig = Signature(self.sig.operands, self.result, self.attrs, {self._zero_point: zp.unpack() if type(zp) is Packed else zp})
+        for rule in self._value_rules:
             message = rule(sig)
             if message:
                 raise ValueError(f"{self.opdef.api}: {message}")
@@ -176,59 +247,103 @@ class Plan:
             raise ValueError(f"{self.opdef.api}: out is read-only")
         for o, a in zip(self.opdef.operands, arrays):
             if a is not None and np.may_share_memory(out, a.data if isinstance(a, Packed) else a):
-                raise ValueError(f"{self.opdef.api}: out overlaps {o.name}: give an output that shares no memory with the inputs")
+                raise _overlap(self.opdef, o.name)
         return out
 
     # --- native calls -------------------------------------------------------------------------
 
-    def templates(self) -> list:
-        """The native calls of this plan at the runtime's current thread settings (built once)."""
-        key = (self.runtime.get_num_threads(), self.runtime.min_parallel)
+    def calls(self) -> Calls:
+        """The native calls of this plan at the runtime's current settings (built once)."""
+        runtime = self.runtime
+        key = runtime.settings()
         found = self._calls.get(key)
         if found is None:
             if self.kernel is None:
                 operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
                 roles = [self.opdef.operands[i].role for i in self.present]
-                self.kernel = kernel_for(self.runtime, operands, roles, self.packed, self.result, self.form)
+                self.kernel = kernel_for(runtime, operands, roles, self.packed, self.result, self.form)
             data = self.sig.operands[self.opdef.role("data")]
             packed_rows = self.packed[0] and data.rank and ELEMENTS[data.elem].per_byte
             splittable = not any(self.packed[1:])  # a packed zero point is read whole
-            chunks = row_chunks(self.form, self.out_shape, *key, packed_row=(data.shape[1:], packed_rows)) if splittable else []
-            found = [CallTemplate(self, b, e) for b, e in chunks] if chunks else [CallTemplate(self, None, None)]
-            found = self._calls.setdefault(key, found)
+            parts = runtime.parallel_parts(self.nbytes) if splittable else 1
+            chunks = row_chunks(self.form, self.out_shape, parts, packed_row=(data.shape[1:], packed_rows))
+            nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and self.kernel.fn_nt is not None
+            found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation))
         return found
 
     def run(self, arrays: list, out=None) -> np.ndarray:
         self.check_values(arrays)
         out = self.output(out, arrays)
-        inputs = [arrays[i] for i in self.present]
-        templates = self.templates()
-        if len(templates) == 1:
-            templates[0].call(inputs, out)
-        else:
-            self.runtime.pool.run([_Job(t, inputs, out) for t in templates])
+        self.calls().run([data_pointer(a) for a in self._inputs(arrays)] + [data_pointer(out)])
         return out
 
     def bind(self, arrays: list, out=None) -> Bound:
         self.check_values(arrays)
         out = self.output(out, arrays)
-        inputs = [arrays[i] for i in self.present]
-        return Bound(self.runtime, [t.bound(inputs, out) for t in self.templates()], arrays, out)
+        inputs = self._inputs(arrays)
+        calls = self.calls()
+        pointers = [data_pointer(a) for a in inputs] + [data_pointer(out)]
+        return Bound(self.runtime, calls.bound(pointers), arrays, out)
+
+    def _inputs(self, arrays: list) -> list:
+        """The arrays the kernel reads (a Packed's bytes), in argument order."""
+        return [arrays[i].data if isinstance(arrays[i], Packed) else arrays[i] for i in self.present]
+
+
+def _nbytes(a) -> int:
+    return a.data.nbytes if isinstance(a, Packed) else a.nbytes
+
+
+def _overlap(d: OpDef, name: str) -> ValueError:
+    return ValueError(f"{d.api}: out overlaps {name}: give an output that shares no memory with the inputs")
+
+
+class Calls:
+    """The native calls of a plan at one runtime setting: a CallTemplate per row range (one thread
+    each), and the entry point, chosen once for the whole call on its bytes (read + written):
+    `kernel_nt`, non-temporal stores, from `Runtime.nontemporal_min_bytes`, else `kernel`. An
+    output not aligned to its element size (a numpy view can be) takes `kernel`."""
+
+    def __init__(self, plan: Plan, chunks: list, nontemporal: bool, generation: int):
+        self.kernel = plan.kernel
+        self.templates = [CallTemplate(plan, b, e) for b, e in chunks] if chunks else [CallTemplate(plan, None, None)]
+        self.nontemporal = nontemporal
+        self.generation = generation
+        self.runtime = plan.runtime
+        self.align = plan.out_dtype.itemsize
+        self.single = self.templates[0] if len(self.templates) == 1 else None
+
+    def entry(self, out_pointer: int):
+        return self.kernel.fn_nt if self.nontemporal and out_pointer % self.align == 0 else self.kernel.fn
+
+    def run(self, pointers: list) -> None:
+        """One call on arrays at `pointers` (the inputs', then the output's)."""
+        fn = self.kernel.fn_nt if self.nontemporal and pointers[-1] % self.align == 0 else self.kernel.fn
+        if self.single is not None:
+            self.single.call(pointers, fn)
+        else:
+            self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
+
+    def bound(self, pointers: list) -> list:
+        fn = self.entry(pointers[-1])
+        return [t.bound(pointers, fn) for t in self.templates]
 
 
 class _Job:
-    __slots__ = ("template", "inputs", "out")
+    __slots__ = ("template", "pointers", "fn")
 
-    def __init__(self, template, inputs, out):
-        self.template, self.inputs, self.out = template, inputs, out
+    def __init__(self, template, pointers, fn):
+        self.template, self.pointers, self.fn = template, pointers, fn
 
     def __call__(self):
-        self.template.call(self.inputs, self.out)
+        self.template.call(self.pointers, self.fn)
 
 
 class CallTemplate:
-    """One native call of a plan on output rows [begin, end) (None: all rows): the descriptor
-    shapes and strides, and each array's byte offset; per call only the data pointers change."""
+    """One native call of a plan on output rows [begin, end) (None: all rows). Its descriptors live
+    in one flat int64 buffer with the packed argument array (pointers to pointers to each
+    descriptor, the result's first): per call only each array's `allocated` and `aligned` words
+    change, its data pointer plus the byte offset of the rows read."""
 
     def __init__(self, plan: Plan, begin: int | None, end: int | None):
         self.kernel = plan.kernel
@@ -236,46 +351,139 @@ class CallTemplate:
         roles = [plan.opdef.operands[i].role for i in plan.present] + ["out"]
         packed = plan.packed + [False]
         self.layout = [_part(plan.form, role, t, begin, end, p) for role, t, p in zip(roles, tensors, packed)]
-        self.itemsizes = [ELEMENTS[t.elem].dtype.itemsize for t in tensors]
-        self._spare: list = []  # descriptor sets not in use (a call takes one, then gives it back)
+        self.offsets = [offset for offset, _, _ in self.layout]
+        self.result_words = 3 + 2 * plan.result.rank  # the result descriptor, written by the callee
+        self._spare: list = []  # descriptor buffers not in use (a call takes one, then gives it back)
 
-    def _descriptors(self):
+    def _buffer(self) -> tuple:
+        """(the buffer, its words, the packed argument array's address, each array's `aligned`
+        word, the pointers it was last patched with)."""
+        sizes = [self.result_words] + [3 + 2 * len(shape) for _, shape, _ in self.layout]
+        starts = [sum(sizes[:k]) for k in range(len(sizes))]
+        n = len(sizes)
+        table = sum(sizes)  # then n pointers to the descriptors, then n pointers to those pointers
+        buf = (ctypes.c_int64 * (table + 2 * n))()
+        words = memoryview(buf).cast("B").cast("q")
+        base = ctypes.addressof(buf)
+        for k in range(n):
+            words[table + k] = base + 8 * starts[k]
+            words[table + n + k] = base + 8 * (table + k)
+        for start, (_, shape, strides) in zip(starts[1:], self.layout):
+            words[start + 3 : start + 3 + len(shape)] = array("q", shape)
+            words[start + 3 + len(shape) : start + 3 + 2 * len(shape)] = array("q", strides)
+        return buf, words, base + 8 * (table + n), [s + 1 for s in starts[1:]], []
+
+    def call(self, pointers: list, fn) -> None:
+        """The native call `fn` on arrays at `pointers` (inputs', then the output's)."""
         try:
-            return self._spare.pop()
+            entry = self._spare.pop()
         except IndexError:
-            ds = [descriptor_type(len(shape), size)() for (_, shape, _), size in zip(self.layout, self.itemsizes)]
-            for d, (_, shape, strides) in zip(ds, self.layout):
-                fill(d, 0, shape, strides)
-            packed, results, alive = self.kernel.pack(ds)
-            return [(d, aligned_field(d)) for d in ds], packed, results, alive
-
-    def _point(self, ds, arrays: list) -> None:
-        for (d, aligned), a, (offset, _, _) in zip(ds, arrays, self.layout):
-            pointer = (a.data if isinstance(a, Packed) else a).ctypes.data + offset
-            d.allocated = pointer
-            aligned.value = pointer
-
-    def call(self, inputs: list, out: np.ndarray) -> None:
-        entry = self._descriptors()
-        ds, packed, results, _ = entry
-        self._point(ds, inputs + [out])
-        self.kernel.fn(packed)
+            entry = self._buffer()
+        _, words, packed, slots, last = entry
+        if last != pointers:  # the arrays moved since this buffer's last call: patch the pointers
+            for i, p, offset in zip(slots, pointers, self.offsets):
+                words[i - 1] = words[i] = p + offset
+            last[:] = pointers
+        fn(packed)
         self._spare.append(entry)
-        self.kernel.raise_failures()
+        if self.kernel.pending:
+            self.kernel.raise_failures()
 
-    def bound(self, inputs: list, out: np.ndarray):
-        """A no-argument native call on these arrays (its descriptors kept)."""
-        entry = self._descriptors()
-        ds, packed, _, _ = entry
-        self._point(ds, inputs + [out])
-        fn, kernel = self.kernel.fn, self.kernel
+    def bound(self, pointers: list, fn):
+        """A no-argument native call on arrays at `pointers` (its descriptors kept)."""
+        entry = self._buffer()
+        _, words, packed, slots, _ = entry
+        for i, p, offset in zip(slots, pointers, self.offsets):
+            words[i - 1] = words[i] = p + offset
+        kernel = self.kernel
 
         def call():
             fn(packed)
-            kernel.raise_failures()
+            if kernel.pending:
+                kernel.raise_failures()
 
-        call.keep = (self, entry, inputs, out)
+        call.keep = (self, entry)
         return call
+
+
+class Prepared:
+    """A call of one Plan on arrays of fixed types, dtypes, shapes and strides with fixed
+    attributes (the key of `Runtime.calls`), made after the full path has run once on them.
+    The type and shape rules' verdict, the canonical form and the kernel are the Plan's (a
+    function of the key); per call it checks what the key does not fix: the value rules (a
+    zero point's range), `out`'s writability and its overlap with the inputs (the bounds of
+    C-contiguous arrays, as `np.may_share_memory` compares them); then it writes the data
+    pointers into the prebuilt descriptors and calls. Pointers come from `kernel.data_pointer`
+    (docs/performance.md, "Call overhead")."""
+
+    __slots__ = ("plan", "calls", "arrays", "kinds", "names", "in_nbytes", "out_nbytes", "out_shape", "out_dtype", "zero_point", "api")
+
+    ARRAY, SCALAR, PACKED = 0, 1, 2
+
+    def __init__(self, plan: Plan, kinds: list):
+        self.plan = plan
+        self.calls = plan.calls()
+        self.kinds = kinds  # (operand index, kind) per array the kernel reads
+        self.arrays = [i for i, _ in kinds] if all(k == self.ARRAY for _, k in kinds) else None  # all ndarrays: their indices
+        self.names = [plan.opdef.operand_names[i] for i, _ in kinds]
+        self.in_nbytes = plan.in_nbytes
+        self.out_nbytes = plan.out_nbytes
+        self.out_shape, self.out_dtype = plan.out_shape, plan.out_dtype
+        self.zero_point = plan.zero_point_index is not None
+        self.api = plan.opdef.api
+
+    @classmethod
+    def make(cls, plan: Plan, arrays: list, operands: tuple, out) -> Prepared | bool:
+        """The Prepared call for arrays like these, or False when such calls take the full path
+        (an array that was not C-contiguous: it is copied)."""
+        kinds = []
+        for i in plan.present:
+            a = operands[i]
+            if type(a) is np.ndarray:
+                if arrays[i] is not a:
+                    return False
+                kinds.append((i, cls.ARRAY))
+            elif type(a) is Packed:
+                kinds.append((i, cls.PACKED))
+            else:
+                kinds.append((i, cls.SCALAR))
+        return cls(plan, kinds)
+
+    def __call__(self, operands: tuple, out, pointer=data_pointer, words=POINTER_WORDS, header=POINTER_HEADER):
+        if self.zero_point:
+            self.plan.check_values(operands)
+        keep = None
+        if self.arrays is None:
+            pointers, keep = [], []
+            for i, kind in self.kinds:
+                a = operands[i]
+                if kind:
+                    a = a.data if kind == 2 else np.asarray(a)
+                    keep.append(a)  # alive until the call returns
+                pointers.append(pointer(a))
+        elif words is not None:  # kernel.data_pointer, inlined
+            pointers = [words[(id(operands[i]) + header) >> 3] for i in self.arrays]
+        else:
+            pointers = [pointer(operands[i]) for i in self.arrays]
+        if out is None:
+            out = np.empty(self.out_shape, self.out_dtype)
+            pointers.append(pointer(out))
+        else:
+            if not out.flags.writeable:
+                raise ValueError(f"{self.api}: out is read-only")
+            q = pointer(out)
+            end, sizes, k = q + self.out_nbytes, self.in_nbytes, 0
+            for p in pointers:
+                if p < end and q < p + sizes[k]:
+                    raise _overlap(self.plan.opdef, self.names[k])
+                k += 1
+            pointers.append(q)
+        calls = self.calls
+        if calls.generation != calls.runtime.generation:  # the runtime's settings changed
+            calls = self.calls = self.plan.calls()
+        calls.run(pointers)
+        del keep
+        return out
 
 
 def _part(form: canonical.Form, role: str, t: Tensor, begin, end, packed: bool = False) -> tuple:
@@ -306,12 +514,11 @@ def _part(form: canonical.Form, role: str, t: Tensor, begin, end, packed: bool =
     return offset, tuple(shape), tuple(strides)
 
 
-def row_chunks(form: canonical.Form, shape: tuple, threads: int, min_parallel: int, packed_row=((), 0)) -> list:
-    """Split output dim 0 into up to `threads` row ranges, at multiples of every block that
-    dim 0 is read through (int4x4 packing, blocks/groups along dim 0) and, for packed data
-    (`packed_row`: the dims of a row, elements per byte), at rows that start on a whole byte; []
-    for one call (fewer than `min_parallel` output elements)."""
-    if threads < 2 or not shape or math.prod(shape) < min_parallel:
+def row_chunks(form: canonical.Form, shape: tuple, parts: int, packed_row=((), 0)) -> list:
+    """Split output dim 0 into up to `parts` row ranges, at multiples of every block that dim 0 is
+    read through (int4x4 packing, blocks/groups along dim 0) and, for packed data (`packed_row`:
+    the dims of a row, elements per byte), at rows that start on a whole byte; [] for one call."""
+    if parts < 2 or not shape:
         return []
     unit = canonical.INT4X4 if form.unpack == "int4x4" else 1
     row, per_byte = packed_row
@@ -321,7 +528,7 @@ def row_chunks(form: canonical.Form, shape: tuple, threads: int, min_parallel: i
         if r.dim == 0:
             unit = math.lcm(unit, r.block)
     units = -(-shape[0] // unit)
-    n = min(threads, units)
+    n = min(parts, units)
     if n < 2:
         return []
     bounds = [min(shape[0], (units * i // n) * unit) for i in range(n + 1)]

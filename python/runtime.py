@@ -1,14 +1,19 @@
-"""Runtime state of the numpy API, in objects: compiled kernels, prepared calls, worker threads.
+"""Runtime state of the numpy API, in objects: compiled kernels, plans, prepared calls, threads.
 
 A `Runtime` owns a bounded cache of compiled kernels, a bounded cache of plans (one per op,
-dtypes, shapes and attributes) and a `WorkerPool`. `dequant.ops` uses `DEFAULT`; a program may make
-its own `Runtime` (e.g. with another thread count) and call `runtime.function(name)`.
+dtypes, shapes and attributes), a bounded cache of prepared calls (one per op, dtypes, shapes,
+strides and attributes as given) and a `WorkerPool`. `dequant.ops` uses `DEFAULT`; a program may
+make its own `Runtime` (e.g. with another thread count) and call `runtime.function(name)`.
 
-Threads (README, "Threads"): an output of at least `min_parallel` elements is split by rows of
-dim 0 into one range per thread; the calling thread runs the first range, the pool the others,
-each as one native call (ctypes releases the GIL). The pool is safe across `fork()` (a child
-re-creates its threads on first use) and across `set_num_threads` while calls run (a call submits
-its ranges under a lock; a replaced executor finishes what it was given).
+Each call is decided whole, on the bytes it moves (read + written), before anything is split
+(docs/performance.md):
+- stores: from `nontemporal_min_bytes` the kernel's `_nt` entry point (non-temporal stores, no
+  read for ownership, the cache left to other data), below it the entry storing through the cache;
+- threads: `parallel_parts(bytes)` row ranges of dim 0, one per thread, each at least
+  `min_parallel` bytes, at most the thread count; the calling thread runs the first range, the
+  pool the others, each as one native call (ctypes releases the GIL). The pool is safe across
+  `fork()` (a child re-creates its threads on first use) and across `set_num_threads` while calls
+  run (a call submits its ranges under a lock; a replaced executor finishes what it was given).
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 # Bounds of the caches. A compiled kernel holds an ExecutionEngine with its module, measured at
 # ~3.3 MiB: 32 kernels stay near 100 MiB whatever the inputs. A plan is small (checks, shapes,
-# prebuilt call arguments).
+# prebuilt call arguments), a prepared call smaller.
 KERNEL_CACHE_SIZE = 32
 PLAN_CACHE_SIZE = 1024
-# Output elements from which a call is split over threads: waking a pool thread costs 30-100 us
-# on the 2-core benchmark machine; 2 threads lost at 1M elements (73 -> 95 us, int8), broke even
-# at 2M and won at 4M (246 -> 207 us; float8 434 -> 262 us).
-MIN_PARALLEL = 3 << 20
+CALL_CACHE_SIZE = 1024
+# Bytes (read + written) each thread must move for a call to be split: MEASURED (docs/performance.md).
+MIN_PARALLEL = 8 << 20
+# Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
+# (docs/performance.md).
+NONTEMPORAL_MIN_BYTES = 12 << 20
 
 
 class LRUCache:
@@ -60,6 +67,33 @@ class LRUCache:
     def values(self) -> list:
         with self._lock:
             return list(self._entries.values())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+class CallCache:
+    """Prepared calls by key, read without a lock (one dict lookup on the hot path) and bounded
+    (the oldest entry goes first when full)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        """The entry of `key` or None; TypeError if `key` is unhashable."""
+        return self._entries.get(key)
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            while len(self._entries) >= self.size:
+                self._entries.pop(next(iter(self._entries)))
+            self._entries[key] = value
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def clear(self) -> None:
         with self._lock:
@@ -126,15 +160,49 @@ class Runtime:
     """Kernels, plans and threads of the numpy API (see the module docstring)."""
 
     def __init__(self, threads: int | None = None, kernel_cache_size: int = KERNEL_CACHE_SIZE,
-                 plan_cache_size: int = PLAN_CACHE_SIZE):  # fmt: skip
+                 plan_cache_size: int = PLAN_CACHE_SIZE, call_cache_size: int = CALL_CACHE_SIZE):  # fmt: skip
         self.kernels = LRUCache(kernel_cache_size)
         self.plans = LRUCache(plan_cache_size)
+        self.calls = CallCache(call_cache_size)
         self.pool = WorkerPool(thread_count(threads))
-        self.min_parallel = MIN_PARALLEL  # output elements from which a call is split over threads
+        self.generation = 0  # changes with every setting below: prepared calls then re-plan their split
+        self._min_parallel = MIN_PARALLEL
+        self._nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES
+
+    @property
+    def min_parallel(self) -> int:
+        """Bytes (read + written) each thread's row range must move for a call to be split."""
+        return self._min_parallel
+
+    @min_parallel.setter
+    def min_parallel(self, n: int) -> None:
+        self._min_parallel = max(1, int(n))
+        self.generation += 1
+
+    @property
+    def nontemporal_min_bytes(self) -> int:
+        """Bytes (read + written) from which a call takes the non-temporal entry point."""
+        return self._nontemporal_min_bytes
+
+    @nontemporal_min_bytes.setter
+    def nontemporal_min_bytes(self, n: int) -> None:
+        self._nontemporal_min_bytes = max(0, int(n))
+        self.generation += 1
+
+    def settings(self) -> tuple:
+        """What a call's native calls depend on besides its arrays: (threads, min_parallel,
+        nontemporal_min_bytes)."""
+        return self.pool.threads, self._min_parallel, self._nontemporal_min_bytes
+
+    def parallel_parts(self, nbytes: int) -> int:
+        """Row ranges (threads) for a call moving `nbytes`: as many as the threads, each moving at
+        least `min_parallel` bytes; 1 below twice that."""
+        return max(1, min(self.pool.threads, nbytes // self._min_parallel))
 
     def set_num_threads(self, n: int | None = None) -> None:
         """Threads for large arrays: a positive integer, or None for the available cores."""
         self.pool.resize(thread_count(n))
+        self.generation += 1
 
     def get_num_threads(self) -> int:
         """The number of threads large calls are split over."""

@@ -4,7 +4,8 @@
 // RUN:   --implicit-check-not=scf. --implicit-check-not=affine. --implicit-check-not=func.func \
 // RUN:   --implicit-check-not=unrealized_conversion_cast
 
-// The dq-to-llvm pipeline leaves only the LLVM dialect: each public function becomes an
+// The dq-to-llvm pipeline leaves only the LLVM dialect: each public function (and its `_nt` copy,
+// dq-nontemporal-entries) becomes an
 // llvm.func taking memref descriptors (marked llvm.emit_c_interface) plus its _mlir_ciface_
 // wrapper taking descriptor pointers. Nothing of dq, linalg, tensor, memref, arith, scf is left
 // (the implicit-check-not flags above).
@@ -39,25 +40,31 @@ func.func @per_axis_i8(%x: tensor<4x8xi8>, %s: tensor<8xf32>, %z: tensor<8xi8>) 
   return %y : tensor<4x8xf32>
 }
 
-// Blocked ui4 (block 32 along axis 1) with an f16 scale: the 4-bit data and zero point cross
-// the boundary one element per byte (i8 loads, the low nibble kept), never as i4.
+// Blocked ui4 (block 32 along axis 1) with an f16 scale and output: the 4-bit data and zero point
+// cross the boundary one element per byte (i8 loads, the low nibble kept), never as i4. A 16-bit
+// float output is vectorized by dq-vectorize (tiles of 32, one block each): the block's scale and
+// zero point are loaded once and broadcast.
 // CHECK-LABEL: llvm.func @blocked_ui4(
 // CHECK-SAME: attributes {llvm.emit_c_interface}
-// CHECK-DAG: %[[C15:.*]] = llvm.mlir.constant(15 : i32) : i32
+// CHECK-DAG: %[[C15:.*]] = llvm.mlir.constant(dense<15> : vector<32xi32>) : vector<32xi32>
 // CHECK-NOT: i4
-// CHECK: %[[XB:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
+// CHECK: %[[XB:.*]] = llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr -> vector<32xi8>
 // CHECK: %[[SV:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f16
+// CHECK: %[[SI:.*]] = llvm.insertelement %[[SV]]
+// CHECK-NEXT: %[[SB:.*]] = llvm.shufflevector %[[SI]], %{{.*}} [0, 0, {{.*}}] : vector<32xf16>
 // CHECK: %[[ZB:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
-// CHECK-NEXT: %[[XW:.*]] = llvm.zext %[[XB]] : i8 to i32
-// CHECK-NEXT: %[[XN:.*]] = llvm.and %[[XW]], %[[C15]] : i32
-// CHECK-NEXT: %[[ZW:.*]] = llvm.zext %[[ZB]] : i8 to i32
-// CHECK-NEXT: %[[ZN:.*]] = llvm.and %[[ZW]], %[[C15]] : i32
-// CHECK-NEXT: %[[D:.*]] = llvm.sub %[[XN]], %[[ZN]] : i32
-// CHECK-NEXT: %[[DF:.*]] = llvm.sitofp %[[D]] : i32 to f32
-// CHECK-NEXT: %[[SF:.*]] = llvm.fpext %[[SV]] : f16 to f32
-// CHECK-NEXT: %[[P:.*]] = llvm.fmul %[[DF]], %[[SF]] : f32
-// CHECK-NEXT: %[[Y:.*]] = llvm.fptrunc %[[P]] : f32 to f16
-// CHECK: llvm.store %[[Y]], %{{.*}} : f16, !llvm.ptr
+// CHECK: %[[ZI:.*]] = llvm.insertelement %[[ZB]]
+// CHECK-NEXT: %[[ZV:.*]] = llvm.shufflevector %[[ZI]], %{{.*}} [0, 0, {{.*}}] : vector<32xi8>
+// CHECK-NEXT: %[[XW:.*]] = llvm.zext %[[XB]] : vector<32xi8> to vector<32xi32>
+// CHECK-NEXT: %[[XN:.*]] = llvm.and %[[XW]], %[[C15]] : vector<32xi32>
+// CHECK-NEXT: %[[ZW:.*]] = llvm.zext %[[ZV]] : vector<32xi8> to vector<32xi32>
+// CHECK-NEXT: %[[ZN:.*]] = llvm.and %[[ZW]], %[[C15]] : vector<32xi32>
+// CHECK-NEXT: %[[D:.*]] = llvm.sub %[[XN]], %[[ZN]] : vector<32xi32>
+// CHECK-NEXT: %[[DF:.*]] = llvm.sitofp %[[D]] : vector<32xi32> to vector<32xf32>
+// CHECK-NEXT: %[[SF:.*]] = llvm.fpext %[[SB]] : vector<32xf16> to vector<32xf32>
+// CHECK-NEXT: %[[P:.*]] = llvm.fmul %[[DF]], %[[SF]] : vector<32xf32>
+// CHECK-NEXT: %[[Y:.*]] = llvm.fptrunc %[[P]] : vector<32xf32> to vector<32xf16>
+// CHECK: llvm.store %[[Y]], %{{.*}} {alignment = 2 : i64} : vector<32xf16>, !llvm.ptr
 // CHECK-NOT: i4
 // CHECK-LABEL: llvm.func @_mlir_ciface_blocked_ui4(%{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr)
 // CHECK: llvm.call @blocked_ui4(
@@ -93,3 +100,22 @@ func.func @f8E4M3FN(%x: tensor<16xf8E4M3FN>, %s: tensor<f32>) -> tensor<16xf32> 
   %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<16xf8E4M3FN>, tensor<f32>) -> tensor<16xf32>
   return %y : tensor<16xf32>
 }
+
+// Each function also has an `_nt` entry point (dq-nontemporal-entries), same arguments: columns
+// fewer than one tile (per_axis_i8's 8) stay LLVM's loops; blocked_ui4 and f8E4M3FN store whole
+// tiles non-temporally, declared 16-byte aligned where the output rows are, with the element's
+// alignment otherwise.
+// CHECK-LABEL: llvm.func @per_axis_i8_nt(
+// CHECK-NOT: nontemporal
+// CHECK-LABEL: llvm.func @_mlir_ciface_per_axis_i8_nt(
+// CHECK: llvm.call @per_axis_i8_nt(
+// CHECK-LABEL: llvm.func @blocked_ui4_nt(
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64, nontemporal} : vector<32xf16>, !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 2 : i64, nontemporal} : vector<32xf16>, !llvm.ptr
+// CHECK-LABEL: llvm.func @_mlir_ciface_blocked_ui4_nt(
+// CHECK: llvm.call @blocked_ui4_nt(
+// CHECK-LABEL: llvm.func @f8E4M3FN_nt(
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64, nontemporal} : vector<16xf32>, !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64, nontemporal} : vector<16xf32>, !llvm.ptr
+// CHECK-LABEL: llvm.func @_mlir_ciface_f8E4M3FN_nt(
+// CHECK: llvm.call @f8E4M3FN_nt(

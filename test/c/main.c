@@ -23,6 +23,29 @@ static void expect(const char *kernel, const float *got, const float *want, int 
     }
 }
 
+/* per_axis and per_axis_nt on an R x C array: both must give the values computed by hand. */
+static void both_entry_points(int R, int C) {
+  int8_t *x = malloc((size_t)R * C), *z = malloc((size_t)R);
+  float *s = malloc(sizeof(float) * R), *want = malloc(sizeof(float) * R * C);
+  for (int i = 0; i < R * C; ++i) x[i] = (int8_t)(i * 7 - 100);
+  for (int r = 0; r < R; ++r) {
+    s[r] = 0.25f * (float)(r + 1);
+    z[r] = (int8_t)(r - 1);
+  }
+  for (int i = 0; i < R * C; ++i) want[i] = (float)(x[i] - z[i / C]) * s[i / C];
+  dq_memref_2d_i8 xd = {x, x, 0, {R, C}, {C, 1}};
+  dq_memref_1d_f32 sd = {s, s, 0, {R}, {1}};
+  dq_memref_1d_i8 zd = {z, z, 0, {R}, {1}};
+  dq_memref_2d_f32 plain, nt;
+  _mlir_ciface_per_axis(&plain, &xd, &sd, &zd);
+  _mlir_ciface_per_axis_nt(&nt, &xd, &sd, &zd);
+  expect("per_axis", plain.aligned + plain.offset, want, R * C);
+  expect("per_axis_nt", nt.aligned + nt.offset, want, R * C);
+  free(plain.allocated);
+  free(nt.allocated);
+  free(x), free(z), free(s), free(want);
+}
+
 int main(void) {
   /* ONNX per-axis (axis 0): y = (x - z[row]) * s[row]. */
   int8_t x[6] = {1, -2, 3, 4, 5, -6};
@@ -85,6 +108,11 @@ int main(void) {
     ++failures;
   }
   free(y.allocated);
+
+  /* The non-temporal entry point computes the same values: rows of 37 (two whole tiles of 16 and
+     a partial one; rows not 16-byte aligned) and of 40 (16-byte aligned rows). */
+  both_entry_points(3, 37);
+  both_entry_points(2, 40);
 
   printf("dequant C test: %d checks, %d failures\n", checks, failures);
   return failures != 0;

@@ -21,13 +21,15 @@
 
 // HEADER: typedef struct { int8_t *allocated; int8_t *aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } dq_memref_2d_i8;
 // HEADER: typedef struct { float *allocated; float *aligned; int64_t offset; } dq_memref_0d_f32;
+// HEADER: Two entry points per kernel, same arguments, same values: _mlir_ciface_<name> stores through
 // HEADER: /* per_axis(i8[?x?], f32[?], i8[?]) */
 // HEADER-NEXT: void _mlir_ciface_per_axis(dq_memref_2d_f32 *result0, dq_memref_2d_i8 *arg0, dq_memref_1d_f32 *arg1, dq_memref_1d_i8 *arg2);
+// HEADER-NEXT: void _mlir_ciface_per_axis_nt(dq_memref_2d_f32 *result0, dq_memref_2d_i8 *arg0, dq_memref_1d_f32 *arg1, dq_memref_1d_i8 *arg2); /* non-temporal stores */
 // HEADER: void _mlir_ciface_blocked_i4(dq_memref_2d_f32 *result0, dq_memref_2d_i8 *arg0, dq_memref_2d_f32 *arg1);
 // HEADER: void _mlir_ciface_pmx_int4(dq_memref_2d_f32 *result0, dq_memref_2d_i16 *arg0, dq_memref_0d_f32 *arg1);
 // HEADER: void dequant_report_error(int64_t code);
 
-// EXE: dequant C test: 38 checks, 0 failures
+// EXE: dequant C test: 420 checks, 0 failures
 
 // NOOUT: error: --emit=object needs -o FILE
 // BADHEADER: dequant-opt: error: cannot write the header '{{.*}}missing/k.h': No such file or directory

@@ -1,10 +1,11 @@
-"""The non-temporal path (passes/nontemporal.py) of the compiled kernels: with its size threshold
-set to 0, every kernel compiled here takes the vector loop with non-temporal stores (peeled to a
-64-byte boundary per row, or unaligned per block). Each result must equal, bit for bit, the plain
-path's (the kernels other tests hold to the spec references) and, where one is written here, a
-numpy formula from docs/semantics.md#arithmetic. Outputs are placed at every offset of a cache line, at an offset that
-is not a multiple of the element size (that case falls back to the plain loop), and with rows
-shorter than one vector."""
+"""The non-temporal entry point (`kernel_nt`: dq-nontemporal-entries, dq-vectorize) of the compiled
+kernels: with the runtime's threshold at 0 every call takes it, with the threshold past any size
+none does. Each result must equal, bit for bit, the plain entry's (the kernels other tests hold to
+the spec references) and, where one is written here, a numpy formula from
+docs/semantics.md#arithmetic. Outputs are placed at every element offset of a cache line (16-byte
+aligned rows take the aligned vector stores, others the element-aligned ones), at an offset that
+is not a multiple of the element size (such a call takes the plain entry), and with rows shorter
+than one vector; on one thread and on three (row ranges at other offsets)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import dequant
 from dequant import ops
 from dequant.runtime import Runtime
-from dequant.passes import nontemporal
 from exact import assert_exact
 from pmx_pack import pack_int4x4
 
@@ -88,22 +89,50 @@ def pmx_int4x4_zp(rng, rows, cols):
     return ops.pmx_dequantize_linear, (pack_int4x4(nibbles), s, z), attrs, F16, None
 
 
+def onnx_i8_per_axis_bf16(rng, rows, cols):
+    x = rng.integers(-128, 128, (rows, cols), dtype=np.int8)
+    s, z = _scales(rng, cols, ml_dtypes.bfloat16), rng.integers(-128, 128, cols, dtype=np.int8)
+    d = x.astype(np.int32) - z  # exact; then one f32 product, rounded once to bf16
+    want = (d.astype(np.float32) * s.astype(np.float32)).astype(ml_dtypes.bfloat16)
+    return ops.onnx_dequantize_linear, (x, s, z), {"axis": 1}, BF16, want
+
+
+def onnx_i4_packed_block32(rng, rows, cols):
+    """int4 data packed two per byte (dequant.Packed), read in place: whole-byte rows take the
+    [rows, bytes, 2] tiles, odd rows the element-wise read."""
+    x = rng.integers(-8, 8, (rows, cols)).astype(ml_dtypes.int4)
+    s = _scales(rng, (rows, -(-cols // 32)))
+    z = rng.integers(-8, 8, s.shape).astype(ml_dtypes.int4)
+    d = x.astype(np.int32) - np.repeat(z.astype(np.int32), 32, axis=1)[:, :cols]
+    want = (d.astype(np.float64) * np.repeat(s, 32, axis=1)[:, :cols]).astype(np.float32)
+    return ops.onnx_dequantize_linear, (dequant.pack(x), s, z), {"axis": 1, "block_size": 32}, F32, want
+
+
+def pmx_int4x4(rng, rows, cols):
+    group = 16 if cols % 16 == 0 else cols
+    nibbles = rng.integers(0, 16, (4 * rows, cols))
+    s = _scales(rng, (4 * rows, cols // group), np.float16)
+    want = ((nibbles - 8).astype(np.float32) * np.repeat(s.astype(np.float32), group, axis=1)).astype(np.float16)
+    attrs = {"quant_data_type": "int4", "group_size": group}
+    return ops.pmx_dequantize_linear, (pack_int4x4(nibbles), s), attrs, F16, want
+
+
 CASES = [onnx_i8_per_axis, onnx_u4_block32_f16, onnx_f8_per_tensor_bf16, onnx_i16_axis0, onednn_s32_zps,
-         ngraph_axes01, pmx_int4x4_zp]  # fmt: skip
+         ngraph_axes01, pmx_int4x4_zp, onnx_i8_per_axis_bf16, onnx_i4_packed_block32, pmx_int4x4]  # fmt: skip
 
 
 @pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
-def plain_and_nontemporal(monkeypatch, request):
-    """(plain, nontemporal): each runs an op through kernels compiled with the default threshold
-    or with the non-temporal loop for every size (separate kernel caches), on one thread or on
-    three (row ranges: each thread's output starts at another offset)."""
+def plain_and_nontemporal(request):
+    """(plain, nontemporal): each runs an op on a runtime whose calls all take the plain entry
+    point or all the non-temporal one, on one thread or on three (row ranges: each thread's
+    output starts at another offset)."""
     runtimes = {kind: Runtime(request.param) for kind in ("plain", "nt")}
-    for r in runtimes.values():
+    for kind, r in runtimes.items():
         r.min_parallel = 1 if request.param > 1 else 1 << 40
+        r.nontemporal_min_bytes = 0 if kind == "nt" else 1 << 60
 
     def runner(kind):
         def run(fn, args, attrs, out):
-            monkeypatch.setattr(nontemporal, "NONTEMPORAL_MIN_BYTES", 0 if kind == "nt" else 32 << 20)
             return ops.OpFunction(fn.opdef, runtimes[kind])(*args, out=out, **attrs)
 
         return run
@@ -127,3 +156,27 @@ def test_nontemporal_equals_plain(plain_and_nontemporal, case, shape):
         nt(fn, args, attrs, out)
         assert_exact(out, reference)
 
+
+
+@pytest.mark.parametrize("case", [onnx_i8_per_axis, onnx_i4_packed_block32, onnx_i8_per_axis_bf16], ids=lambda c: c.__name__)
+def test_entry_point_chosen_on_the_whole_call(case):
+    """The runtime picks one entry point per call from the bytes the whole call moves (read +
+    written), before splitting its rows across threads: calls just under and at the threshold
+    take different entry points, every row range the same one, with equal results."""
+    rng = np.random.default_rng(11)
+    fn, args, attrs, dtype, want = case(rng, 64, 256)
+    runtime = Runtime(2)
+    runtime.min_parallel = 1  # two row ranges whatever the size
+    f = ops.OpFunction(fn.opdef, runtime)
+    plan, _ = f.prepare(*args, **attrs)
+    results = {}
+    for threshold, nontemporal in ((plan.nbytes + 1, False), (plan.nbytes, True)):
+        runtime.nontemporal_min_bytes = threshold
+        out = np.full(want.shape, np.nan, dtype)
+        f(*args, out=out, **attrs)
+        calls = plan.calls()
+        assert calls.nontemporal is nontemporal
+        assert len(calls.templates) == 2  # both ranges call `calls.entry(...)`, chosen once
+        results[nontemporal] = out
+    assert_exact(results[True], results[False])
+    assert_exact(results[True], want)

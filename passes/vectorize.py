@@ -1,0 +1,637 @@
+"""dq-vectorize: the kernels' loops vectorized by upstream's transform dialect, with non-temporal
+stores in the `dq.nontemporal` entry points (dq-nontemporal-entries).
+
+Runs on the bufferized kernels, on each `linalg.generic` writing a result (see `results`: not a
+temporary another generic reads) that it can vectorize (see `plan`): in a function tagged
+`dq.nontemporal`, every such generic, its stores non-temporal; elsewhere only those LLVM's loop
+vectorizer handles badly (bf16 outputs, whose f32 -> bf16 rounding it scalarizes, and packed
+sub-byte data read in place, whose innermost loop is the 2 or 4 fields of a byte). Other generics
+are left to convert-linalg-to-loops, dq-strip-mine-blocks and LLVM.
+
+The schedule (typed builders, applied with `transform.interpreter.apply_named_sequence`; the
+schedule lives in its own module, never in the payload):
+
+    tile_using_for [1, ..., 1, T(, 0)]        rows one by one, columns by T (a packed byte's fields whole)
+    loop.peel (column loop)                   whole tiles, then one partial tile (left to LLVM)
+    apply_patterns {for-loop, tiling canonicalization, canonicalization}   static 1 x .. x T tiles
+    [python] block maps                       `d floordiv B` over a tile inside one block -> 0
+    structured.vectorize (whole tiles)
+    apply_patterns {rank-reducing subviews, cast away leading unit dims, drop unit dims, transfer
+                    permutations, canonicalization}
+    [python] flatten                          a tile of bytes x fields: vector<T x k> -> vector<T*k>
+                                              (shuffles), stored as one contiguous vector
+    apply_patterns {lower transfers to rank 1, canonicalization}
+    annotate vector.store "nontemporal" = true [, "alignment" = 16]
+
+T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
+of the block (the block's scale is then loaded once per tile). In a `dq.nontemporal` function a
+generic is versioned first:
+
+    scf.if (out % 16 == 0 and row bytes % 16 == 0) { generic (stores declared 16-byte aligned) }
+    else { generic (stores with the element's alignment) }
+
+An x86 CPU without AVX-512 stores a 16-byte-aligned non-temporal vector as `vmovntps xmm`, an
+element-aligned one in 8-byte pieces (SSE4A `movntsd`, or `movnti`); both write around the cache.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, memref, scf, transform, vector
+from mlir.dialects.transform import interpreter, loop, structured
+from mlir.dialects.transform import vector as tvector
+
+from . import Pass
+from .nontemporal_entries import NONTEMPORAL
+
+TARGET = "dq.vector_target"
+MODE = "dq.vector_mode"
+TILE = "dq.vector_tile"
+LINE = 64  # bytes of output per tile without blocks: one cache line
+MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>)
+MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
+INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
+
+PLAIN, NT, NT16 = "plain", "nt", "nt16"
+
+
+@dataclass
+class Plan:
+    generic: object
+    loops: int
+    vdim: int  # the loop dim tiled by `tile`
+    inner: int  # static size of the last dim kept whole (1: none)
+    tile: int
+    elem_bytes: int
+    columns: int | None = None  # the static size of the tiled dim (None: dynamic)
+
+    @property
+    def tile_bytes(self) -> int:
+        return self.tile * self.inner * self.elem_bytes
+
+    def sizes(self) -> list:
+        s = [1] * self.loops
+        s[self.vdim] = self.tile
+        if self.inner > 1:
+            s[-1] = 0
+        return s
+
+
+def _maps(g) -> list:
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(g.attributes["indexing_maps"])]
+
+
+def _bits(t: ir.Type) -> int | None:
+    for cls in (ir.FloatType, ir.IntegerType):
+        try:
+            return cls(t).width
+        except (ValueError, TypeError):
+            pass
+    return None
+
+
+def _identity_layout(t: ir.MemRefType) -> bool:
+    layout = t.layout
+    if not isinstance(layout, ir.AffineMapAttr):
+        return False
+    m = layout.value
+    return m == ir.AffineMap.get_identity(m.n_dims)
+
+
+def _linear(e) -> dict | None:
+    """{dim: coefficient} of Σ c·d (c > 0), or None for any other expression."""
+    if isinstance(e, ir.AffineDimExpr):
+        return {ir.AffineDimExpr(e).position: 1}
+    if isinstance(e, ir.AffineAddExpr):
+        a, b = _linear(e.lhs), _linear(e.rhs)
+        if a is None or b is None:
+            return None
+        return {d: a.get(d, 0) + b.get(d, 0) for d in set(a) | set(b)}
+    if isinstance(e, ir.AffineMulExpr):
+        for x, c in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(c, ir.AffineConstantExpr) and ir.AffineConstantExpr(c).value > 0:
+                inner = _linear(x)
+                return None if inner is None else {d: k * ir.AffineConstantExpr(c).value for d, k in inner.items()}
+    return None
+
+
+def _block_constraint(e, vdim: int, last: int, inner: int):
+    """What a map result asks of the column tile T: None (nothing: a dim, a constant, or an index
+    only the dims tiled by 1 move), a number T must divide (`Σ c·d floordiv B` along the columns:
+    a tile then never crosses a block), or False (not one point or one block per tile)."""
+    if isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)):
+        return None
+    wide = {vdim} | ({last} if inner > 1 else set())
+    lin = _linear(e)
+    if lin is not None:  # Σ c·d: one point per tile if only dims tiled by 1 take part
+        return None if not wide & set(lin) else False
+    if not isinstance(e, ir.AffineFloorDivExpr) or not isinstance(e.rhs, ir.AffineConstantExpr):
+        return False
+    b = ir.AffineConstantExpr(e.rhs).value
+    lin = _linear(e.lhs)
+    if lin is None or b <= 0:
+        return False
+    if not wide & set(lin):
+        return None  # dims tiled by 1 only: one point per tile
+    if set(lin) - wide:
+        return False  # a row's offset could move a tile across a block boundary
+    c_v, c_i = lin.get(vdim, 0), lin.get(last, 0) if inner > 1 else 0
+    if not c_v:  # the fields of one byte: in one block if they span less than it
+        return None if c_i * (inner - 1) < b else False
+    if c_i and c_v != c_i * inner:
+        return False
+    return b // c_v if b % c_v == 0 else False  # the block index moves by c_v / b per column
+
+
+def plan(g) -> Plan | None:
+    """How to tile and vectorize generic `g`, or None when it is left to LLVM."""
+    maps = _maps(g)
+    loops = maps[0].n_dims if maps else 0
+    if loops == 0 or len(g.regions[0].blocks) != 1:
+        return None
+    out = g.operands[len(g.operands) - 1]
+    if not isinstance(out.type, ir.MemRefType) or len(list(g.results)):
+        return None
+    ot = ir.MemRefType(out.type)
+    if maps[-1] != ir.AffineMap.get_identity(loops) or not _identity_layout(ot):
+        return None
+    bits = _bits(ot.element_type)
+    if bits is None or bits % 8:
+        return None
+    e = bits // 8
+    indexed = set()
+    for op in g.regions[0].blocks[0].operations:
+        name = op.operation.name
+        if not (name.startswith("arith.") or name in ("linalg.index", "linalg.yield")):
+            return None  # loads at computed indices (gathers), calls, regions
+        if name == "linalg.index":
+            indexed.add(ir.IntegerAttr(op.attributes["dim"]).value)
+    for v in g.operands:
+        if not isinstance(v.type, ir.MemRefType):
+            return None
+    inner = 1
+    last = loops - 1
+    if loops >= 2 and last in indexed and not ot.is_dynamic_dim(last) and ot.shape[last] * e < INNER_BYTES:
+        inner = ot.shape[last]  # the fields of a packed byte (dq-to-linalg's Split): whole in a tile
+    vdim = last - 1 if inner > 1 else last
+    divide = 0
+    for m in maps[:-1]:
+        for r in m.results:
+            c = _block_constraint(r, vdim, last, inner)
+            if c is False:
+                return None
+            if c is not None:
+                divide = math.gcd(divide, c)
+    row = inner * e
+    if divide:
+        fits = [t for t in range(1, divide + 1) if divide % t == 0 and t * row <= MAX_TILE_BYTES]
+        tile = max(fits) if fits else 0
+    else:
+        tile = max(1, LINE // row)
+    if tile * row < MIN_TILE_BYTES:
+        return None
+    columns = None if ot.is_dynamic_dim(vdim) else ot.shape[vdim]
+    if columns is not None and columns < tile:
+        return None  # no whole tile
+    return Plan(g, loops, vdim, inner, tile, e, columns)
+
+
+# --- python steps -------------------------------------------------------------------------------
+
+
+def _version(p: Plan) -> tuple:
+    """scf.if (16-byte aligned output rows) { generic } else { generic' }: (then, else) generics."""
+    g = p.generic
+    out = g.operands[len(g.operands) - 1]
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(g), g.location:
+        c = lambda v: arith.constant(index, v)  # noqa: E731
+        pointer = memref.extract_aligned_pointer_as_index(out)
+        ok = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(pointer, c(16)), c(0))
+        if p.loops > 1:
+            row = c(p.elem_bytes)
+            for d in range(p.vdim, p.loops):
+                row = arith.muli(row, memref.dim(out, c(d)))
+            ok = arith.andi(ok, arith.cmpi(arith.CmpIPredicate.eq, arith.remui(row, c(16)), c(0)))
+        branch = scf.IfOp(ok, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            then_end = scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            else_end = scf.YieldOp([])
+    other = g.clone(ir.InsertionPoint(else_end))
+    g.move_before(then_end)
+    return g, other
+
+
+def _ranges(g) -> list:
+    """Static loop ranges of a generic, from its operands' static dims (None where unknown)."""
+    maps = _maps(g)
+    ranges = [None] * maps[0].n_dims
+    for v, m in zip(g.operands, maps):
+        t = ir.ShapedType(v.type)
+        for p, r in enumerate(m.results):
+            if isinstance(r, ir.AffineDimExpr) and not t.is_dynamic_dim(p):
+                ranges[ir.AffineDimExpr(r).position] = t.shape[p]
+    return ranges
+
+
+def _bounds(e, ranges) -> tuple | None:
+    lin = _linear(e)
+    if lin is None or any(ranges[d] is None for d in lin):
+        return None
+    return 0, sum(k * (ranges[d] - 1) for d, k in lin.items())
+
+
+def simplify_block_maps(g) -> None:
+    """In a generic of static ranges (a whole tile), an index that is constant over the tile is
+    its value at the tile's origin, 0: `Σ c·d` over dims of range 1, and `Σ c·d floordiv B` with
+    Σ c·d < B (`plan` chose tiles that never cross a block boundary). The maps are then projected
+    permutations with zeros, which the vectorizer takes (the block's scale: one load, broadcast)."""
+    ranges = _ranges(g)
+    new = []
+    for m in _maps(g):
+        results = []
+        for r in m.results:
+            if not isinstance(r, (ir.AffineDimExpr, ir.AffineConstantExpr)):
+                if isinstance(r, ir.AffineFloorDivExpr) and isinstance(r.rhs, ir.AffineConstantExpr):
+                    b = _bounds(r.lhs, ranges)
+                    if b is not None and b[1] < ir.AffineConstantExpr(r.rhs).value:
+                        r = ir.AffineConstantExpr.get(0)
+                elif _bounds(r, ranges) == (0, 0):
+                    r = ir.AffineConstantExpr.get(0)
+            results.append(r)
+        new.append(ir.AffineMap.get(m.n_dims, m.n_symbols, results))
+    g.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new])
+
+
+class _Fields:
+    """Slices of the 2-D vector values of a tile of bytes x fields, computed as 1-D vectors:
+    `column(v, j)` is v[:, j] (field j of every byte of the tile). Each op of the tile is
+    repeated per field on vectors of one field, so an index of the field is a constant (the
+    shift of field j folds); the fields are interleaved once, at the store."""
+
+    def __init__(self):
+        self.done: dict = {}
+
+    def slice(self, v: ir.Value, axis: int, j: int) -> ir.Value | None:
+        """v[j, :] (axis 0) or v[:, j] (axis 1) of a 2-D vector value, as a 1-D vector."""
+        key = (v, axis, j)
+        if key not in self.done:
+            self.done[key] = self._make(v, axis, j)
+        return self.done[key]
+
+    def _make(self, v: ir.Value, axis: int, j: int):
+        t = ir.VectorType(v.type)
+        if t.rank != 2:
+            return None
+        part = ir.VectorType.get([t.shape[1 - axis]], t.element_type)
+        op = v.owner
+        if not isinstance(op, (ir.Operation, ir.OpView)):
+            return None
+        name = op.operation.name
+        operands = list(op.operands)
+        with ir.InsertionPoint(op), op.location:
+            if name == "arith.constant":
+                attr = op.attributes["value"]
+                if isinstance(attr, ir.DenseElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+                    return arith.constant(part, ir.DenseElementsAttr.get_splat(part, ir.DenseElementsAttr(attr).get_splat_value()))
+                return None
+            if name.startswith("arith.") and all(isinstance(o.type, ir.VectorType) and ir.VectorType(o.type).shape == t.shape for o in operands):
+                pieces = [self.slice(o, axis, j) for o in operands]
+                if any(p is None for p in pieces):
+                    return None
+                attrs = {n: op.attributes[n] for n in op.attributes}
+                return ir.Operation.create(name, results=[part], operands=pieces, attributes=attrs).result
+            if name == "vector.transpose" and _permutation(op) == [1, 0]:
+                return self.slice(operands[0], 1 - axis, j)
+            if name == "vector.broadcast":
+                src = operands[0]
+                if not isinstance(src.type, ir.VectorType):
+                    return vector.broadcast(part, src)
+                st = ir.VectorType(src.type)
+                shape = [1] * (2 - st.rank) + list(st.shape)  # aligned to the trailing dims
+                if st.rank == 1:
+                    row = src
+                else:
+                    row = self.slice(src, axis, j if shape[axis] > 1 else 0)
+                    if row is None:
+                        return None
+                    if axis == 1:  # a column of src
+                        shape = [shape[1], shape[0]]
+                    return row if shape[1 - axis] == part.shape[0] else _splat(part, row, 0)
+                if axis == 0:
+                    return row if shape[1] == part.shape[0] else _splat(part, row, 0)
+                return _splat(part, row, j if shape[1] > 1 else 0)
+        return None
+
+
+def _splat(t: ir.VectorType, v: ir.Value, i: int) -> ir.Value:
+    """Element i of 1-D vector v, broadcast to t."""
+    return vector.broadcast(t, vector.extract(v, [], [i]))
+
+
+def _permutation(op) -> list:
+    return list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+
+
+def _interleaved(columns: list) -> ir.Value:
+    """[c0[0], c1[0], ..., c0[1], c1[1], ...] from a power-of-two number of equal vectors."""
+    if len(columns) == 1:
+        return columns[0]
+    return vector.interleave(_interleaved(columns[0::2]), _interleaved(columns[1::2]))
+
+
+def flatten_stores(loop_op) -> None:
+    """Each 2-D vector.transfer_write of a whole contiguous tile of bytes x fields in `loop_op`
+    becomes one 1-D vector.store on the collapsed memref of the fields computed apart and
+    interleaved (see _Fields)."""
+    writes = []
+
+    def visit(o):
+        if o.name == "vector.transfer_write" and ir.VectorType(o.operands[0].type).rank == 2:
+            writes.append(o)
+        return ir.WalkResult.ADVANCE
+
+    loop_op.walk(visit)
+    fields = _Fields()
+    for w in writes:
+        value, base = w.operands[0], w.operands[1]
+        bt = ir.MemRefType(base.type)
+        vt = ir.VectorType(value.type)
+        k = vt.shape[1]
+        if list(bt.shape) != list(vt.shape) or len(list(w.operands)) != 2 + bt.rank or k & (k - 1):
+            continue  # not a whole-tile write, or fields that do not interleave in halves
+        strides, _ = bt.get_strides_and_offset()
+        if strides != [k, 1]:
+            continue
+        columns = [fields.slice(value, 1, j) for j in range(k)]
+        if any(c is None for c in columns):
+            continue
+        with ir.InsertionPoint(w), w.location:
+            flat = _interleaved(columns)
+            collapsed = memref.collapse_shape(_collapsed_type(bt), base, [[0, 1]])
+            vector.store(flat, collapsed, [arith.constant(ir.IndexType.get(), 0)])
+        w.erase()
+
+
+def _collapsed_type(t: ir.MemRefType) -> ir.MemRefType:
+    _, offset = t.get_strides_and_offset()
+    layout = ir.StridedLayoutAttr.get(offset, [1])
+    return ir.MemRefType.get([math.prod(t.shape)], t.element_type, layout)
+
+
+# --- the schedule -------------------------------------------------------------------------------
+
+
+def _any():
+    return transform.AnyOpType.get()
+
+
+def _run(root, build) -> None:
+    """Apply a sequence built by `build(root handle)` to `root`."""
+    m = ir.Module.create()
+    m.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    with ir.InsertionPoint(m.body):
+        seq = transform.NamedSequenceOp("__transform_main", [_any()], [], arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+        with ir.InsertionPoint(seq.body):
+            build(seq.bodyTarget)
+            transform.YieldOp([])
+    interpreter.apply_named_sequence(root, seq, m)
+
+
+def _match(root, name: str, attrs: dict):
+    return structured.MatchOp(_any(), root, ops=ir.ArrayAttr.get([ir.StringAttr.get(name)]), op_attrs=ir.DictAttr.get(attrs)).result
+
+
+def _i64(v: int) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+
+
+def _tile(root, plans: list) -> None:
+    """Tile each planned generic (tagged TARGET = its index) and peel its column loop into whole
+    tiles and a partial one (no peel where a static size is a multiple of the tile). Only the
+    loops' bounds are simplified (general canonicalization would fold single-trip loops away):
+    the whole tiles' shapes become static, the partial tiles' stay dynamic."""
+
+    def build(r):
+        for i, p in enumerate(plans):
+            g = _match(r, "linalg.generic", {TARGET: _i64(i)})
+            sizes = p.sizes()
+            n = sum(1 for s in sizes if s)
+            tiled = structured.TileUsingForOp([_any()] * (n - 1) + [transform.OperationType.get("scf.for")], g, sizes=sizes)
+            if p.columns is None or p.columns % p.tile:
+                loop.LoopPeelOp(_any(), _any(), tiled.loops[n - 1])
+        funcs = structured.MatchOp.match_op_names(r, ["func.func"])
+        patterns = transform.ApplyPatternsOp(funcs)
+        with ir.InsertionPoint(patterns.patterns):
+            loop.ApplyForLoopCanonicalizationPatternsOp()
+            structured.ApplyTilingCanonicalizationPatternsOp()
+
+    _run(root, build)
+
+
+def _enclose(g, mode: str):
+    """Move whole-tile generic `g` into an scf.execute_region tagged MODE: the anchor of the
+    later steps (patterns run inside it; it outlives the loops canonicalization may fold)."""
+    with ir.InsertionPoint(g), g.location:
+        region = scf.ExecuteRegionOp([])
+        region.attributes[MODE] = ir.StringAttr.get(mode)
+        block = region.region.blocks.append()
+        with ir.InsertionPoint(block):
+            end = scf.YieldOp([])
+    g.move_before(end)
+    g.attributes[TILE] = ir.UnitAttr.get()
+    return region
+
+
+def _in_tiles(r, build_patterns) -> None:
+    """Apply patterns inside each whole tile (the anchors stay)."""
+    tiles = _match(r, "scf.execute_region", {MODE: ir.StringAttr.get(PLAIN)})
+    for mode in (NT, NT16):
+        tiles = transform.MergeHandlesOp([tiles, _match(r, "scf.execute_region", {MODE: ir.StringAttr.get(mode)})]).result
+    patterns = transform.ApplyPatternsOp(tiles)
+    with ir.InsertionPoint(patterns.patterns):
+        build_patterns()
+
+
+def _vectorize(root) -> None:
+    """Vectorize the whole tiles' generics (tagged TILE) and fold the vectors' unit dims."""
+
+    def patterns():
+        tvector.ApplyRankReducingSubviewPatternsOp()
+        tvector.ApplyCastAwayVectorLeadingOneDimPatternsOp()
+        tvector.ApplyDropUnitDimWithShapeCastPatternsOp()
+        tvector.ApplyTransferPermutationPatternsOp()
+        transform.ApplyCanonicalizationPatternsOp()
+
+    def build(r):
+        structured.VectorizeOp(_match(r, "linalg.generic", {TILE: ir.UnitAttr.get()}))
+        _in_tiles(r, patterns)
+
+    _run(root, build)
+
+
+def _lower(root) -> None:
+    """Transfers to vector.load/store (rank 1)."""
+
+    def patterns():
+        tvector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
+        transform.ApplyCanonicalizationPatternsOp()
+
+    _run(root, lambda r: _in_tiles(r, patterns))
+
+
+def annotate(tile) -> None:
+    """The vector stores of a whole tile: non-temporal (mode NT, NT16), declared 16-byte aligned
+    (NT16)."""
+    mode = ir.StringAttr(tile.attributes[MODE]).value
+    if mode == PLAIN:
+        return
+
+    def visit(o):
+        if o.name == "vector.store":
+            o.attributes["nontemporal"] = ir.BoolAttr.get(True)
+            if mode == NT16:
+                o.attributes["alignment"] = _i64(16)
+        return ir.WalkResult.ADVANCE
+
+    tile.walk(visit)
+
+
+def _whole_tile(g, p: Plan) -> bool:
+    """Whether tiled generic `g` (of plan `p`) covers a whole tile: a static output of the
+    tile's shape (a partial tile's is dynamic or smaller)."""
+    t = ir.MemRefType(g.operands[len(g.operands) - 1].type)
+    want = [1] * p.loops
+    want[p.vdim] = p.tile
+    if p.inner > 1:
+        want[-1] = p.inner
+    static = all(ir.MemRefType(v.type).has_static_shape for v in g.operands)  # a dynamic input: not a tile
+    return static and list(t.shape) == want
+
+
+# --- the pass -------------------------------------------------------------------------------------
+
+
+def _function_of(op):
+    f = op.parent
+    while f is not None and f.name != "func.func":
+        f = f.parent
+    return f
+
+
+def _wanted_plain(p: Plan) -> bool:
+    """On the cached-store path, the generics LLVM's loop vectorizer handles worse (measured,
+    docs/performance.md): 16-bit float outputs (bf16: it scalarizes the rounding), and packed
+    data (its innermost loop is the 2 or 4 fields of a byte)."""
+    out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type).element_type
+    return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1
+
+
+VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.reshape")
+
+
+def root(v: ir.Value) -> ir.Value:
+    """The buffer a memref value views (through reshapes, casts and subviews)."""
+    while isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.name in VIEWS:
+        v = v.owner.operands[0]
+    return v
+
+
+def results(op) -> list:
+    """The linalg.generics of `op` that write a result: every one whose output no other generic
+    reads (a zero point unpacked into a temporary is read by the dequantize's generic)."""
+    found = []
+
+    def visit(o):
+        if o.name == "linalg.generic":
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    read = set()
+    for g in found:
+        outs = len(list(g.results)) or 1
+        for v in list(g.operands)[: len(list(g.operands)) - outs]:
+            if isinstance(v.type, ir.MemRefType):
+                read.add(root(v))
+    return [g for g in found if root(g.operands[len(g.operands) - 1]) not in read]
+
+
+def run(op) -> bool:
+    plans, modes = [], []
+    for g in results(op):
+        p = plan(g)
+        f = _function_of(g)
+        if p is None or f is None:
+            continue
+        if NONTEMPORAL in f.attributes:
+            if p.tile_bytes % 16 == 0:
+                _, other = _version(p)
+                plans += [p, Plan(other, p.loops, p.vdim, p.inner, p.tile, p.elem_bytes, p.columns)]
+                modes += [NT16, NT]
+            else:
+                plans.append(p)
+                modes.append(NT)
+        elif _wanted_plain(p):
+            plans.append(p)
+            modes.append(PLAIN)
+    if plans:
+        for i, p in enumerate(plans):
+            p.generic.attributes[TARGET] = _i64(i)
+        _tile(op, plans)
+        tiles = []
+        for g in _generics(op):
+            if TARGET in g.attributes:
+                i = ir.IntegerAttr(g.attributes[TARGET]).value
+                if _whole_tile(g, plans[i]):
+                    simplify_block_maps(g)
+                    tiles.append(_enclose(g, modes[i]))
+        _vectorize(op)
+        for t in tiles:
+            flatten_stores(t)
+        _lower(op)
+        for t in tiles:
+            annotate(t)
+            _inline(t)
+    _clean(op)
+    return True
+
+
+def _inline(region) -> None:
+    """Replace a whole tile's scf.execute_region by its ops (its anchor role is over)."""
+    block = region.regions[0].blocks[0]
+    for o in list(block.operations)[:-1]:  # the scf.yield last
+        o.move_before(region)
+    region.erase()
+
+
+def _generics(op) -> list:
+    out = []
+
+    def visit(o):
+        if o.name == "linalg.generic":
+            out.append(o)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return out
+
+
+def _clean(op) -> None:
+    """Drop the schedule's tags, and dq-nontemporal-entries' (this pass consumed it)."""
+
+    def visit(o):
+        for name in (TARGET, MODE, TILE, NONTEMPORAL):
+            if name in o.attributes:
+                del o.attributes[name]
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+
+
+PASS = Pass("dq-vectorize", "Vectorize dq kernels with transform-dialect schedules; non-temporal stores in dq.nontemporal functions", run)

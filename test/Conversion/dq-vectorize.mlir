@@ -1,0 +1,211 @@
+// RUN: dequant-opt --dq-vectorize %s | FileCheck %s
+
+// dq-vectorize tiles each generic writing a result (rows by 1, columns by T), peels the column
+// loop into whole tiles and one partial tile, and vectorizes the whole tiles with upstream's
+// transforms. In a function tagged dq.nontemporal (an `_nt` entry point) every such generic is
+// first versioned on its output's alignment: 16-byte-aligned rows store with vector stores
+// declared 16-byte aligned and non-temporal, others non-temporal with the element's alignment.
+// Elsewhere only 16-bit float outputs and packed data are vectorized here; the rest is left to
+// convert-linalg-to-loops and LLVM's loop vectorizer. The tag is consumed.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#blk = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
+#x3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#s3 = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 16)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// CHECK-LABEL: func.func @per_axis_nt
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// CHECK-NOT: dq.nontemporal
+// CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK: %[[PREM:.*]] = arith.remui %[[PTR]], %[[C16:.*]] : index
+// CHECK: %[[PALIGNED:.*]] = arith.cmpi eq, %[[PREM]], %{{.*}} : index
+// CHECK: %[[N:.*]] = memref.dim %[[Y]], %{{.*}} : memref<?x?xf32>
+// CHECK: %[[ROW:.*]] = arith.muli %[[N]], %{{.*}} : index
+// CHECK: %[[RREM:.*]] = arith.remui %[[ROW]], %[[C16]] : index
+// CHECK: %[[RALIGNED:.*]] = arith.cmpi eq, %[[RREM]], %{{.*}} : index
+// CHECK: %[[ALIGNED:.*]] = arith.andi %[[PALIGNED]], %[[RALIGNED]] : i1
+// CHECK: scf.if %[[ALIGNED]] {
+// CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:     %[[WHOLE:.*]] = affine.apply #{{.*}}()[%[[COLS:.*]]]
+// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %[[WHOLE]] step %[[C16]] {
+// CHECK:       %[[XT:.*]] = memref.subview %[[X]][%[[I]], %[[J]]] [1, 16] [1, 1]
+// CHECK:       %[[ST:.*]] = memref.subview %[[S]][%[[J]]] [16] [1]
+// CHECK:       %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]]] [1, 16] [1, 1]
+// CHECK:       %[[XV:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
+// CHECK:       %[[SV:.*]] = vector.load %[[ST]][%{{.*}}] : memref<16xf32, {{.*}}>, vector<16xf32>
+// CHECK:       %[[W:.*]] = arith.sitofp %[[XV]] : vector<16xi8> to vector<16xf32>
+// CHECK:       %[[R:.*]] = arith.mulf %[[W]], %[[SV]] : vector<16xf32>
+// CHECK:       vector.store %[[R]], %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
+// CHECK:     }
+// CHECK:     scf.for %{{.*}} = %[[WHOLE]] to %[[COLS]] step %[[C16]] {
+// CHECK:       linalg.generic
+// CHECK-SAME:    outs(%{{.*}} : memref<1x?xf32, {{.*}}>)
+// CHECK:     }
+// CHECK:   }
+// CHECK: } else {
+// CHECK:   vector.store %{{.*}} {nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
+// CHECK:   linalg.generic
+// CHECK: }
+// CHECK: return
+func.func @per_axis_nt(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// The same generic with cached stores and an f32 output: left to LLVM.
+// CHECK-LABEL: func.func @per_axis
+// CHECK-NEXT: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @per_axis(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Blocks of 32 along the columns: a tile is one block, its scale one load and a broadcast.
+// CHECK-LABEL: func.func @blocked_nt
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// CHECK: scf.if
+// CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C32:.*]] {
+// CHECK:       %[[K:.*]] = affine.apply #{{.*}}(%[[J]])
+// CHECK:       %[[ST:.*]] = memref.subview %[[S]][%[[I]], %[[K]]] [1, 1] [1, 1]
+// CHECK:       %[[XV:.*]] = vector.load %{{.*}} : memref<32xi8, {{.*}}>, vector<32xi8>
+// CHECK:       %[[SC:.*]] = memref.load %[[ST]][%{{.*}}, %{{.*}}]
+// CHECK:       %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<32xf32>
+// CHECK:       %[[W:.*]] = arith.sitofp %[[XV]] : vector<32xi8> to vector<32xf32>
+// CHECK:       %[[R:.*]] = arith.mulf %[[W]], %[[SB]] : vector<32xf32>
+// CHECK:       vector.store %[[R]], %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<32xf32, {{.*}}>, vector<32xf32>
+// CHECK: } else {
+// CHECK:       vector.store %{{.*}} {nontemporal = true} : memref<32xf32, {{.*}}>, vector<32xf32>
+func.func @blocked_nt(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [#id, #blk, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Packed 4-bit data read in place (dq-to-linalg's [rows, bytes, 2] generic; blocks of 32
+// elements are 16 bytes): a tile is 16 bytes, both fields of each byte. Each field is computed on
+// a vector of 16 with its shift a constant, and the two are interleaved into one contiguous store
+// of 32 (cached stores: this function is not an `_nt` entry).
+// CHECK-LABEL: func.func @packed
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?x2xf32>)
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
+// CHECK:     %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]], 0] [1, 16, 2] [1, 1, 1]
+// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
+// CHECK:     %[[SC:.*]] = memref.load
+// CHECK:     %[[LOW:.*]] = arith.extui %[[BYTES]] : vector<16xi8> to vector<16xi32>
+// CHECK:     %[[HIGH:.*]] = arith.extui %[[BYTES]] : vector<16xi8> to vector<16xi32>
+// CHECK:     %[[S0:.*]] = vector.extract %[[SHIFTS:.*]][0] : i32 from vector<2xi32>
+// CHECK:     %[[S1:.*]] = vector.extract %[[SHIFTS]][1] : i32 from vector<2xi32>
+// CHECK:     %[[F0:.*]] = arith.shrui %[[LOW]], %{{.*}} : vector<16xi32>
+// CHECK:     %[[F1:.*]] = arith.shrui %[[HIGH]], %{{.*}} : vector<16xi32>
+// CHECK:     %[[Y0:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:     %[[Y1:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:     %[[BOTH:.*]] = vector.interleave %[[Y0]], %[[Y1]] : vector<16xf32> -> vector<32xf32>
+// CHECK:     %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<16x2xf32, {{.*}}> into memref<32xf32, {{.*}}>
+// CHECK:     vector.store %[[BOTH]], %[[FLAT]][%{{.*}}] : memref<32xf32, {{.*}}>, vector<32xf32>
+// CHECK:   }
+// CHECK:   scf.for
+// CHECK:     linalg.generic
+func.func @packed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>) {
+  %c4 = arith.constant 4 : i32
+  %c15 = arith.constant 15 : i32
+  linalg.generic {indexing_maps = [#x3, #s3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?x2xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i32
+    %sh = arith.muli %ki, %c4 : i32
+    %w = arith.extui %a : i8 to i32
+    %f = arith.shrui %w, %sh : i32
+    %n = arith.andi %f, %c15 : i32
+    %v = arith.uitofp %n : i32 to f32
+    %r = arith.mulf %v, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A bf16 output with cached stores: vectorized here (LLVM's vectorizer scalarizes its rounding).
+// CHECK-LABEL: func.func @bf16
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<32xbf16>
+// CHECK: vector.store %{{.*}} : memref<32xbf16, {{.*}}>, vector<32xbf16>
+// CHECK-NOT: nontemporal
+// CHECK: return
+func.func @bf16(%x: memref<?x?xi8>, %s: memref<?xbf16>, %y: memref<?x?xbf16>) {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) {
+  ^bb0(%a: i8, %b: bf16, %o: bf16):
+    %w = arith.sitofp %a : i8 to bf16
+    %r = arith.mulf %w, %b : bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+// A temporary another generic reads (a packed zero point unpacked first) is not a result: left
+// alone, while the generic reading it is vectorized.
+// CHECK-LABEL: func.func @temporary_nt
+// CHECK: memref.alloc
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: outs(%{{.*}} : memref<?xf32>)
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true}
+func.func @temporary_nt(%x: memref<?x?xi8>, %s: memref<?xi8>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %s, %c0 : memref<?xi8>
+  %t = memref.alloc(%n) : memref<?xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : memref<?xi8>) outs(%t : memref<?xf32>) {
+  ^bb0(%a: i8, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    linalg.yield %w : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %t : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Left to LLVM even in an `_nt` entry: a read at a computed index (a gather), and columns fewer
+// than one tile.
+// CHECK-LABEL: func.func @gather_nt
+// CHECK-NOT: vector.
+// CHECK-LABEL: func.func @narrow_nt
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @gather_nt(%x: memref<?xi8>, %y: memref<?xf32>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%y : memref<?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %v = memref.load %x[%i] : memref<?xi8>
+    %w = arith.sitofp %v : i8 to f32
+    linalg.yield %w : f32
+  }
+  return
+}
+func.func @narrow_nt(%x: memref<4x8xi8>, %y: memref<4x8xf32>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x8xi8>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%a: i8, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    linalg.yield %w : f32
+  }
+  return
+}
