@@ -178,6 +178,8 @@ def plan(g) -> Plan | None:
     if loops >= 2 and last in indexed and not ot.is_dynamic_dim(last) and ot.shape[last] * e < INNER_BYTES:
         inner = ot.shape[last]  # the fields of a packed byte (dq-to-linalg's Split): whole in a tile
     vdim = last - 1 if inner > 1 else last
+    if any(len(m.results) > loops for m in maps):
+        return None  # e.g. a rank-3 scale read at (0, 0, 0) by 2 loops: not a projected permutation, which the vectorizer needs
     divide = 0
     for m in maps[:-1]:
         for r in m.results:

@@ -184,11 +184,14 @@ func.func @temporary_nt(%x: memref<?x?xi8>, %s: memref<?xi8>, %y: memref<?x?xf32
   return
 }
 
-// Left to LLVM even in an `_nt` entry: a read at a computed index (a gather), and columns fewer
-// than one tile.
+// Left to LLVM even in an `_nt` entry: a read at a computed index (a gather), columns fewer
+// than one tile, and an operand of higher rank than the loops (a 1x1x1 scale read at (0, 0, 0)
+// by two loops: not a projected permutation, which the vectorizer requires; found by fuzzing).
 // CHECK-LABEL: func.func @gather_nt
 // CHECK-NOT: vector.
 // CHECK-LABEL: func.func @narrow_nt
+// CHECK-NOT: vector.
+// CHECK-LABEL: func.func @rank3_scale_nt
 // CHECK-NOT: vector.
 // CHECK: return
 func.func @gather_nt(%x: memref<?xi8>, %y: memref<?xf32>) attributes {dq.nontemporal} {
@@ -206,6 +209,15 @@ func.func @narrow_nt(%x: memref<4x8xi8>, %y: memref<4x8xf32>) attributes {dq.non
   ^bb0(%a: i8, %o: f32):
     %w = arith.sitofp %a : i8 to f32
     linalg.yield %w : f32
+  }
+  return
+}
+func.func @rank3_scale_nt(%x: memref<?x?xi8>, %s: memref<1x1x1xbf16>, %y: memref<?x?xbf16>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (0, 0, 0)>, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<1x1x1xbf16>) outs(%y : memref<?x?xbf16>) {
+  ^bb0(%a: i8, %b: bf16, %o: bf16):
+    %w = arith.sitofp %a : i8 to bf16
+    %r = arith.mulf %w, %b : bf16
+    linalg.yield %r : bf16
   }
   return
 }
