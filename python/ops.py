@@ -88,12 +88,9 @@ class OpFunction:
         if attrs and len(operands) < self._arity and not self._names_set.isdisjoint(attrs):
             operands, attrs = self._positional(operands, attrs)
         key = _call_key(self, operands, out, attrs)
+        prepared = None
         if key is not None:
-            try:
-                prepared = self.runtime.calls.get(key)
-            except TypeError:  # an unhashable attribute value (a set, a list): its hashable form
-                key = key[:-1] + (_frozen(attrs),)
-                prepared = self.runtime.calls.get(key)
+            prepared = self.runtime.calls.get(key)
             if prepared:
                 return prepared(operands, out)
         plan, arrays = self.prepare(*operands, **attrs)
@@ -143,12 +140,31 @@ def _call_key(f: OpFunction, operands: tuple, out, attrs: dict):
         parts.append((out.dtype, out.shape, out.strides))
     else:
         return None
-    parts.append(tuple(attrs.items()))
+    for name, v in attrs.items():
+        t = type(v)
+        if t is not int and t is not str:  # the common cases, compared as they are
+            v = _frozen(v)
+            if v is None:
+                return None
+        parts.append((name, t, v))
     return tuple(parts)
 
 
-def _frozen(attrs: dict) -> tuple:
-    return tuple((k, frozenset(v) if isinstance(v, (set, frozenset)) else tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())
+def _frozen(v):
+    """A hashable key of attribute value `v` that equals another's only for values of the same
+    types throughout (1, 1.0 and True are equal in Python, not to the spec's rules); None for a
+    value of any other kind (the call is then not prepared)."""
+    t = type(v)
+    if v is None or t in (bool, int, float, str, type, np.dtype) or isinstance(v, np.generic):
+        return (t, v)
+    if t in (list, tuple, set, frozenset):
+        items = [_frozen(e) for e in v]
+        if any(e is None for e in items):
+            return None
+        return (t, frozenset(items) if t in (set, frozenset) else tuple(items))
+    if t is np.ndarray and not v.dtype.hasobject:
+        return (t, v.dtype, v.shape, v.tobytes())
+    return None
 
 
 def _signature(d: OpDef) -> inspect.Signature:

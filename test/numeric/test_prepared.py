@@ -113,3 +113,25 @@ def test_packed_and_scalar_operands():
     want = values.astype(np.float32) * np.float32(0.5)
     for _ in range(2):
         assert np.array_equal(f(p, np.float32(0.5)), want)
+
+
+@pytest.mark.parametrize("wrong", [1.0, True, [1], np.float64(1.0)])
+def test_attribute_types_are_part_of_the_key(wrong):
+    """1 == 1.0 == True in Python, but only an integer is an axis: a prepared call made with
+    axis=1 must not let the others through (found by fuzzing)."""
+    f = _f()
+    x, s = np.zeros((3, 2), np.int8), np.ones(2, np.float32)
+    f(x, s, axis=1)
+    f(x, s, axis=1)
+    with pytest.raises(ValueError, match="axis must be an integer"):
+        f(x, s, axis=wrong)
+
+
+def test_array_valued_attributes_are_keyed_by_value():
+    """An attribute given as a numpy array (unhashable) is keyed by its dtype, shape and bytes."""
+    f = ops.OpFunction(ops.spec_op("ngraph_dequantize"), Runtime(1))
+    x, s, z = np.arange(6, dtype=np.uint8).reshape(3, 2), np.array([1, 2, 3], np.float32), np.zeros(3, np.uint8)
+    for _ in range(2):
+        assert np.array_equal(f(x, s, z, type=np.float32, axes=np.array([0])), x * s[:, None])
+    s2 = np.array([1, 2], np.float32)
+    assert np.array_equal(f(x, s2, z[:2], type=np.float32, axes=np.array([1])), x * s2)
