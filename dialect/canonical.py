@@ -64,6 +64,10 @@ class Form:
     zero_point_map: tuple | None = None  # None: the scale's
     zero_point_mode: str = "subtract"
     unpack: str = "none"
+    # False: the op's zero point is not read. A spec whose zero point must be zero and whose
+    # reference never subtracts it (ONNX float8/float4 x): subtracting a -0.0 would turn x = -0.0
+    # into +0.0 (docs/semantics.md, "ONNX zero point values").
+    reads_zero_point: bool = True
 
     @property
     def zp_map(self) -> tuple:
@@ -232,4 +236,4 @@ def build(x, scale, zero_point, form: Form, result_type, *, loc=None, ip=None):
         "zero_point_mode": form.zero_point_mode,
         "unpack": form.unpack,
     }
-    return OP.create([x, scale, zero_point], values, result_type, loc=loc, ip=ip)
+    return OP.create([x, scale, zero_point if form.reads_zero_point else None], values, result_type, loc=loc, ip=ip)

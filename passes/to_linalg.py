@@ -290,10 +290,12 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
 
 def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
     """The linalg.generic computing dq op `op` (verified, in canonical `form`) from its data,
-    scale and zero point values (`operands`, the zero point None when absent), writing into the
+    scale and zero point values (`operands`, the zero point None when absent or not read), writing into the
     op's destination where it has one. Data held packed by `dq.unpack` is read in place: per row
     (a Split) when the last dim is a whole number of bytes, else at each element's linear index."""
     x, scale, zp = operands["data"], operands["scale"], operands["zero_point"]
+    if not form.reads_zero_point:
+        zp = None
     y_type = ir.RankedTensorType(op.results[0].type)
     element, rank = y_type.element_type, y_type.rank
     xe = of_type(ir.RankedTensorType(x.type).element_type)

@@ -227,7 +227,8 @@ class Plan:
         zp = opdef.role("zero_point")
         self.zero_point_index = opdef.operand_names.index(zp) if opdef.value_rules and zp in operands and operands[zp] else None
         self._zero_point, self._value_rules = zp, opdef.value_rules
-        self.present = [i for i, a in enumerate(arrays) if a is not None]
+        unread = opdef.operand_names.index(zp) if zp and not self.form.reads_zero_point else None
+        self.present = [i for i, a in enumerate(arrays) if a is not None and i != unread]  # what the kernel reads
         self.packed = [isinstance(arrays[i], Packed) for i in self.present]
         self.out_nbytes = math.prod(self.out_shape) * self.out_dtype.itemsize
         self.in_nbytes = [_nbytes(arrays[i]) for i in self.present]

@@ -121,7 +121,9 @@ def expand(v: np.ndarray, shape: tuple, axis: int, block_size: int) -> np.ndarra
 
 
 def spec_product(x, x_scale, x_zero_point=None, *, axis=1, block_size=0) -> np.ndarray:
-    """The exact value of (x - x_zero_point) * x_scale (float64; long double for int32)."""
+    """The exact value of (x - x_zero_point) * x_scale (float64; long double for int32). A float
+    x's zero point, zero by ONNX's rules, is not subtracted, as the ONNX reference does (it would
+    turn -0 into +0)."""
     x = np.asarray(x)
     wide = np.longdouble if x.dtype == np.int32 else np.float64
 
@@ -130,7 +132,7 @@ def spec_product(x, x_scale, x_zero_point=None, *, axis=1, block_size=0) -> np.n
         return a.astype(np.int64).astype(wide) if a.dtype.kind in "iu" else a.astype(np.float64).astype(wide)
 
     d = value(x)
-    if x_zero_point is not None:
+    if x_zero_point is not None and not x.dtype.name.startswith("float"):
         d = d - expand(value(x_zero_point), x.shape, axis, block_size)
     return d * expand(value(x_scale), x.shape, axis, block_size)
 

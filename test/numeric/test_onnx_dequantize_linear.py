@@ -228,11 +228,11 @@ MINIFLOAT_SCALE_OUT = [("float32", None), ("float16", None), ("bfloat16", None),
 @pytest.mark.parametrize("x_name", list(MINIFLOATS))
 def test_minifloat_all_bit_patterns(dql_reference, dql_check, rng, x_name, scale_name, out_name):
     """float8/float4 inputs: every bit pattern (NaN, infinities, -0, subnormals), with the zero
-    point absent and zero."""
+    point absent, zero and -0 (not subtracted: -0 - -0 would give +0 where the reference keeps -0)."""
     x_dtype = np.dtype(MINIFLOATS[x_name])
     n = 16 if x_dtype == np.dtype(ml_dtypes.float4_e2m1fn) else 256
     x = rng.permutation(np.arange(n, dtype=np.uint8)).view(x_dtype).reshape(-1, 16)
-    for zp in (None, np.zeros((), x_dtype)):
+    for zp in (None, np.zeros((), x_dtype), np.array(-0.0).astype(x_dtype)):
         for _ in range(2):
             scale = random_scale(rng, DTYPES[scale_name], ())
             check_against(dql_reference, dql_check, x, scale, zp, output_dtype=_out(out_name))
