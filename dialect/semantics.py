@@ -57,8 +57,10 @@ def dequantize_value(x: ir.Value, xe: Element, scale: ir.Value, zero_point: ir.V
         d = arith.sitofp(compute, arith.subi(bits, z))
     elif bits is not None and xe.kind == "int":  # a packed integer: its value in i32
         q = arith.shrsi(arith.shli(bits, const_int(32 - xe.bits)), const_int(32 - xe.bits)) if xe.signed else bits
-        d = arith.subi(q, wide_int(subtract, ze, 32)) if subtract is not None else q
-        d = arith.sitofp(compute, d)
+        if subtract is not None and ze.bits == 32:  # the difference may overflow i32
+            d = exact_difference(q, xe, subtract, ze, compute)
+        else:
+            d = arith.sitofp(compute, arith.subi(q, wide_int(subtract, ze, 32)) if subtract is not None else q)
     elif bits is not None:  # a packed float4
         d = decode_bits(bits, xe)
         if compute != d.type:
@@ -90,7 +92,7 @@ def wide_int(v: ir.Value, e: Element, width: int) -> ir.Value:
 
 
 def exact_difference(x: ir.Value, xe: Element, z: ir.Value, ze: Element, target: ir.Type) -> ir.Value:
-    """x - z for integers of up to 32 bits, rounded once to the float `target` (f32 or f64), with
+    """x - z for integers of up to 32 bits (x as storage of `xe`, or its value already in i32), rounded once to the float `target` (f32 or f64), with
     i32 and `target` arithmetic only: what sitofp of the exact i64 difference gives, without i64
     lanes (packed i64 -> f32 conversion needs AVX-512DQ; LLVM scalarizes it on AVX2).
 
@@ -105,7 +107,8 @@ def exact_difference(x: ir.Value, xe: Element, z: ir.Value, ze: Element, target:
         lo, hi = arith.andi(v32, mask), arith.andi(v32, high)
         return lo, arith.sitofp(target, hi) if e.signed else arith.uitofp(target, hi)
 
-    x32, z32 = wide_int(x, xe, 32), wide_int(z, ze, 32)
+    x32 = x if x.type == i(32) else wide_int(x, xe, 32)  # a packed field arrives in i32
+    z32 = wide_int(z, ze, 32)
     z_lo, z_hi = split(z32, ze)
     if xe.bits <= 16:
         return arith.subf(arith.sitofp(target, arith.subi(x32, z_lo)), z_hi)
