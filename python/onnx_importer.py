@@ -217,6 +217,8 @@ class _Importer:
         if not tt.HasField("shape"):
             raise OnnxImportError(f"input '{name}' ({role}) has no known rank: shape inference found none")
         shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
+        if any(d is not None and d < 0 for d in shape):
+            raise OnnxImportError(f"input '{name}' ({role}) has a negative dim: {[-1 if d is None else d for d in shape]}")
         return _Input(role, name, self.type_name(tt.elem_type, name), shape)
 
     def type_name(self, data_type: int, value: str) -> str:

@@ -499,6 +499,8 @@ def bad_models():
         used = [inits[i] for i in inputs if i in inits]
         return dq_model([], used, [node], opset, ir_version=7 if opset < 13 else None)
 
+    negative = dq_model([helper.make_tensor_value_info("xin", TensorProto.INT8, [2, -4])], [inits["s"]],
+                        [helper.make_node("DequantizeLinear", ["xin", "s"], ["y"], name="neg")], 21)  # fmt: skip
     return {
         "element-type": (one(["xd", "s"], "bad_type", 21), "bad_type", "tensor(double)"),
         "missing-input": (one(["nowhere", "s"], "orphan", 21), "orphan", "'nowhere'"),
@@ -509,6 +511,7 @@ def bad_models():
         "output-dtype": (one(["x", "s"], "od", 23, output_dtype=TensorProto.INT8), "od", "output_dtype INT8"),
         "verifier-axis": (one(["x", "s4"], "axis5", 21, axis=5), "axis5", "axis 5 is out of the accepted range"),
         "verifier-scale-length": (one(["x", "s4"], "len", 21, axis=0), "len", "dim(axis) = 2 elements"),
+        "negative-dim": (negative, "neg", "negative dim"),  # found by fuzzing: an MLIR traceback
     }
 
 
