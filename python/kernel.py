@@ -230,6 +230,28 @@ def external_symbols(module: ir.Module) -> list[str]:
     return used
 
 
+class NotCompilableError(ValueError):
+    """The ExecutionEngine would abort the process on this module."""
+
+
+def check_compilable(module: ir.Module, object_file: bool = False) -> None:
+    """NotCompilableError where the ExecutionEngine would abort the process on an LLVM-dialect
+    module: a function defined with a linkage other than external (the engine looks up a wrapper
+    of each defined function, which LLVM then cannot find, and aborts), or, for an object file,
+    no function defined at all (nothing is compiled, and MLIR asserts that one object was)."""
+    external = ir.Attribute.parse("#llvm.linkage<external>", module.context)
+    defined = []
+    for op in module.body.operations:
+        if op.operation.name != "llvm.func" or not op.regions[0].blocks:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if "linkage" in op.attributes and op.attributes["linkage"] != external:
+            raise NotCompilableError(f"function '{name}' is defined with {op.attributes['linkage']}: the ExecutionEngine compiles externally linked functions only")
+        defined.append(name)
+    if object_file and not defined:
+        raise NotCompilableError("the module defines no function: there is nothing to compile into an object")
+
+
 def check_symbols(module: ir.Module, provided: tuple = (), shared_libs: tuple = ()) -> None:
     """UnresolvedSymbolError naming each external function no library in this process defines
     and the engine does not provide."""
@@ -251,6 +273,7 @@ class Kernel:
             raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
         self.signature = signature(find_function(module, entry))
         build("dq-to-llvm", module.context).run(module.operation)
+        check_compilable(module)
         check_symbols(module, provided=(checks.REPORT,))
         self._context = context  # keeps the MLIR context alive as long as the engine
         self._module = module
