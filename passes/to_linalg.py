@@ -106,10 +106,15 @@ def read_checks(shapes: Shapes, operand: ir.Value, kind: int, reads: tuple, size
         if r.dim is None:
             out.append((arith.cmpi(arith.CmpIPredicate.sge, have, shapes.index(1)), checks.encode(kind, p, checks.EMPTY)))
             continue
-        n = shapes.value(sizes[r.dim])
-        if r.block > 1:
-            n = arith.ceildivui(n, shapes.index(r.block))
-        out.append((arith.cmpi(arith.CmpIPredicate.eq, have, n), checks.encode(kind, p, r.dim)))
+        size = shapes.value(sizes[r.dim])
+        if r.block == 1:
+            out.append((arith.cmpi(arith.CmpIPredicate.eq, have, size), checks.encode(kind, p, r.dim)))
+            continue
+        n = arith.ceildivui(size, shapes.index(r.block))
+        holds = arith.cmpi(arith.CmpIPredicate.eq, have, n)
+        # an empty blocked dim reads nothing: one block is accepted too (canonical.check_reads)
+        empty = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, size, shapes.index(0)), arith.cmpi(arith.CmpIPredicate.eq, have, shapes.index(1)))
+        out.append((arith.ori(holds, empty), checks.encode(kind, p, r.dim)))
     return out
 
 
