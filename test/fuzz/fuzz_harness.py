@@ -1,7 +1,7 @@
 """The fuzzing harness shared by every fuzzer: a supervisor (the parent) and a worker (one child
 process running many cases in-process).
 
-A fuzzer is a module with a class `Fuzzer` (see `ops_fuzz.py`, `tools_fuzz.py`):
+A fuzzer is a module with a class (`KINDS` names it) (see `ops_fuzz.py`, `tools_fuzz.py`):
 
 - `Fuzzer(workdir)` prepares what every case needs (imports, a corpus), once per worker;
 - `describe(seed, index) -> str` is a one-line description of case (seed, index);
@@ -13,7 +13,7 @@ Every case is a pure function of (seed, index): its id `<kind>:<seed>:<index>` (
 `opt:1:1234`) reproduces it (`python test/fuzz/run.py --repro opt:1:1234`), given the same
 checkout (the tool fuzzers' corpus is the repository's test inputs).
 
-The worker (`python harness.py --worker KIND ...`) writes `<index>\\t<description>` to a progress
+The worker (`python fuzz_harness.py --worker KIND ...`) writes `<index>\\t<description>` to a progress
 file before each case and one JSON line per finished case to a results file. The supervisor
 (`campaign`) watches the child: a case that does not finish within `timeout` seconds is a hang
 (the child is killed), a child that dies in a case (a signal, or an exit from native code) is a
@@ -43,8 +43,10 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 KINDS = {"ops": ("ops_fuzz", "Fuzzer"), "opt": ("tools_fuzz", "OptFuzzer"), "import": ("tools_fuzz", "ImportFuzzer")}
+SELFTEST = ("fuzz_harness", "SelfTest")  # kind "selftest": the supervisor's own test (test_fuzz.py)
 DEFAULT_TIMEOUT = 30.0  # seconds without progress: a hang
 DEFAULT_MEMORY_MB = 8192  # the worker's address-space limit (RLIMIT_AS): a runaway allocation fails
+RECYCLE = 75  # a worker's exit status when it stops to be replaced (its address space grew past half the limit)
 
 
 def ensure_path() -> None:
@@ -56,7 +58,7 @@ def ensure_path() -> None:
 
 def fuzzer_class(kind: str):
     ensure_path()
-    module, name = KINDS[kind]
+    module, name = SELFTEST if kind == "selftest" else KINDS[kind]
     return getattr(importlib.import_module(module), name)
 
 
@@ -66,7 +68,7 @@ def case_id(kind: str, seed: int, index: int) -> str:
 
 def parse_id(text: str) -> tuple[str, int, int]:
     kind, seed, index = text.split(":")
-    if kind not in KINDS:
+    if kind not in KINDS and kind != "selftest":
         raise ValueError(f"unknown fuzzer kind {kind!r} in case id {text!r} (one of {', '.join(KINDS)})")
     return kind, int(seed), int(index)
 
@@ -102,6 +104,7 @@ class Report:
     harness_errors: list = dataclasses.field(default_factory=list)  # the fuzzer's own failures
     first: int = 0
     next: int = 0  # the first index not run
+    recycled: int = 0  # workers replaced because their memory grew
 
     def distinct(self) -> dict:
         """signature -> findings with that signature, first seen first."""
@@ -113,6 +116,8 @@ class Report:
     def summary(self, limit: int = 20) -> str:
         lines = [f"{self.kind}: {self.cases} cases (indexes {self.first}..{self.next - 1}, seed {self.seed}) in "
                  f"{self.seconds:.0f} s; {len(self.findings)} findings, {len(self.distinct())} distinct"]  # fmt: skip
+        if self.recycled:
+            lines.append(f"  workers replaced for memory growth: {self.recycled}")
         if self.classes:
             lines.append("  cases by class: " + ", ".join(f"{k} {v}" for k, v in sorted(self.classes.items())))
         if self.harness_errors:
@@ -183,9 +188,20 @@ def limit_memory(mb: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def worker(kind: str, seed: int, start: int, stop: int | None, deadline: float | None, workdir: str) -> int:
+def _vm_mb() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") >> 20
+    except (OSError, ValueError):
+        return 0
+
+
+def worker(kind: str, seed: int, start: int, stop: int | None, deadline: float | None, workdir: str, memory_mb: int = 0) -> int:
     """Run cases start, start+1, ... until `stop` (exclusive) or the wall-clock `deadline`
-    (time.time()); progress and results in `workdir`."""
+    (time.time()); progress and results in `workdir`. Returns RECYCLE, to be replaced by a new
+    worker, once its address space passes half of `memory_mb` (in-process tool runs leak: see
+    FINDINGS.md), so that the limit is never what ends a case."""
+    recycle_mb = memory_mb // 2 if memory_mb > 0 else 6144
     fuzzer = fuzzer_class(kind)(workdir)
     progress = os.open(os.path.join(workdir, "progress"), os.O_WRONLY | os.O_CREAT, 0o644)
     with open(os.path.join(workdir, "results.jsonl"), "a", encoding="utf-8") as results:
@@ -207,6 +223,9 @@ def worker(kind: str, seed: int, start: int, stop: int | None, deadline: float |
             results.write(json.dumps(result) + "\n")
             results.flush()
             index += 1
+            if _vm_mb() > recycle_mb:
+                os.close(progress)
+                return RECYCLE
     os.close(progress)
     return 0
 
@@ -244,7 +263,7 @@ def campaign(kind: str, seed: int, *, seconds: float | None = None, cases: int |
             for p in (progress_path,):
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(p)
-            argv = [sys.executable, os.path.join(HERE, "harness.py"), "--worker", kind, str(seed), str(index),
+            argv = [sys.executable, os.path.join(HERE, "fuzz_harness.py"), "--worker", kind, str(seed), str(index),
                     "" if stop is None else str(stop), "" if deadline is None else repr(deadline), workdir, str(memory_mb)]  # fmt: skip
             child_err = open(os.path.join(workdir, "child.err"), "wb")
             child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=child_err, stderr=child_err, env=env,
@@ -278,11 +297,17 @@ def campaign(kind: str, seed: int, *, seconds: float | None = None, cases: int |
                 index = started + 1
             elif started > last:  # the child died in a case
                 what = f"the process was killed by {_signal_name(rc)}" if rc < 0 else f"the process exited with status {rc} in the middle of a case"
+                cause = _crash_cause(os.path.join(workdir, "case.err"))
+                what += f": {cause}" if cause else ""
                 report.findings.append(Finding(case_id(kind, seed, started), what, description,
                                                _case_output(workdir) or tail(os.path.join(workdir, "child.err"))))  # fmt: skip
                 report.classes["crash"] = report.classes.get("crash", 0) + 1
                 report.cases += 1
                 index = started + 1
+            elif rc == RECYCLE:
+                report.recycled += 1
+                index = last + 1
+                continue
             else:
                 if rc != 0:
                     raise RuntimeError(f"the {kind} worker ended with status {rc}:\n{tail(os.path.join(workdir, 'child.err'))}")
@@ -309,6 +334,16 @@ def _progress(path: str):
         return None
     index, description = text.rstrip("\n").split("\t", 1)
     return int(index), description
+
+
+CRASH_LINE = re.compile(r"Assertion .*failed|LLVM ERROR:.*|terminate called.*|Fatal Python error:.*|UNREACHABLE.*|Segmentation fault.*|"
+                        r"MemoryError.*|std::bad_alloc|double free.*|free\(\): .*|malloc\(\): .*|corrupted .*")
+
+
+def _crash_cause(path: str) -> str:
+    """The line of a crashed case's stderr that says why (an assertion, LLVM ERROR, ...), or ""."""
+    found = CRASH_LINE.findall(tail(path, 20000))
+    return found[-1].strip()[:200] if found else ""
 
 
 def _case_output(workdir: str) -> str:
@@ -345,9 +380,38 @@ def _collect(path: str, offset: int, kind: str, seed: int, report: Report) -> tu
     return offset + end, done
 
 
+class SelfTest:
+    """Cases that pass, find something, crash (SIGSEGV, SIGABRT, os._exit) or hang, by index
+    modulo 10: the supervisor must report each where it happened."""
+
+    def __init__(self, workdir: str):
+        self.workdir = workdir
+
+    def describe(self, seed: int, index: int) -> str:
+        return f"selftest case {index} ({self.behaviour(index)})"
+
+    @staticmethod
+    def behaviour(index: int) -> str:
+        return {3: "finding", 5: "segv", 6: "abort", 7: "exit", 8: "hang"}.get(index % 10, "pass")
+
+    def run(self, seed: int, index: int) -> dict:
+        b = self.behaviour(index)
+        with captured(os.path.join(self.workdir, "case.out"), os.path.join(self.workdir, "case.err")):
+            print(f"native-looking message of case {index}", file=sys.stderr)
+            if b == "segv":
+                os.kill(os.getpid(), signal.SIGSEGV)
+            elif b == "abort":
+                os.abort()
+            elif b == "exit":
+                os._exit(3)
+            elif b == "hang":
+                time.sleep(3600)
+        return {"class": b, "finding": "planted finding" if b == "finding" else None}
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 9 and sys.argv[1] == "--worker":
-        _, _, kind, seed, start, stop, deadline, workdir, memory = sys.argv[:2] + sys.argv[2:]
+        kind, seed, start, stop, deadline, workdir, memory = sys.argv[2:]
         limit_memory(int(memory))
-        sys.exit(worker(kind, int(seed), int(start), int(stop) if stop else None, float(deadline) if deadline else None, workdir))
-    sys.exit("usage: harness.py --worker KIND SEED START STOP DEADLINE WORKDIR MEMORY_MB (run by the supervisor)")
+        sys.exit(worker(kind, int(seed), int(start), int(stop) if stop else None, float(deadline) if deadline else None, workdir, int(memory)))
+    sys.exit("usage: fuzz_harness.py --worker KIND SEED START STOP DEADLINE WORKDIR MEMORY_MB (run by the supervisor)")

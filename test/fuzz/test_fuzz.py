@@ -1,0 +1,61 @@
+"""The fuzzers under a fixed budget, as CI runs them (longer campaigns: run.py).
+
+- DEQUANT_FUZZ_SECONDS: time per fuzzer (default 55: the three together take about three
+  minutes on a 2-core machine, start-up included);
+- DEQUANT_FUZZ_SEED: the campaign's seed (default fixed, so that CI is reproducible: the same
+  seed runs the same cases, from index 0, as many as the time allows).
+
+Each test prints its count of cases (and the index range) to the terminal, even under `-q`, and
+fails with the list of distinct findings: case ids (`python test/fuzz/run.py --repro ID`
+reruns one) and descriptions. The harness itself is tested first on planted crashes and hangs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path[:0] = [p for p in (os.path.dirname(os.path.abspath(__file__)),) if p not in sys.path]
+import fuzz_harness as harness  # noqa: E402
+
+SECONDS = float(os.environ.get("DEQUANT_FUZZ_SECONDS", "55"))
+SEED = int(os.environ.get("DEQUANT_FUZZ_SEED", "20240917"))
+
+
+def _show(capsys, text: str) -> None:
+    with capsys.disabled():
+        print("\n" + text, flush=True)
+
+
+def test_harness_reports_planted_crashes_and_hangs():
+    """Cases planted to pass, find, segfault, abort, exit and hang: each reported at its id."""
+    report = harness.campaign("selftest", 1, cases=10, timeout=2)
+    found = {f.id: f.what for f in report.findings}
+    assert report.cases == 10, report.summary()
+    assert set(found) == {f"selftest:1:{i}" for i in (3, 5, 6, 7, 8)}, report.summary()
+    assert "SIGSEGV" in found["selftest:1:5"] and "SIGABRT" in found["selftest:1:6"]
+    assert "status 3" in found["selftest:1:7"] and "hang" in found["selftest:1:8"]
+    assert "native-looking message of case 5" in next(f.detail for f in report.findings if f.id == "selftest:1:5")
+
+
+def test_cases_are_a_function_of_seed_and_index():
+    import ops_fuzz
+    import tools_fuzz
+
+    opt = tools_fuzz.OptFuzzer()
+    for i in range(0, 400, 7):
+        assert ops_fuzz.describe(ops_fuzz.make_case(SEED, i)) == ops_fuzz.describe(ops_fuzz.make_case(SEED, i))
+        assert opt.make(SEED, i) == opt.make(SEED, i)
+    assert ops_fuzz.describe(ops_fuzz.make_case(SEED, 1)) != ops_fuzz.describe(ops_fuzz.make_case(SEED + 1, 1))
+
+
+@pytest.mark.parametrize("kind", ["ops", "opt", "import"])
+def test_fuzz(kind, capsys):
+    report = harness.campaign(kind, SEED, seconds=SECONDS)
+    _show(capsys, f"fuzz {kind}: {report.cases} cases (seed {SEED}, indexes {report.first}..{report.next - 1}, "
+                  f"{report.seconds:.0f} s), {len(report.distinct())} distinct findings")  # fmt: skip
+    assert report.cases > 0, report.summary()
+    if report.findings:
+        pytest.fail("fuzzing found:\n" + report.summary(limit=50), pytrace=False)
