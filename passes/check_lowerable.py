@@ -3,6 +3,8 @@
 Bufferization turns each tensor into a memref and asserts (aborting the process) on an element
 type a memref cannot hold, such as `!quant.uniform`. This pass, first in dq-to-llvm, reports such a
 tensor as an error at the op (or function) that holds it, naming the pass that would lower it.
+dequant-opt also runs it before upstream one-shot-bufferize wherever that appears
+(python/pipeline.py, GUARDS).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ def run(root) -> bool:
     def visit(o):
         nonlocal ok
         types = [r.type for r in o.results] + [a.type for region in o.regions for block in region.blocks for a in block.arguments]
+        if "function_type" in o.attributes and isinstance(o.attributes["function_type"], ir.TypeAttr):  # a declaration's too
+            signature = ir.FunctionType(ir.TypeAttr(o.attributes["function_type"]).value)
+            types += list(signature.inputs) + list(signature.results)
         found = bad(types)
         if found is not None:
             o.location.emit_error(

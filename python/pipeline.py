@@ -141,55 +141,9 @@ def _python_pass(p, anchor: str | None):
     return run
 
 
-def _bufferizable(op) -> bool:
-    """Every tensor's element type can be a memref's: one-shot-bufferize builds memref types
-    without checking them, and MLIR asserts (killing the process) on e.g. a memref of
-    `!quant.uniform`. An error at the first op holding such a tensor (found by fuzzing)."""
-    seen: dict = {}
-
-    def bad(t) -> bool:
-        if isinstance(t, ir.FunctionType):
-            return any(bad(u) for u in list(t.inputs) + list(t.results))
-        if not isinstance(t, (ir.RankedTensorType, ir.UnrankedTensorType)):
-            return False
-        e = ir.ShapedType(t).element_type
-        if e not in seen:
-            try:
-                ir.MemRefType.get([1], e, loc=ir.Location.unknown(t.context))
-                seen[e] = False
-            except ir.MLIRError:
-                seen[e] = True
-        return seen[e]
-
-    found = []
-
-    def visit(o):
-        types = [v.type for v in o.results] + [a.type for r in o.regions for b in r.blocks for a in b.arguments]
-        if "function_type" in o.attributes and isinstance(o.attributes["function_type"], ir.TypeAttr):
-            types.append(ir.TypeAttr(o.attributes["function_type"]).value)
-        t = next((t for t in types if bad(t)), None)
-        if t is not None:
-            found.append((o, t))
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    op.walk(visit)
-    for o, t in found:
-        o.location.emit_error(f"one-shot-bufferize cannot bufferize {t}: its element type is not a memref element type (lower it first, e.g. with --quant-to-dq or --lower-quant-ops)")
-    return not found
-
-
-# Checks run before an upstream pass that would crash the process on input it does not expect.
-GUARDS = {"one-shot-bufferize": _bufferizable}
-
-
-def _guard(check):
-    def run(op, external):
-        if not check(op):
-            external.signal_pass_failure()
-
-    run.__name__ = "dq_guard_" + check.__name__.strip("_")
-    return run
+# dq passes run before an upstream pass that would kill the process on input it does not expect
+# (found by fuzzing: one-shot-bufferize on a tensor of !quant.uniform).
+GUARDS = {"one-shot-bufferize": "dq-check-lowerable"}
 
 
 def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str], context=None) -> None:
@@ -217,7 +171,8 @@ def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]
                 upstream.append(el.spelled())
         elif el.name in GUARDS and not prefix:
             flush()
-            pm.add(_guard(GUARDS[el.name]), name="guard-" + el.name, argument="guard-" + el.name, description="")
+            p = PASSES[GUARDS[el.name]]
+            pm.add(_python_pass(p, None), name=p.name, argument=p.name, description=p.description)
             upstream.append(el.spelled())
         elif el.name in PASSES:
             if el.options:
