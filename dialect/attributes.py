@@ -31,13 +31,21 @@ class AttrError(ValueError):
 
 KIND_WORDS = {
     "i64": "a 64-bit integer attribute (i64)",
-    "str": "a string attribute",
+    "str": "a string attribute (UTF-8)",
     "bool": "a bool attribute",
     "type": "a type attribute of a dq element type",
     "i64_set": "an array<i64> attribute",
     "i64_list": "an array<i64> attribute",
     "map": "an affine map attribute",
 }
+
+
+def text(attr) -> str:
+    """A StringAttr's value for names and messages: its bytes as UTF-8, invalid bytes as `\\xNN`
+    (reading `.value` of a non-UTF-8 string raises inside the bindings; found by fuzzing)."""
+    from mlir import ir
+
+    return ir.StringAttr(attr).value_bytes.decode("utf-8", "backslashreplace")
 
 
 def read(op, attrs: tuple[Attr, ...]) -> dict:
@@ -61,7 +69,7 @@ def read(op, attrs: tuple[Attr, ...]) -> dict:
             elif a.kind == "bool":
                 values[a.name] = ir.BoolAttr(attr).value
             elif a.kind == "str":
-                values[a.name] = ir.StringAttr(attr).value
+                values[a.name] = ir.StringAttr(attr).value_bytes.decode("utf-8")  # UnicodeDecodeError is a ValueError
             elif a.kind == "type":
                 values[a.name] = name_of(ir.TypeAttr(attr).value)
                 if values[a.name] is None:

@@ -47,8 +47,9 @@ def run(root) -> bool:
     def visit(o):
         nonlocal ok
         types = [r.type for r in o.results] + [a.type for region in o.regions for block in region.blocks for a in block.arguments]
-        if "function_type" in o.attributes and isinstance(o.attributes["function_type"], ir.TypeAttr):  # a declaration's too
-            signature = ir.FunctionType(ir.TypeAttr(o.attributes["function_type"]).value)
+        attr = o.attributes["function_type"] if "function_type" in o.attributes else None
+        signature = ir.TypeAttr(attr).value if isinstance(attr, ir.TypeAttr) else None
+        if isinstance(signature, ir.FunctionType):  # a declaration's too (not llvm.func's LLVM type)
             types += list(signature.inputs) + list(signature.results)
         found = bad(types)
         if found is not None:

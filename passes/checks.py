@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
+from dequant.dialect.attributes import text
 
 REPORT = "dequant_report_error"
 KINDS = {1: "the scale", 2: "the zero point", 3: "x", 4: "the destination", 5: "the packed bytes"}
@@ -56,7 +57,7 @@ def report_function(anchor) -> str:
         op = op.parent
     body = op.regions[0].blocks[0]
     for o in body.operations:
-        if o.operation.name == "func.func" and ir.StringAttr(o.attributes["sym_name"]).value == REPORT:
+        if o.operation.name == "func.func" and text(o.attributes["sym_name"]) == REPORT:
             return REPORT
     with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
         f = func.FuncOp(REPORT, ([ir.IntegerType.get_signless(64)], []), visibility="private")

@@ -20,6 +20,7 @@ from mlir import ir
 
 from . import Pass
 from .queries import function_name, public_functions
+from dequant.dialect.attributes import text
 
 NONTEMPORAL = "dq.nontemporal"
 SUFFIX = "_nt"
@@ -44,7 +45,7 @@ def run(op) -> bool:
     if op.name != "builtin.module":
         return True
     body = op.regions[0].blocks[0]
-    names = {ir.StringAttr(o.attributes["sym_name"]).value for o in body.operations if "sym_name" in o.attributes}
+    names = {text(o.attributes["sym_name"]) for o in body.operations if "sym_name" in o.attributes}
     for f in public_functions(op):
         name = function_name(f)
         if NONTEMPORAL in f.attributes or name + SUFFIX in names or not _computes(f):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mlir import ir
+from dequant.dialect.attributes import text
 
 
 def public_functions(module) -> list:
@@ -19,7 +20,7 @@ def public_functions(module) -> list:
 
 
 def function_name(f) -> str:
-    return ir.StringAttr(f.attributes["sym_name"]).value
+    return text(f.attributes["sym_name"])
 
 
 def function_type(f) -> ir.FunctionType:

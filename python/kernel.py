@@ -32,6 +32,7 @@ from dequant.passes import checks
 from dequant.passes.nontemporal_entries import SUFFIX as NONTEMPORAL_SUFFIX
 from dequant.passes.packed_arguments import PACKED, packed_arguments
 from dequant.passes.queries import function_name, function_type, public_functions
+from dequant.dialect.attributes import text
 
 GLOBAL_MARKER = 0xDEADBEEF  # `allocated` of a memref.get_global descriptor (MLIR's convention)
 OPT_LEVELS = (0, 1, 2, 3)
@@ -212,7 +213,7 @@ def external_symbols(module: ir.Module) -> list[str]:
     """The functions an LLVM-dialect module declares without defining them and calls (or takes
     the address of); a declaration nothing uses needs no definition."""
     declared = {
-        ir.StringAttr(op.attributes["sym_name"]).value
+        text(op.attributes["sym_name"])
         for op in module.body.operations
         if op.operation.name == "llvm.func" and not len(op.regions[0].blocks)
     }
@@ -242,9 +243,14 @@ def check_compilable(module: ir.Module, object_file: bool = False) -> None:
     external = ir.Attribute.parse("#llvm.linkage<external>", module.context)
     defined = []
     for op in module.body.operations:
+        if "sym_name" in op.attributes:
+            try:
+                ir.StringAttr(op.attributes["sym_name"]).value_bytes.decode("utf-8")
+            except UnicodeDecodeError:
+                raise NotCompilableError(f"symbol '{text(op.attributes['sym_name'])}' is not valid UTF-8: the ExecutionEngine looks symbols up by name") from None
         if op.operation.name != "llvm.func" or not op.regions[0].blocks:
             continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
+        name = text(op.attributes["sym_name"])
         if "linkage" in op.attributes and op.attributes["linkage"] != external:
             raise NotCompilableError(f"function '{name}' is defined with {op.attributes['linkage']}: the ExecutionEngine compiles externally linked functions only")
         defined.append(name)

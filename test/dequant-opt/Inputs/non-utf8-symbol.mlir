@@ -1,0 +1,3 @@
+llvm.func @"\ff"() {
+  llvm.return
+}
