@@ -286,6 +286,8 @@ def campaign(kind: str, seed: int, *, seconds: float | None = None, cases: int |
             read_upto, done = _collect(results_path, read_upto, kind, seed, report)
             last = done[-1] if done else index - 1
             current = _progress(progress_path)
+            if current is None and rc == 0:  # a replacement worker that started past the deadline
+                break
             if current is None:  # the worker died before its first case
                 raise RuntimeError(f"the {kind} worker failed to start (status {rc}):\n{tail(os.path.join(workdir, 'child.err'))}")
             started, description = current
