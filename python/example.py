@@ -23,7 +23,7 @@ from dequant.diagnostics import Collector
 from dequant.dialect import onnx
 from dequant.dialect.signature import tensor_of
 from dequant.dialect.elements import ELEMENTS
-from dequant.dialect.attributes import text
+from dequant.dialect.attributes import text as attr_text
 
 TOLERANCE = {"f32": 0.0, "f16": 2.0**-10, "bf16": 2.0**-7}
 
@@ -79,7 +79,7 @@ def run_file(path: str) -> bool:
         runnable = []
         for f in funcs:
             found = [op for op in dequant.dialect.dq_ops(f.operation) if op.name == onnx.NAME]
-            name = text(f.attributes["sym_name"])
+            name = attr_text(f.attributes["sym_name"])
             if len(found) != 1 or len(f.regions[0].blocks) == 0:
                 print(f"{name:<16} skipped: the example runs functions around exactly one {onnx.NAME}")
                 continue

@@ -46,7 +46,7 @@ from dequant.dialect.elements import ELEMENTS, of_onnx, tensor_type
 from dequant.dialect.signature import Signature, Tensor
 
 from . import diagnostics
-from dequant.dialect.attributes import text
+from dequant.dialect.attributes import text as attr_text
 
 if TYPE_CHECKING:
     import onnx
@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OnnxImportError, TypeError, ImportError) as e:
         print(f"dequant-import-onnx: error: {e}", file=sys.stderr)
         return 1
-    skipped = [text(a) for a in ir.ArrayAttr(module.operation.attributes["dq.skipped_nodes"])]
+    skipped = [attr_text(a) for a in ir.ArrayAttr(module.operation.attributes["dq.skipped_nodes"])]
     if skipped:
         print(f"skipped {len(skipped)} nodes: {', '.join(skipped)}", file=sys.stderr)
     text = str(module)
