@@ -211,6 +211,12 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
                 collected.diags.append(diagnostics.Diag("error", None, None, None, str(e).strip()))
         except (PipelineError, ValueError) as e:
             collected.diags.append(diagnostics.Diag("error", None, None, None, str(e)))
+        except RuntimeError as e:  # the bindings could not turn a diagnostic into text (found by fuzzing)
+            if "conversion error" not in str(e):
+                raise
+            if not any(d.severity == "error" for d in collected.diags):
+                collected.diags.append(diagnostics.Diag("error", None, None, None,
+                                       "MLIR reported an error whose message is not valid UTF-8 (a string in the input holds other bytes)"))  # fmt: skip
     diags = collected.diags
     if args.verify_diagnostics:
         problems = diagnostics.verify(diags, diagnostics.expectations(text), name)
