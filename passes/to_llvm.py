@@ -50,7 +50,7 @@ PIPELINE = Pipeline(
             "convert-scf-to-cf",
         ]
         + FLOATS_TO_SUPPORTED
-        + ["convert-vector-to-llvm", "dq-bf16-stores-as-i16"]
+        + ["convert-vector-to-llvm", "dq-bf16-vectors-as-i16"]
         + MEMREF_TO_LLVM[:-1]
         + ["convert-ub-to-llvm", MEMREF_TO_LLVM[-1]]  # ub.poison: the vector transfers' padding
     ),

@@ -154,6 +154,17 @@ def test_onednn_4bit_sources(src_type, zp_type):
     assert_exact(ops.onednn_dynamic_dequantize(dequant.pack(src), scales, packed_zps, **kw), want)
 
 
+def test_onednn_packed_bf16_groups_of_odd_width():
+    """Packed s4 with bf16 scales, groups 14 wide (7 bytes: 7-lane bf16 vectors, which LLVM once
+    promoted through a __truncsfbf2 call the JIT cannot resolve; found by fuzzing)."""
+    rng = np.random.default_rng(7)
+    src = values(rng, ml_dtypes.int4, (4, 8, 5, 14))
+    scales = rng.random((4, 2, 5, 1)).astype(ml_dtypes.bfloat16)
+    want = (src.astype(np.float32) * np.repeat(np.repeat(scales.astype(np.float32), 4, axis=1), 14, axis=3)).astype(ml_dtypes.bfloat16)
+    got = ops.onednn_dynamic_dequantize(dequant.pack(src), scales, qtype="per_group", group_shape=[1, 4, 1, 14])
+    assert_exact(got, want)
+
+
 # --- in place: bind, threads, jit, no allocation ----------------------------------------------------
 
 
