@@ -190,7 +190,7 @@ def plan(g) -> Plan | None:
                 divide = math.gcd(divide, c)
     row = inner * e
     if divide:
-        fits = [t for t in range(1, divide + 1) if divide % t == 0 and t * row <= MAX_TILE_BYTES]
+        fits = [t for t in range(1, min(divide, MAX_TILE_BYTES // row) + 1) if divide % t == 0]  # divide may be ~2^63
         tile = max(fits) if fits else 0
     else:
         tile = max(1, LINE // row)

@@ -221,3 +221,18 @@ func.func @rank3_scale_nt(%x: memref<?x?xi8>, %s: memref<1x1x1xbf16>, %y: memref
   }
   return
 }
+
+// A block longer than any tile (block_size 2^63 - 1 is valid ONNX): the tile is the largest
+// divisor of the block within 512 bytes of output (127 = 2^63 - 1's divisor), found without
+// enumerating the block's divisors (that loop ran for ever; found by fuzzing).
+// CHECK-LABEL: func.func @huge_block_nt
+// CHECK: vector.store %{{.*}} : memref<127xf32, {{.*}}>, vector<127xf32>
+func.func @huge_block_nt(%x: memref<?x?xi8>, %s: memref<?x1xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0, d1 floordiv 9223372036854775807)>, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x1xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -421,3 +421,12 @@ def test_value_errors(no_native_call, args, kwargs, match):
     """Arrays that break a spec rule: ValueError naming the rule, before any native call."""
     with pytest.raises(ValueError, match=match):
         onnx_dequantize_linear(*args, **kwargs)
+
+
+def test_block_size_2_pow_63_minus_1(dql_reference, dql_check, rng):
+    """The largest block_size: one block per axis (the vectorizer's tile search once ran for
+    ever on it; found by fuzzing). The reference gets the dim's length, which reads the same."""
+    x = random_x(rng, np.int8, (3, 40))
+    scale = random_scale(rng, F32, (3, 1))
+    got = onnx_dequantize_linear(x, scale, axis=1, block_size=2**63 - 1)
+    dql_check.same(got, dql_reference(x, scale, axis=1, block_size=40), x=x)
