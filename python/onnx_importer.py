@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import math
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -61,6 +62,10 @@ def element_of_onnx(data_type: int):
     onnx = _onnx()
     values = onnx.TensorProto.DataType
     return of_onnx(values.Name(data_type)) if data_type in values.values() else None
+
+
+# A shape of more elements overflows int64 byte sizes and strides (MLIR asserts on it; found by fuzzing).
+MAX_ELEMENTS = 1 << 60
 
 
 class OnnxImportError(ValueError):
@@ -204,6 +209,8 @@ class _Importer:
         if tensor is None and name in self.constants:
             tensor = _constant_tensor(self.constants[name])
         if tensor is not None:
+            if math.prod(tensor.dims) >= MAX_ELEMENTS:
+                raise OnnxImportError(f"input '{name}' ({role}) is a constant of {list(tensor.dims)} elements: more than 2^60 cannot be addressed in bytes")
             if any(d < 0 for d in tensor.dims):
                 raise OnnxImportError(f"input '{name}' ({role}) is a constant with a negative dim: {list(tensor.dims)}")
             return _Input(role, name, self.type_name(tensor.data_type, name), tuple(tensor.dims), tensor)
@@ -220,6 +227,8 @@ class _Importer:
         shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
         if any(d is not None and d < 0 for d in shape):
             raise OnnxImportError(f"input '{name}' ({role}) has a negative dim: {[-1 if d is None else d for d in shape]}")
+        if math.prod(d for d in shape if d is not None) >= MAX_ELEMENTS:
+            raise OnnxImportError(f"input '{name}' ({role}) has {shape} elements: more than 2^60 cannot be addressed in bytes")
         return _Input(role, name, self.type_name(tt.elem_type, name), shape)
 
     def type_name(self, data_type: int, value: str) -> str:

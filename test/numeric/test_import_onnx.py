@@ -501,6 +501,8 @@ def bad_models():
 
     negative = dq_model([helper.make_tensor_value_info("xin", TensorProto.INT8, [2, -4])], [inits["s"]],
                         [helper.make_node("DequantizeLinear", ["xin", "s"], ["y"], name="neg")], 21)  # fmt: skip
+    huge = dq_model([helper.make_tensor_value_info("xin", TensorProto.INT8, [2**62, 4])], [inits["s"]],
+                    [helper.make_node("DequantizeLinear", ["xin", "s"], ["y"], name="huge")], 21)  # fmt: skip
     return {
         "element-type": (one(["xd", "s"], "bad_type", 21), "bad_type", "tensor(double)"),
         "missing-input": (one(["nowhere", "s"], "orphan", 21), "orphan", "'nowhere'"),
@@ -512,6 +514,7 @@ def bad_models():
         "verifier-axis": (one(["x", "s4"], "axis5", 21, axis=5), "axis5", "axis 5 is out of the accepted range"),
         "verifier-scale-length": (one(["x", "s4"], "len", 21, axis=0), "len", "dim(axis) = 2 elements"),
         "negative-dim": (negative, "neg", "negative dim"),  # found by fuzzing: an MLIR traceback
+        "huge-dim": (huge, "huge", "more than 2^60"),  # found by fuzzing: an MLIR assertion killed the process
     }
 
 
