@@ -34,7 +34,7 @@ CALL_CACHE_SIZE = 1024
 MIN_PARALLEL = 8 << 20
 # Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
 # (docs/performance.md).
-NONTEMPORAL_MIN_BYTES = 12 << 20
+NONTEMPORAL_MIN_BYTES = 24 << 20
 
 
 class LRUCache:
