@@ -10,18 +10,11 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from . import Pass
+from .queries import ops_named
 
 
 def run(root) -> bool:
-    copies = []
-
-    def visit(o):
-        if o.name == "memref.copy":
-            copies.append(o)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for c in copies:
+    for c in ops_named(root, "memref.copy"):
         with ir.InsertionPoint(c), c.location:
             linalg.copy(c.operands[0], outs=[c.operands[1]])
         c.erase()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from mlir import ir
 
 from . import Pass
-from .queries import function_name, public_functions
+from .queries import function_name, ops_named, public_functions
 from dequant.dialect.attributes import text
 
 NONTEMPORAL = "dq.nontemporal"
@@ -29,16 +29,7 @@ SUFFIX = "_nt"
 
 def _computes(f) -> bool:
     """Whether `f` holds a linalg.generic (what dq ops lower to)."""
-    found = []
-
-    def visit(o):
-        if o.name == "linalg.generic":
-            found.append(o)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    f.operation.walk(visit)
-    return bool(found)
+    return bool(ops_named(f, "linalg.generic"))
 
 
 def run(op) -> bool:

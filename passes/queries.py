@@ -6,6 +6,19 @@ from mlir import ir
 from dequant.dialect.attributes import text
 
 
+def ops_named(root, name: str) -> list:
+    """The ops named `name` nested in `root` (root included), in pre-order."""
+    found = []
+
+    def visit(o):
+        if o.name == name:
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    root.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
 def public_functions(module) -> list:
     """The `func.func`s with a body and no private/nested visibility directly in `module` (an
     ir.Module or a builtin.module operation)."""

@@ -47,6 +47,7 @@ from mlir.dialects.transform import vector as tvector
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
+from .queries import ops_named
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -547,14 +548,7 @@ def root(v: ir.Value) -> ir.Value:
 def results(op) -> list:
     """The linalg.generics of `op` that write a result: every one whose output no other generic
     reads (a zero point unpacked into a temporary is read by the dequantize's generic)."""
-    found = []
-
-    def visit(o):
-        if o.name == "linalg.generic":
-            found.append(o)
-        return ir.WalkResult.ADVANCE
-
-    op.walk(visit)
+    found = ops_named(op, "linalg.generic")
     read = set()
     for g in found:
         outs = len(list(g.results)) or 1
@@ -587,7 +581,7 @@ def run(op) -> bool:
             p.generic.attributes[TARGET] = _i64(i)
         _tile(op, plans)
         tiles = []
-        for g in _generics(op):
+        for g in ops_named(op, "linalg.generic"):
             if TARGET in g.attributes:
                 i = ir.IntegerAttr(g.attributes[TARGET]).value
                 if _whole_tile(g, plans[i]):
@@ -610,18 +604,6 @@ def _inline(region) -> None:
     for o in list(block.operations)[:-1]:  # the scf.yield last
         o.move_before(region)
     region.erase()
-
-
-def _generics(op) -> list:
-    out = []
-
-    def visit(o):
-        if o.name == "linalg.generic":
-            out.append(o)
-        return ir.WalkResult.ADVANCE
-
-    op.walk(visit)
-    return out
 
 
 def _clean(op) -> None:
