@@ -48,6 +48,7 @@ from typing import Callable
 import ml_dtypes
 import numpy as np
 
+import dequant
 from dequant import ops
 from dequant.passes.to_llvm import MEMREF_TO_LLVM
 
@@ -107,6 +108,17 @@ class Case:
     opsets: list | None = None  # ONNX opsets to try, first that onnxruntime runs
     quant: Callable | None = None  # arrays -> (storage, widen, type parameters) for !quant.uniform
     quant_na: str = ""  # why upstream quant cannot express the case
+    packed: bool = False  # dequant reads sub-byte x and zero point as dequant.Packed (ONNX's layout)
+
+    def prepare(self, a: dict) -> dict:
+        """The arrays dequant is given: packed once here for a packed case (the others get `a`)."""
+        if not self.packed:
+            return a
+        return {k: dequant.pack(v) if v is not None and v.dtype.itemsize == 1 and v.dtype in SUB_BYTE else v for k, v in a.items()}
+
+    def bytes_read(self, a: dict) -> int:
+        """The bytes of the arrays dequant reads: packed ones at their packed size."""
+        return sum((v.data.nbytes if isinstance(v, dequant.Packed) else v.nbytes) for v in self.prepare(a).values() if v is not None)
 
     def _call(self, a: dict) -> tuple:
         """The op function and its positional arguments."""
@@ -130,6 +142,9 @@ class Case:
         NUMPY[self.op](self, a, out)
 
 
+SUB_BYTE = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4), np.dtype(ml_dtypes.float4_e2m1fn))
+
+
 def _scales(rng, shape, dtype=np.float32) -> np.ndarray:
     """Scales k/64, k in [1, 64): exact in every scale type, short in IR text."""
     return (rng.integers(1, 64, size=shape) / 64).astype(dtype)
@@ -147,7 +162,7 @@ def _ints(rng, dtype, shape, low=None, high=None) -> np.ndarray:
 
 
 def onnx_case(name, title, storage, granularity, *, block=0, scale_dtype=np.float32, zero_point=True,
-              opsets=(19, 13), quant_storage=None, quant_na=""):  # fmt: skip
+              opsets=(19, 13), quant_storage=None, quant_na="", packed=False):  # fmt: skip
     """An ONNX DequantizeLinear case on (rows, cols) data, axis 1."""
     scale_dtype = np.dtype(scale_dtype)
 
@@ -163,6 +178,8 @@ def onnx_case(name, title, storage, granularity, *, block=0, scale_dtype=np.floa
             z = np.asarray(3).astype(storage)
         if storage == ml_dtypes.float8_e4m3fn:  # every byte, NaNs included
             x = rng.integers(0, 256, size=(rows, cols), dtype=np.uint8).view(storage)
+        elif storage == ml_dtypes.float4_e2m1fn:  # every value of the 16
+            x = rng.integers(0, 16, size=(rows, cols), dtype=np.uint8).view(storage)
         else:
             x = _ints(rng, storage, (rows, cols))
         s = np.asarray(0.5, scale_dtype) if granularity == "tensor" else _scales(rng, ps, scale_dtype)
@@ -182,7 +199,7 @@ def onnx_case(name, title, storage, granularity, *, block=0, scale_dtype=np.floa
 
     attrs = {"axis": 1, "block_size": block}
     return Case(name, title, "onnx", make, lambda r, c: (r, c), np.dtype(scale_dtype), attrs, list(opsets),
-                quant if quant_storage else None, quant_na)  # fmt: skip
+                quant if quant_storage else None, quant_na, packed)  # fmt: skip
 
 
 def _f(v: float) -> str:
@@ -250,6 +267,13 @@ def cases() -> list[Case]:
                   block=128, opsets=(21,), quant_storage="i4"),
         onnx_case("onnx_u4_per_axis", "ONNX DequantizeLinear, uint4 per-axis (axis 1), f32", u4, "axis",
                   opsets=(21,), quant_storage="u4"),
+        onnx_case("onnx_i4_block32_packed", "ONNX DequantizeLinear, int4 blocked (axis 1, block 32), f32, x and zero "
+                  "point as dequant.Packed (two per byte)", i4, "block", block=32, opsets=(21,), quant_storage="i4", packed=True),
+        onnx_case("onnx_i4_per_axis_packed", "ONNX DequantizeLinear, int4 per-axis (axis 1), f32, packed", i4, "axis",
+                  opsets=(21,), quant_storage="i4", packed=True),
+        onnx_case("onnx_f4_per_tensor_packed", "ONNX DequantizeLinear, float4e2m1 per-tensor, f32, packed",
+                  ml_dtypes.float4_e2m1fn, "tensor", zero_point=False, opsets=(23,),
+                  quant_na="float4 storage is no quant storage type", packed=True),
         onnx_case("onnx_f8e4m3fn_per_tensor", "ONNX DequantizeLinear, float8e4m3fn per-tensor, f32", f8, "tensor",
                   zero_point=False, opsets=(19, 21),
                   quant_na="quant.uniform storage types are integers: float8 storage is not expressible"),
@@ -567,15 +591,16 @@ def latency(case: Case, rng) -> dict:
     set_threads(CORES)
     a = case.make(rng, *LATENCY_SHAPE)
     out = np.empty(case.shape(*LATENCY_SHAPE), case.out_dtype)
+    mine = case.prepare(a)
     t0 = time.perf_counter()
-    case.ours(a, out)
+    case.ours(mine, out)
     first = time.perf_counter() - t0
     ref = np.empty_like(out)
     case.numpy(a, ref)
     problem = check(out, ref)
     if problem:
         raise AssertionError(f"{case.name} at 1K elements: dequant differs from numpy: {problem}")
-    cached = median_time(lambda: case.ours(a, out), Budget(0.2, 200, 5000, 1))["median"]
+    cached = median_time(lambda: case.ours(mine, out), Budget(0.2, 200, 5000, 1))["median"]
     return {"first_call_s": first, "cached_call_s": cached, "compile_s": first - cached}
 
 
@@ -615,7 +640,7 @@ def bench_size(case: Case, n: int, budget: Budget, rng, log) -> dict:
     rows = n // COLS
     a = case.make(rng, rows, COLS)
     shape = case.shape(rows, COLS)
-    read = sum(v.nbytes for v in a.values() if v is not None)
+    read = case.bytes_read(a)
     written = int(np.prod(shape)) * case.out_dtype.itemsize
     row = {"case": case.name, "elements": n, "shape": list(shape), "bytes_read": read, "bytes_written": written,
            "times": {}, "stats": {}, "notes": {}}  # fmt: skip
@@ -637,13 +662,14 @@ def bench_size(case: Case, n: int, budget: Budget, rng, log) -> dict:
             row["notes"][impl] = f"differs from numpy: {problem}"
         runners[impl] = (setup, fn)
 
+    mine = case.prepare(a)  # packed once, for a packed case
     for impl, threads in (("ours_1t", 1), ("ours_nt", CORES)):
         if set_threads(threads):
-            add(impl, lambda t=threads: set_threads(t), lambda: case.ours(a, out), strict=True)
+            add(impl, lambda t=threads: set_threads(t), lambda: case.ours(mine, out), strict=True)
         else:
             row["notes"][impl] = "n/a: dequant.ops.set_num_threads is not available"
     set_threads(1)  # before bind: the thread split is fixed there
-    add("ours_bound", lambda: set_threads(1), case.ours_bound(a, out), strict=True)
+    add("ours_bound", lambda: set_threads(1), case.ours_bound(mine, out), strict=True)
     add("numpy", nothing, lambda: case.numpy(a, out))
     for impl, threads in (("ort_1t", 1), ("ort_nt", CORES)):
         try:
