@@ -64,9 +64,11 @@ def _output_dtype(sig: Signature) -> str | None:
 
 
 def _zero_point_values(sig: Signature) -> str | None:
-    x, zp = sig.operands["x"], sig.values.get("x_zero_point")
-    e = ELEMENTS[x.elem]
-    if zp is None or not (x.elem == "i32" or e.is_minifloat):
+    x = sig.operands["x"]
+    if not (x.elem == "i32" or ELEMENTS[x.elem].is_minifloat):
+        return None  # before reading the values: a packed zero point is unpacked only when read
+    zp = sig.values.get("x_zero_point")
+    if zp is None:
         return None
     if not np.any(np.asarray(zp, dtype=np.float64) != 0):
         return None

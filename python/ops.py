@@ -244,7 +244,7 @@ class Plan:
         if i is None or i >= len(arrays) or arrays[i] is None:
             return
         zp = arrays[i]
-        sig = Signature(self.sig.operands, self.result, self.attrs, {self._zero_point: zp.unpack() if type(zp) is Packed else zp})
+        sig = Signature(self.sig.operands, self.result, self.attrs, _Values(self._zero_point, zp))
         for rule in self._value_rules:
             message = rule(sig)
             if message:
@@ -305,6 +305,21 @@ class Plan:
     def _inputs(self, arrays: list) -> list:
         """The arrays the kernel reads (a Packed's bytes), in argument order."""
         return [arrays[i].data if isinstance(arrays[i], Packed) else arrays[i] for i in self.present]
+
+
+class _Values:
+    """The values a value rule reads (`get`, as a dict's): a packed zero point is unpacked only
+    if a rule reads it (unpacking on every call cost more than the kernel)."""
+
+    __slots__ = ("name", "array")
+
+    def __init__(self, name: str, array):
+        self.name, self.array = name, array
+
+    def get(self, name: str, default=None):
+        if name != self.name:
+            return default
+        return self.array.unpack() if type(self.array) is Packed else self.array
 
 
 def _nbytes(a) -> int:
