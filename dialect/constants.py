@@ -21,6 +21,10 @@ import numpy as np
 from .elements import Element, of_type
 
 
+class _ArrayRef(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("size", ctypes.c_size_t)]
+
+
 class _CAPI:
     """The few C API functions the bindings do not expose for every element type."""
 
@@ -32,6 +36,18 @@ class _CAPI:
         self.raw_data.restype, self.raw_data.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
         self.pointer = ctypes.pythonapi.PyCapsule_GetPointer
         self.pointer.restype, self.pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+        self.is_resource = lib.mlirAttributeIsADenseResourceElements
+        self.is_resource.restype, self.is_resource.argtypes = ctypes.c_bool, [ctypes.c_void_p]
+        # No C API function reads a blob; `DenseResourceElementsAttr::getData()` (exported by the
+        # same library, Itanium C++ ABI: `this` is the address of the attribute's one pointer, the
+        # ArrayRef<char> comes back in two registers) gives its bytes, or an empty array when the
+        # blob is absent (a handle without data: never a dangling read).
+        self.blob = lib._ZN4mlir25DenseResourceElementsAttr7getDataEv
+        self.blob.restype, self.blob.argtypes = _ArrayRef, [ctypes.c_void_p]
+
+    def address(self, attr) -> int:
+        return self.pointer(attr._CAPIPtr, b"mlir.ir.Attribute._CAPIPtr")
 
     def raw(self, attr, nbytes: int) -> bytes:
         """`nbytes` of the raw storage of a DenseElementsAttr (a copy)."""
@@ -76,6 +92,20 @@ def _from_bits(bits: np.ndarray, e: Element) -> np.ndarray:
             return ((low.astype(np.int8) ^ (1 << (e.bits - 1))) - (1 << (e.bits - 1))).astype(e.dtype)
         return low.astype(e.dtype) if e.kind == "int" else low.view(e.dtype)
     return bits.view(e.dtype)
+
+
+def resource_bytes(attr) -> bytes | None:
+    """The bytes of a `dense_resource` attribute's blob (a copy), or None for another attribute or
+    a blob whose data is absent (e.g. elided by `--mlir-elide-resource-strings-if-larger`)."""
+    c = _c()
+    address = c.address(attr)
+    if not c.is_resource(address):
+        return None
+    this = ctypes.c_void_p(address)
+    view = c.blob(ctypes.addressof(this))
+    if not view.data:
+        return None
+    return ctypes.string_at(view.data, view.size)
 
 
 def read(value) -> np.ndarray | None:

@@ -1,0 +1,114 @@
+"""The torch form of an imported ONNX model, as the torch-onnx-* passes read and write it.
+
+`iree-import-onnx` (and torch-mlir's ONNX importer, whose code it ships) writes each ONNX node as
+`torch.operator` with the property `name = "onnx.<OpType>"`, its ONNX attributes as
+`torch.onnx.<attr>` (integers as si64; a data type as its ONNX TensorProto.DataType number), its
+initializers as `onnx.Constant` nodes holding `torch.onnx.value` (a `dense_resource` of the
+ONNX raw bytes, or `dense<...>`), and its values typed `!torch.vtensor<[d0,d1,...],dtype>` (`?`
+a dynamic dim, dtype a builtin type with `si`/`ui` for signed/unsigned integers). dq reads that
+form without the torch dialect: parsed in generic form with unregistered dialects allowed, the
+types are opaque (`OpaqueType`, dialect "torch") and are read here; torch_c casts are created as
+generic ops. The builtin tensor of a torch tensor is torch_c's: the same dims, integers signless.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mlir import ir
+
+from dequant.dialect.elements import ELEMENTS, Element
+
+from .queries import ops_named
+
+OPERATOR = "torch.operator"
+TO_BUILTIN = "torch_c.to_builtin_tensor"
+FROM_BUILTIN = "torch_c.from_builtin_tensor"
+_VTENSOR = re.compile(r"vtensor<\[([^\]]*)\],([A-Za-z0-9_]+)>")
+
+
+@dataclass(frozen=True)
+class TorchTensor:
+    """A `!torch.vtensor<[dims],dtype>`: dims (None dynamic) and the dtype's dq element."""
+
+    shape: tuple
+    element: Element
+
+    def builtin(self) -> ir.RankedTensorType:
+        """torch_c's builtin tensor type: signless integers."""
+        e = self.element.ir_type()
+        if isinstance(e, ir.IntegerType):
+            e = ir.IntegerType.get_signless(ir.IntegerType(e).width)
+        dyn = ir.ShapedType.get_dynamic_size()
+        return ir.RankedTensorType.get([dyn if d is None else d for d in self.shape], e)
+
+    def dq(self) -> ir.RankedTensorType:
+        """The tensor dq ops take: the element's own type (unsigned stays unsigned)."""
+        dyn = ir.ShapedType.get_dynamic_size()
+        return ir.RankedTensorType.get([dyn if d is None else d for d in self.shape], self.element.ir_type())
+
+
+def tensor_of(t: ir.Type) -> TorchTensor | str:
+    """The TorchTensor of a type, or why it is not one dq reads."""
+    if not isinstance(t, ir.OpaqueType) or ir.OpaqueType(t).dialect_namespace != "torch":
+        return f"{t} is not a torch tensor type"
+    data = ir.OpaqueType(t).data
+    m = _VTENSOR.fullmatch(data)
+    if m is None:
+        return f"!torch.{data} is not a ranked !torch.vtensor with a dtype"
+    dims = []
+    for d in filter(None, (p.strip() for p in m.group(1).split(","))):
+        if d == "?":
+            dims.append(None)
+        elif d.isdigit():
+            dims.append(int(d))
+        else:
+            return f"!torch.{data} has a dim '{d}' that is neither a size nor '?'"
+    dtype = m.group(2)
+    e = ELEMENTS.get("i" + dtype[2:] if re.fullmatch(r"si\d+", dtype) else dtype)
+    if e is None:
+        return f"!torch.{data}: dtype {m.group(2)} is not a dq element type ({', '.join(ELEMENTS)})"
+    return TorchTensor(tuple(dims), e)
+
+
+def onnx_name(op) -> str | None:
+    """The ONNX op type of a `torch.operator` ("onnx.MatMul"), or None for another op."""
+    if op.name != OPERATOR or "name" not in op.attributes:
+        return None
+    a = op.attributes["name"]
+    return ir.StringAttr(a).value if isinstance(a, ir.StringAttr) else None
+
+
+def nodes(root, onnx_op: str) -> list:
+    """The `torch.operator` ops of ONNX type `onnx_op` (e.g. "onnx.DequantizeLinear") under root."""
+    return [o for o in ops_named(root, OPERATOR) if onnx_name(o) == onnx_op]
+
+
+def to_builtin(value: ir.Value, t: TorchTensor) -> ir.Value:
+    """`torch_c.to_builtin_tensor` of a torch value, then its unsigned view if dq reads one."""
+    from mlir.dialects import tensor
+
+    v = ir.Operation.create(TO_BUILTIN, results=[t.builtin()], operands=[value]).result
+    return v if t.builtin() == t.dq() else tensor.bitcast(t.dq(), v)
+
+
+def from_builtin(value: ir.Value, torch_type: ir.Type) -> ir.Value:
+    return ir.Operation.create(FROM_BUILTIN, results=[torch_type], operands=[value]).result
+
+
+def builtin_of(value: ir.Value) -> ir.Value | None:
+    """The builtin tensor a torch value was made from by `torch_c.from_builtin_tensor`, or None."""
+    owner = value.owner
+    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.name == FROM_BUILTIN:
+        return owner.operands[0]
+    return None
+
+
+def constant_value(value: ir.Value):
+    """The `torch.onnx.value` attribute of the `onnx.Constant` defining `value`, or None."""
+    owner = value.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or onnx_name(owner.operation) != "onnx.Constant":
+        return None
+    attrs = owner.operation.attributes
+    return attrs["torch.onnx.value"] if "torch.onnx.value" in attrs else None

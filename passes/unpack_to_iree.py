@@ -1,0 +1,51 @@
+"""dq-unpack-to-iree: packed integer data for IREE: `dq.unpack` becomes `iree_tensor_ext.bitcast`.
+
+IREE reads a tensor of i4/i2 elements packed, in the layout of ONNX's packed bytes (element j in
+bits (j mod k) * w of byte j / k); its bitcast reinterprets the bytes as that tensor without a
+copy. A dq op then reads x as a plain sub-byte tensor, through the identity map, which IREE fuses
+into the op's consumers and unpacks while it computes; dq's own in-place read (dq-to-linalg) is a
+computed index IREE does not fuse. A `dq.unpack` becomes
+
+    %x = iree_tensor_ext.bitcast %bytes : tensor<Bxi8> -> tensor<...xi4>   (then ui4: tensor.bitcast)
+
+when its result is static and fills whole bytes, and its type is an integer (IREE has no packed
+float4); the others stay for dq-to-linalg. The op is created in generic form (the dialect is
+IREE's), so the output is for `iree-compile` only.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import tensor
+
+from dequant.dialect import unpack
+from dequant.dialect.elements import of_type
+
+from . import Pass
+from .queries import ops_named
+
+BITCAST = "iree_tensor_ext.bitcast"
+
+
+def run(root) -> bool:
+    for op in ops_named(root, unpack.NAME):
+        if unpack.OP.check(op) is not None:
+            continue  # dq-to-linalg reports it
+        rt = ir.RankedTensorType(op.results[0].type)
+        e = of_type(rt.element_type)
+        if e.kind != "int" or not rt.has_static_shape or math.prod(rt.shape) * e.bits % 8:
+            continue
+        signless = ir.RankedTensorType.get(rt.shape, ir.IntegerType.get_signless(e.bits))
+        with ir.InsertionPoint(op), op.location:
+            segments = ir.DenseI32ArrayAttr.get([1, 0, 0])  # source, source dims, result dims
+            x = ir.Operation.create(BITCAST, results=[signless], operands=[op.operands[0]], attributes={"operandSegmentSizes": segments}).result
+            if signless != rt:
+                x = tensor.bitcast(rt, x)
+        op.results[0].replace_all_uses_with(x)
+        op.erase()
+    return True
+
+
+PASS = Pass("dq-unpack-to-iree", "Rewrite dq.unpack of static integer data into IREE's iree_tensor_ext.bitcast", run)
