@@ -1,0 +1,108 @@
+"""ONNX models for the IREE stage tests, built with onnx.helper (and onnxruntime's quantizer).
+
+Every model takes one f32 input "x" [M, K] (M dynamic) and returns "y"; the expected output is
+always `onnx.reference.ReferenceEvaluator` on the same file, never dequant.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 21
+
+
+def _save(nodes, inits, k: int, n: int, path, opset: int = OPSET) -> str:
+    g = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", n])],
+        inits,
+    )  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    onnx.save(m, str(path))
+    return str(path)
+
+
+def int4_blocked_matmul(path, k: int, n: int, block: int, *, zero_point: bool = False, unsigned: bool = False, seed: int = 0) -> str:
+    """y = x @ DequantizeLinear(w int4/uint4 [K, N] blocked along K, f32 scales[, zero points])."""
+    rng = np.random.default_rng(seed)
+    lo, hi, dtype = (0, 16, ml_dtypes.uint4) if unsigned else (-8, 8, ml_dtypes.int4)
+    w = rng.integers(lo, hi, size=(k, n)).astype(dtype)
+    s = (rng.random((k // block, n)) * 0.1 + 0.01).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(s, "s")]
+    inputs = ["w", "s"]
+    if zero_point:
+        z = rng.integers(lo, hi, size=(k // block, n)).astype(dtype)
+        inits.append(numpy_helper.from_array(z, "z"))
+        inputs.append("z")
+    nodes = [helper.make_node("DequantizeLinear", inputs, ["wf"], axis=0, block_size=block),
+             helper.make_node("MatMul", ["x", "wf"], ["y"])]  # fmt: skip
+    return _save(nodes, inits, k, n, path)
+
+
+def float8_matmul(path, k: int, n: int, seed: int = 0) -> str:
+    """y = x @ DequantizeLinear(w float8e4m3fn [K, N], per-column f32 scale)."""
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((k, n)) * 4).astype(ml_dtypes.float8_e4m3fn)
+    s = (rng.random(n) * 0.1 + 0.01).astype(np.float32)
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=1),
+             helper.make_node("MatMul", ["x", "wf"], ["y"])]  # fmt: skip
+    return _save(nodes, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(s, "s")], k, n, path)
+
+
+def qdq_both_matmul(path, k: int, n: int, seed: int = 0) -> str:
+    """Activations and weights both dequantized into one MatMul:
+    y = DQ(Q(x, 0.05, 128 uint8)) @ DQ(w int8 [K, N], per-column scale, axis 1)."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-127, 128, size=(k, n)).astype(np.int8)
+    s = (rng.random(n) * 0.01 + 0.001).astype(np.float32)
+    inits = [
+        numpy_helper.from_array(w, "w"), numpy_helper.from_array(s, "s"),
+        numpy_helper.from_array(np.array(0.05, np.float32), "xs"), numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+    ]  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+        helper.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=1),
+        helper.make_node("MatMul", ["xf", "wf"], ["y"]),
+    ]
+    return _save(nodes, inits, k, n, path)
+
+
+def quantize_static_model(path, tmp_dir, k: int, n: int, seed: int = 0) -> str:
+    """onnxruntime's `quantize_static` (QDQ format, int8 per-channel weights, uint8 activations)
+    of a float model y = relu(x @ W1 + b1) @ W2."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(seed)
+    w1 = rng.standard_normal((k, n)).astype(np.float32) * 0.2
+    b1 = rng.standard_normal(n).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((n, n)).astype(np.float32) * 0.2
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"]),
+        helper.make_node("Add", ["h0", "b1"], ["h1"]),
+        helper.make_node("Relu", ["h1"], ["h2"]),
+        helper.make_node("MatMul", ["h2", "w2"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2")]
+    float_path = _save(nodes, inits, k, n, f"{tmp_dir}/float.onnx")
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rng.standard_normal((4, k)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quantize_static(float_path, str(path), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)  # fmt: skip
+    return str(path)
+
+
+def dequantize_linear_count(path) -> int:
+    return sum(node.op_type == "DequantizeLinear" for node in onnx.load(str(path)).graph.node)
