@@ -28,7 +28,7 @@ from .pipeline import build
 
 PIPELINE = "torch-onnx-to-iree"
 TARGETS = ("llvm-cpu",)
-DEFAULT_FLAGS = ("--iree-hal-target-device=local", "--iree-llvmcpu-target-cpu=host")
+DEFAULT_FLAGS = ("--iree-hal-target-device=local", "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3")
 OPT, COMPILE = "iree.compiler.tools.scripts.iree_opt", "iree.compiler.tools.scripts.iree_compile"
 
 
@@ -79,7 +79,8 @@ def prepare(text: str, pipeline: str = PIPELINE) -> str:
 def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", flags: tuple = DEFAULT_FLAGS, extra_args=()) -> bytes:
     """The IREE module (vmfb bytes) of an ONNX model, with the dq stage between IREE's importer
     and iree-compile. `target`: the IREE backend (llvm-cpu); `flags`: iree-compile flags (by
-    default the local device and the host CPU); `extra_args`: more iree-compile flags."""
+    default the local device, the host CPU and -O3: measured 2-3x faster than the default level on
+    the int4 MatMul, docs/iree.md); `extra_args`: more iree-compile flags."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     text = prepare(import_onnx(model))
