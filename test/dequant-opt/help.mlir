@@ -11,5 +11,9 @@
 // CHECK-DAG: --dq-to-linalg {{.*}}linalg.generic
 // CHECK-DAG: --dq-storage-abi {{.*}}sub-byte
 // CHECK-DAG: --dq-emit-c-interface {{.*}}llvm.emit_c_interface
+// CHECK-DAG: --torch-onnx-to-dq {{.*}}DequantizeLinear
+// CHECK-DAG: --torch-onnx-dq-matmul {{.*}}MatMul
+// CHECK-DAG: --dq-unpack-to-iree {{.*}}iree_tensor_ext.bitcast
 // CHECK: dq pipelines:
-// CHECK-NEXT: --dq-to-llvm {{.*}}LLVM dialect
+// CHECK-DAG: --dq-to-llvm {{.*}}LLVM dialect
+// CHECK-DAG: --torch-onnx-to-iree {{.*}}iree-compile
