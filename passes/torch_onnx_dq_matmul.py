@@ -100,18 +100,22 @@ def _data(x: ir.Value, shape: list) -> ir.Value:
     return _expand(x, shape, [[0, 1], [2]])
 
 
-def _transposed(x: ir.Value, shape: list) -> ir.Value | None:
+def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
     """Constant packed x [K, N] as packed N-major weights of `shape` ([N, K/B, B] or [N, K]), or
     None when x is not a packed constant. Each output column's weights are then contiguous, as
-    a vector-matrix product reads them (the bytes stay packed, two int4 per byte)."""
+    a vector-matrix product reads them (the bytes stay packed, two int4 per byte). One copy per
+    source constant and view (`made`), however many MatMuls read it."""
     owner = x.owner
     if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != unpack.NAME:
         return None
     source = owner.operands[0].owner
     if not isinstance(source, (ir.Operation, ir.OpView)) or source.name != "arith.constant":
         return None
-    data = constants.resource_bytes(source.attributes["value"])
     xt = ir.RankedTensorType(x.type)
+    key = (source.operation, tuple(shape))
+    if key in made:
+        return unpack.build(made[key], ir.RankedTensorType.get(shape, xt.element_type))
+    data = constants.resource_bytes(source.attributes["value"])
     e = of_type(xt.element_type)
     if data is None or len(data) != unpack.packed_bytes(tuple(xt.shape), e.bits):
         return None
@@ -121,10 +125,12 @@ def _transposed(x: ir.Value, shape: list) -> ir.Value | None:
     packed = pack(np.ascontiguousarray(values.T)).data
     i8 = ir.IntegerType.get_signless(8)
     blob = ir.DenseResourceElementsAttr.get_from_buffer(packed.view(np.int8).copy(), "dq_packed_nk", ir.RankedTensorType.get([packed.size], i8))
-    return unpack.build(arith.ConstantOp(blob.type, blob).result, ir.RankedTensorType.get(shape, xt.element_type))
+    with ir.InsertionPoint(source):  # beside the source: it dominates every reader of x
+        made[key] = arith.ConstantOp(blob.type, blob).result
+    return unpack.build(made[key], ir.RankedTensorType.get(shape, xt.element_type))
 
 
-def rewrite(matmul, dq_op, d, form: Form) -> bool:
+def rewrite(matmul, dq_op, d, form: Form, made: dict) -> bool:
     a_t, y_t = t.tensor_of(matmul.operands[0].type), t.tensor_of(matmul.results[0].type)
     w_type = ir.RankedTensorType(dq_op.results[0].type)
     k, n = w_type.shape
@@ -141,7 +147,7 @@ def rewrite(matmul, dq_op, d, form: Form) -> bool:
         a = t.to_builtin(matmul.operands[0], a_t)
         sizes = [tensor.dim(a, arith.constant(ir.IndexType.get(), i)) if s is None else s for i, s in enumerate(a_t.shape[:-1])]
         view = [n, k // b, b] if b > 1 else [n, k]
-        x = _transposed(v["data"], view)
+        x = _transposed(v["data"], view, made)
         transposed = x is not None
         if not transposed:
             view = [k // b, b, n] if b > 1 else [k, n]
@@ -178,10 +184,10 @@ def run(root) -> bool:
     if verified is None:
         return False
     found = {op.operation: (d, sig) for op, d, sig in verified}
-    rewritten = set()
+    rewritten, made = set(), {}
     for matmul in t.nodes(root, "onnx.MatMul"):
         w = _weights(matmul.operands[1], found) if len(matmul.operands) == 2 and len(matmul.results) == 1 else None
-        if w is not None and rewrite(matmul, *w):
+        if w is not None and rewrite(matmul, *w, made):
             rewritten.add(w[0])
     for dq_op in rewritten:  # the dequantized weights no MatMul reads any more
         casts = [u.owner for u in dq_op.results[0].uses]
@@ -191,7 +197,10 @@ def run(root) -> bool:
             x = dq_op.operands[0]
             dq_op.erase()
             if isinstance(x.owner, (ir.Operation, ir.OpView)) and x.owner.name == unpack.NAME and not list(x.uses):
+                source = x.owner.operands[0].owner
                 x.owner.erase()
+                if isinstance(source, (ir.Operation, ir.OpView)) and source.name == "arith.constant" and not list(source.results[0].uses):
+                    source.erase()
     return True
 
 

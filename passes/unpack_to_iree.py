@@ -30,6 +30,11 @@ BITCAST = "iree_tensor_ext.bitcast"
 
 
 def run(root) -> bool:
+    if not root.context.allow_unregistered_dialects:  # creating an op of an unknown dialect would abort
+        if ops_named(root, unpack.NAME):
+            root.location.emit_error("dq-unpack-to-iree creates IREE's iree_tensor_ext.bitcast: allow unregistered dialects (--allow-unregistered-dialect)")
+            return False
+        return True
     for op in ops_named(root, unpack.NAME):
         if unpack.OP.check(op) is not None:
             continue  # dq-to-linalg reports it
