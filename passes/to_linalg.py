@@ -174,6 +174,31 @@ def read_expr(r: canonical.Read, split: Split | None):
     return divided(ir.AffineExpr.get_add(outer, ir.AffineDimExpr.get(r.dim + 1)), r.block)
 
 
+def split_operand(shapes: Shapes, operand: ir.Value, reads: tuple, split: Split) -> tuple:
+    """(operand, its map's results) for a generic iterating the output with `split`. A dim read
+    along the split dim in blocks smaller than the container (per element: b = 1, or b dividing
+    the factor) is viewed as [outer, factor / b] (tensor.expand_shape), so it is read at
+    (outer, k floordiv b): a plain or constant-stride read instead of the index outer * factor + k
+    (e.g. a per-axis scale along packed int4 columns)."""
+    t = ir.RankedTensorType(operand.type)
+    exprs, view, groups = [], [], []
+    for p, r in enumerate(reads):
+        groups.append([len(view)])
+        if r.dim == split.dim and r.block < split.factor and split.factor % r.block == 0:
+            per = split.factor // r.block
+            n = shapes.dim(operand, p) if t.is_dynamic_dim(p) else t.shape[p]
+            view += [n // per if isinstance(n, int) else arith.divui(n, shapes.index(per)), per]
+            groups[-1].append(len(view) - 1)
+            k = ir.AffineDimExpr.get(split.dim + 1)
+            exprs += [ir.AffineDimExpr.get(split.dim), k if r.block == 1 else ir.AffineFloorDivExpr.get(k, ir.AffineConstantExpr.get(r.block))]
+        else:
+            view.append(shapes.dim(operand, p) if t.is_dynamic_dim(p) else t.shape[p])
+            exprs.append(read_expr(r, split))
+    if len(view) == t.rank:
+        return operand, exprs
+    return expand(operand, view, groups), exprs
+
+
 def split_view(shapes: Shapes, init: ir.Value, sizes: list, split: Split, outer=None) -> tuple:
     """The output viewed as [..., outer, factor, ...] (tensor.expand_shape) and the groups that
     collapse it back (`outer`: the split dim's outer size where it is known as a value)."""
@@ -338,13 +363,14 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
         outer = shapes.dim(container, split.dim) if ct.is_dynamic_dim(split.dim) else None
         view, groups = split_view(shapes, init, sizes, split, outer)
         x_map = ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in range(loops) if d != split.dim + 1])
-        maps = [x_map] + [ir.AffineMap.get(loops, 0, [read_expr(r, split) for r in m]) for m in reads]
+        operands = [split_operand(shapes, v, m, split) for v, m in zip([scale] + params, reads)]
+        maps = [x_map] + [ir.AffineMap.get(loops, 0, exprs) for _, exprs in operands]
 
         def body(xv, sv, *rest):
             k = arith.index_cast(semantics.i(32), linalg.IndexOp(split.dim + 1).result)
             return dequantize(xv, sv, rest, field=(arith.muli(k, semantics.const_int(split.bits)), split.bits), int4x4=int4x4)
 
-        y = generic([container, scale] + params, view, maps + [ir.AffineMap.get_identity(loops)], loops, body)
+        y = generic([container] + [v for v, _ in operands], view, maps + [ir.AffineMap.get_identity(loops)], loops, body)
         return tensor.collapse_shape(ir.RankedTensorType(init.type), y, groups)
 
     def gather(bytes_: ir.Value) -> ir.Value:

@@ -47,7 +47,7 @@ from mlir.dialects.transform import vector as tvector
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
-from .queries import ops_named
+from .queries import constant_int, ops_named
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -309,6 +309,10 @@ class _Fields:
                     return None
                 attrs = {n: op.attributes[n] for n in op.attributes}
                 return ir.Operation.create(name, results=[part], operands=pieces, attributes=attrs).result
+            if name == "vector.shape_cast" and ir.VectorType(operands[0].type).rank == 1:  # a flat 2-D tile (flatten_loads)
+                n = t.shape[1]
+                mask = [j + n * i for i in range(t.shape[0])] if axis == 1 else [j * n + i for i in range(n)]
+                return vector.shuffle(operands[0], operands[0], mask)
             if name == "vector.transpose" and _permutation(op) == [1, 0]:
                 return self.slice(operands[0], 1 - axis, j)
             if name == "vector.broadcast":
@@ -351,7 +355,8 @@ def _interleaved(columns: list) -> ir.Value:
 def flatten_stores(loop_op) -> None:
     """Each 2-D vector.transfer_write of a whole contiguous tile of bytes x fields in `loop_op`
     becomes one 1-D vector.store on the collapsed memref of the fields computed apart and
-    interleaved (see _Fields)."""
+    interleaved (see _Fields), or of the value shape_cast to 1-D when it is not computed field
+    by field (it reads a 2-D tile, see flatten_loads)."""
     writes = []
 
     def visit(o):
@@ -372,13 +377,46 @@ def flatten_stores(loop_op) -> None:
         if strides != [k, 1]:
             continue
         columns = [fields.slice(value, 1, j) for j in range(k)]
-        if any(c is None for c in columns):
-            continue
         with ir.InsertionPoint(w), w.location:
-            flat = _interleaved(columns)
+            if any(c is None for c in columns):  # a value computed as a whole: its row-major order
+                flat = vector.shape_cast(ir.VectorType.get([math.prod(vt.shape)], vt.element_type), value)
+            else:
+                flat = _interleaved(columns)
             collapsed = memref.collapse_shape(_collapsed_type(bt), base, [[0, 1]])
             vector.store(flat, collapsed, [arith.constant(ir.IndexType.get(), 0)])
         w.erase()
+
+
+def flatten_loads(loop_op) -> None:
+    """Each 2-D vector.transfer_read of a whole contiguous tile in `loop_op` (a scale or zero
+    point viewed as [columns / k, k] along packed columns, dq-to-linalg's split_operand) becomes
+    one 1-D vector.load of the collapsed memref, shape_cast back: LLVM lowering takes 1-D
+    transfers only."""
+    reads = []
+
+    def visit(o):
+        if o.name == "vector.transfer_read" and ir.VectorType(o.results[0].type).rank == 2:
+            reads.append(o)
+        return ir.WalkResult.ADVANCE
+
+    loop_op.walk(visit)
+    for r in reads:
+        base = r.operands[0]
+        if not isinstance(base.type, ir.MemRefType):
+            continue
+        bt, vt = ir.MemRefType(base.type), ir.VectorType(r.results[0].type)
+        indices = list(r.operands)[1:-1]
+        if list(bt.shape) != list(vt.shape) or len(indices) != 2 or any(constant_int(i) != 0 for i in indices):
+            continue  # not a whole-tile read (or a masked one)
+        strides, _ = bt.get_strides_and_offset()
+        if strides != [vt.shape[1], 1]:
+            continue
+        with ir.InsertionPoint(r), r.location:
+            collapsed = memref.collapse_shape(_collapsed_type(bt), base, [[0, 1]])
+            flat = vector.load(ir.VectorType.get([math.prod(vt.shape)], vt.element_type), collapsed, [arith.constant(ir.IndexType.get(), 0)])
+            value = vector.shape_cast(vt, flat)
+        r.results[0].replace_all_uses_with(value)
+        r.erase()
 
 
 def _collapsed_type(t: ir.MemRefType) -> ir.MemRefType:
@@ -589,6 +627,7 @@ def run(op) -> bool:
                     tiles.append(_enclose(g, modes[i]))
         _vectorize(op)
         for t in tiles:
+            flatten_loads(t)
             flatten_stores(t)
         _lower(op)
         for t in tiles:

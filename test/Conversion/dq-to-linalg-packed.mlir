@@ -100,3 +100,21 @@ func.func @packed_zero_point(%x: tensor<4x4xi4>, %s: tensor<4xf32>, %zb: tensor<
   %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {axis = 0 : i64} : (tensor<4x4xi4>, tensor<4xf32>, tensor<4xi4>) -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// Per-axis along packed int4 columns: the scale (8 elements) is viewed as [4 bytes, 2 fields]
+// and read at (byte, field), not at the index 2 * byte + field.
+// CHECK-DAG: #[[BYTES:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[FIELD:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @per_axis_along_packed_columns
+// CHECK-SAME: (%[[B:[^:]+]]: tensor<12xi8>, %[[S:[^:]+]]: tensor<8xf32>)
+// CHECK: %[[SV:.*]] = tensor.expand_shape %[[S]] {{\[}}[0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[BYTES]], #[[FIELD]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%{{.*}}, %[[SV]] : tensor<3x4xi8>, tensor<4x2xf32>)
+func.func @per_axis_along_packed_columns(%b: tensor<12xi8>, %s: tensor<8xf32>) -> tensor<3x8xf32> {
+  %x = "dq.unpack"(%b) : (tensor<12xi8>) -> tensor<3x8xi4>
+  %y = "dq.onnx_dequantize_linear"(%x, %s) {axis = 1 : i64} : (tensor<3x8xi4>, tensor<8xf32>) -> tensor<3x8xf32>
+  return %y : tensor<3x8xf32>
+}

@@ -160,12 +160,12 @@ func.func @int8_per_channel_rank1_scale(%x: tensor<4x16xi8>, %s: tensor<4xf32>) 
 // ---- int4 (int4x4 packed along dim 0)
 // The output is iterated as [X rows, 4, ...], an expanded view of it: d0 is X's row, d1 the
 // nibble (bits 4*d1.. of X[d0, ...]), so output row 4*d0 + d1; the nibble's shift is invariant in
-// the inner loops. A Scale read along dim 0 reads row 4*d0 + d1 (or d0 floordiv (G/4) for groups
-// of G rows with 4 | G).
+// the inner loops. A Scale read along dim 0 per row is viewed as [rows / 4, 4] and read at
+// (d0, d1): row 4*d0 + d1 (groups of G rows with 4 | G read d0 floordiv (G/4)).
 
 // Groups of 128 along axis 1 of the unpacked 8x256 output, no zero point: nibble - 8.
 // CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[GRP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0 * 4 + d1, d2 floordiv 128)>
+// CHECK-DAG: #[[GRP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2 floordiv 128)>
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @int4_group_axis1(
 // CHECK-SAME: %[[X:.*]]: tensor<2x256xi16>, %[[S:.*]]: tensor<8x2xf16>)
@@ -174,8 +174,9 @@ func.func @int8_per_channel_rank1_scale(%x: tensor<4x16xi8>, %s: tensor<4xf32>) 
 // CHECK-DAG: %[[C4I:.*]] = arith.constant 4 : i32
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<8x256xf16>
 // CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[INIT]] {{\[}}[0, 1], [2]] output_shape [2, 4, 256] : tensor<8x256xf16> into tensor<2x4x256xf16>
+// CHECK: %[[SV:.*]] = tensor.expand_shape %[[S]] {{\[}}[0, 1], [2]] output_shape [2, 4, 2] : tensor<8x2xf16> into tensor<2x4x2xf16>
 // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[XM]], #[[GRP]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
-// CHECK-SAME: ins(%[[X]], %[[S]] : tensor<2x256xi16>, tensor<8x2xf16>) outs(%[[VIEW]] : tensor<2x4x256xf16>)
+// CHECK-SAME: ins(%[[X]], %[[SV]] : tensor<2x256xi16>, tensor<2x4x2xf16>) outs(%[[VIEW]] : tensor<2x4x256xf16>)
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: i16, %[[SC:.*]]: f16, %{{.*}}: f16):
 // CHECK-NEXT: %[[K:.*]] = linalg.index 1 : index
 // CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]] : index to i32
@@ -234,10 +235,10 @@ func.func @int4_group_axis0_int_zero_point_dynamic(%x: tensor<?x16xi16>, %s: ten
 
 // -----
 
-// Per channel over the 8 unpacked rows (row 4*d0 + d1), float zero point (f16 with an f32
-// Scale): (nibble - 8) * Scale + zp.
+// Per channel over the 8 unpacked rows (row 4*d0 + d1: Scale and zp viewed as [2, 4]), float
+// zero point (f16 with an f32 Scale): (nibble - 8) * Scale + zp.
 // CHECK-DAG: #[[XM:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[PC:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0 * 4 + d1)>
+// CHECK-DAG: #[[PC:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @int4_per_channel_float_zero_point(
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i32
