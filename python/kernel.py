@@ -28,7 +28,7 @@ from mlir.runtime import np_to_memref
 
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Tensor, tensor_of
-from dequant.passes import checks
+from dequant.passes import PIPELINES, checks
 from dequant.passes.nontemporal_entries import SUFFIX as NONTEMPORAL_SUFFIX
 from dequant.passes.packed_arguments import PACKED, packed_arguments
 from dequant.passes.queries import function_name, function_type, public_functions
@@ -267,37 +267,84 @@ def check_symbols(module: ir.Module, provided: tuple = (), shared_libs: tuple = 
         raise UnresolvedSymbolError(f"the compiled code calls {', '.join(missing)}, which no loaded library defines")
 
 
+# dq-to-llvm without the `_nt` entry points (Kernel's lazy_nontemporal)
+WITHOUT_NONTEMPORAL = PIPELINES["dq-to-llvm"].elements.replace("dq-nontemporal-entries,", "")
+assert WITHOUT_NONTEMPORAL != PIPELINES["dq-to-llvm"].elements
+
+
+def _copy(module: ir.Module) -> ir.Module:
+    """A new module (same context) holding clones of `module`'s ops and attributes."""
+    with module.context, module.operation.location:
+        new = ir.Module.create()
+        for name in module.operation.attributes:
+            new.operation.attributes[name] = module.operation.attributes[name]
+        for op in module.body.operations:
+            op.operation.clone(ip=ir.InsertionPoint(new.body))
+    return new
+
+
 class Kernel:
     """A compiled public function: its tensor signature and its C-interface entry point.
 
     `module` is lowered in place (dq-to-llvm unless it is already in the LLVM dialect)."""
 
-    def __init__(self, module: ir.Module, entry: str, opt_level: int = 3, context: ir.Context | None = None):
+    def __init__(self, module: ir.Module, entry: str, opt_level: int = 3, context: ir.Context | None = None, *, lazy_nontemporal: bool = False):
+        """`lazy_nontemporal`: compile the `_nt` entry point at the first use of `fn_nt`, in a
+        second engine, instead of with the kernel (the numpy API's kernels: most calls never
+        need it, and it costs more than half the first compile; docs/performance.md)."""
         from .pipeline import build
 
         if opt_level not in OPT_LEVELS:
             raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
         self.signature = signature(find_function(module, entry))
-        build("dq-to-llvm", module.context).run(module.operation)
-        check_compilable(module)
-        check_symbols(module, provided=(checks.REPORT,))
+        self._entry, self._opt_level = entry, opt_level
+        self._source = _copy(module) if lazy_nontemporal and self.signature.nontemporal else None
+        self._nt_lock = threading.Lock()
+        pipeline = "dq-to-llvm" if self._source is None else WITHOUT_NONTEMPORAL
+        build(pipeline, module.context).run(module.operation)
         self._context = context  # keeps the MLIR context alive as long as the engine
         self._module = module
-        self.engine = ExecutionEngine(module, opt_level=opt_level)
         self._failed = threading.local()  # the codes a call in this thread reported (checks.py)
         self.pending = 0  # codes recorded and not yet raised, in any thread: the calls' cheap test
         self._report = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self._record)
-        self.engine.raw_register_runtime(checks.REPORT, ctypes.cast(self._report, ctypes.c_void_p))
+        self.engine = self._engine(module)
         address = self.engine.raw_lookup("_mlir_ciface_" + entry)  # void(void **packed)
         if not address:
             raise UnresolvedSymbolError(f"no entry point for '{entry}' in the compiled code")
         self.fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        # dq-nontemporal-entries' copy with non-temporal stores (None if the function computes no
-        # dq op): same arguments, for calls whose data does not fit the cache (docs/performance.md)
-        address = self.engine.raw_lookup("_mlir_ciface_" + entry + NONTEMPORAL_SUFFIX)
-        self.fn_nt = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address) if address else None
+        self._fn_nt = None if self._source is not None else self._lookup_nt(self.engine)
         fields = [(f"r{i}", descriptor_type(t.rank, itemsize(t))) for i, t in enumerate(self.signature.results)]
         self.results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
+
+    def _engine(self, module: ir.Module) -> ExecutionEngine:
+        check_compilable(module)
+        check_symbols(module, provided=(checks.REPORT,))
+        engine = ExecutionEngine(module, opt_level=self._opt_level)
+        engine.raw_register_runtime(checks.REPORT, ctypes.cast(self._report, ctypes.c_void_p))
+        return engine
+
+    def _lookup_nt(self, engine):
+        # dq-nontemporal-entries' copy with non-temporal stores (None if the function computes no
+        # dq op): same arguments, for calls whose data does not fit the cache (docs/performance.md)
+        address = engine.raw_lookup("_mlir_ciface_" + self._entry + NONTEMPORAL_SUFFIX)
+        return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address) if address else None
+
+    @property
+    def fn_nt(self):
+        """The `_nt` entry point (non-temporal stores), or None; compiled here if lazy."""
+        if self._source is not None:
+            with self._nt_lock:
+                if self._source is not None:
+                    from .pipeline import build
+
+                    module = self._source
+                    with module.context, ir.Location.unknown():
+                        build("dq-to-llvm", module.context).run(module.operation)
+                    self._nt_engine = self._engine(module)
+                    self._nt_module = module
+                    self._fn_nt = self._lookup_nt(self._nt_engine)
+                    self._source = None
+        return self._fn_nt
 
     def _record(self, code: int) -> None:
         codes = getattr(self._failed, "codes", None)

@@ -621,7 +621,7 @@ def _compile(operands: list, shapes: list, packed: list, result: Tensor, form: c
                 y = canonical.build(args[0], args[1], zp, form, out_type)
                 r = bufferization.materialize_in_destination(out_type, y, args[-1])
                 func.ReturnOp([r])
-        return Kernel(module, "kernel", context=ctx)
+        return Kernel(module, "kernel", context=ctx, lazy_nontemporal=True)
 
 
 # --- the functions ------------------------------------------------------------------------------
