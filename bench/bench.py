@@ -18,6 +18,10 @@ columns), in one process: the median of repeated timed calls, after a warm-up ca
   upstream passes, compiled by the same ExecutionEngine (opt_level 3), destination-passing
   (writes into a preallocated output memref: no malloc in the timed call), called as one
   prebuilt ctypes call on its packed arguments (as `bind` does);
+- the optional peers (`pip install -e '.[peers]'`, bench/peers.py), all threads: IREE 3.13 alone
+  (the case's ONNX model through iree-import-onnx and iree-compile, local-task runtime), OpenVINO
+  (CPU, f32, shared-memory tensors), JAX/XLA (`jax.jit` of the formula); a peer that is not
+  installed or cannot run a case is reported with the reason;
 - roofline: `np.copyto` between two uint8 buffers of (bytes read + bytes written) / 2 bytes each,
   i.e. a plain memory copy moving the same number of bytes as the kernel (see ROOFLINE).
 
@@ -57,7 +61,8 @@ SIZES_FULL = [1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
 SIZES_QUICK = [1 << 16, 1 << 20]
 LATENCY_SHAPE = (4, 256)  # 1K elements: first-call (compile) and cached-call latency
 CORES = os.cpu_count() or 1
-IMPLS = ["ours_1t", "ours_nt", "ours_bound", "numpy", "ort_1t", "ort_nt", "quant", "roofline"]
+IMPLS = ["ours_1t", "ours_nt", "ours_bound", "numpy", "ort_1t", "ort_nt", "iree_nt", "ov_nt", "jax_nt", "quant", "roofline"]
+PEERS = {"iree_nt": "IREE", "ov_nt": "OpenVINO", "jax_nt": "JAX"}  # optional extras (bench/peers.py), all threads
 LABELS = {
     "ours_1t": "dequant, 1 thread",
     "ours_nt": f"dequant, {CORES} threads",
@@ -65,6 +70,9 @@ LABELS = {
     "numpy": "numpy",
     "ort_1t": "onnxruntime, 1 thread",
     "ort_nt": f"onnxruntime, {CORES} threads",
+    "iree_nt": f"IREE 3.13 (iree-import-onnx + iree-compile, llvm-cpu, host CPU), {CORES} threads",
+    "ov_nt": f"OpenVINO (CPU, f32 precision hint, shared-memory tensors), {CORES} threads",
+    "jax_nt": f"JAX/XLA (jax.jit of the formula), {CORES} threads",
     "quant": "quant.dcast (lower-quant-ops)",
     "roofline": "roofline (np.copyto)",
 }
@@ -88,8 +96,9 @@ BYTES = (
 )
 
 
-class NA(Exception):
-    """An implementation cannot run a case; the message says why."""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402
+from peers import NA  # noqa: E402  (an implementation cannot run a case; the message says why)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -384,6 +393,21 @@ def check(got: np.ndarray, want: np.ndarray) -> str | None:
 # onnxruntime
 
 
+def onnx_model(case: Case, a: dict, opset: int):
+    """The case's one-node DequantizeLinear model at `opset`, every array a graph input."""
+    from onnx import helper
+
+    names = [k for k in ("x", "x_scale", "x_zero_point") if a.get(k) is not None]
+    inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(a[k].dtype), a[k].shape) for k in names]
+    outputs = [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(case.out_dtype), a["x"].shape)]
+    attrs = {"axis": case.attrs["axis"]}
+    if opset >= 21:
+        attrs["block_size"] = case.attrs["block_size"]
+    node = helper.make_node("DequantizeLinear", names, ["y"], **attrs)
+    graph = helper.make_graph([node], case.name, inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
 def _ort_session(case: Case, a: dict, threads: int):
     import onnxruntime as ort
     from onnx import helper
@@ -396,12 +420,7 @@ def _ort_session(case: Case, a: dict, threads: int):
     outputs = [helper.make_tensor_value_info("y", out_type, a["x"].shape)]
     errors = []
     for opset in case.opsets:
-        attrs = {"axis": case.attrs["axis"]}
-        if opset >= 21:
-            attrs["block_size"] = case.attrs["block_size"]
-        node = helper.make_node("DequantizeLinear", names, ["y"], **attrs)
-        graph = helper.make_graph([node], case.name, inputs, outputs)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+        model = onnx_model(case, a, opset)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -678,6 +697,27 @@ def bench_size(case: Case, n: int, budget: Budget, rng, log) -> dict:
             add(impl, nothing, run)
         except NA as e:
             row["notes"][impl] = f"n/a: {e}"
+    model = onnx_model(case, a, row["notes"].get("ort_opset", case.opsets[0])) if case.op == "onnx" else None
+    makers = {"iree_nt": lambda: peers.iree_runner(case, a, model),
+              "ov_nt": lambda: peers.openvino_runner(case, a, model, out, CORES),
+              "jax_nt": lambda: peers.jax_runner(case, a)}  # fmt: skip
+    for impl, make in makers.items():
+        try:
+            run, result = make()
+        except NA as e:
+            row["notes"][impl] = f"n/a: {e}"
+            continue
+        except Exception as e:  # the peer's own error while it compiles or binds the case
+            row["notes"][impl] = f"n/a: {LABELS[impl].split(' (')[0]} fails on the case: {str(e).strip().splitlines()[0][:160]}"
+            continue
+        try:
+            problem = check(result(), ref)
+        except Exception as e:  # the peer's own error at its first call
+            row["notes"][impl] = f"n/a: {LABELS[impl].split(' (')[0]} fails at the call: {str(e).strip().splitlines()[0][:160]}"
+            continue
+        if problem:
+            row["notes"][impl] = f"differs from numpy: {problem}"
+        runners[impl] = (nothing, run)
     try:
         run, compile_s = quant_runner(case, a, out)
         row["notes"]["quant_compile_s"] = round(compile_s, 4)
@@ -745,6 +785,17 @@ def targets(data: dict) -> list[tuple[str, str, bool | None]]:
                         f"{_n(worst[0]['elements'])}); median {statistics.median(v for _, v in pairs):.2f}x", n_ok == len(pairs)))  # fmt: skip
         else:
             out.append((f">= onnxruntime speed from 1M elements, {mode}", "not measured", None))
+    for peer, label in PEERS.items():
+        pairs = [(r, r["times"][peer] / r["times"]["ours_nt"]) for r in rows
+                 if r["elements"] >= 1 << 20 and r["times"].get(peer) and r["times"].get("ours_nt")]  # fmt: skip
+        if pairs:
+            worst = min(pairs, key=lambda p: p[1])
+            n_ok = sum(v > 1 for _, v in pairs)
+            out.append((f"faster than {label} from 1M elements, {CORES} threads",
+                        f"{n_ok}/{len(pairs)} case-sizes; slowest relative: {worst[1]:.2f}x ({worst[0]['case']}, {_n(worst[0]['elements'])}); "
+                        f"median {statistics.median(v for _, v in pairs):.2f}x", n_ok == len(pairs)))  # fmt: skip
+        else:
+            out.append((f"faster than {label} from 1M elements, {CORES} threads", "not measured (not installed, or no case it runs)", None))
     pairs = [(r, r["times"]["quant"] / r["times"]["ours_bound"]) for r in rows if r["times"].get("quant") and r["times"].get("ours_bound")]
     if pairs:
         worst = min(pairs, key=lambda p: p[1])
@@ -782,7 +833,8 @@ def markdown(data: dict) -> str:
         "",
         "Columns: time and GB/s of dequant (`1t`: 1 thread, `nt`: all threads); `x roofline` = dequant 1t time / "
         "roofline time; `numpy x`, `ORT 1t x`, `ORT nt x`, `quant x` = that implementation's time / dequant's time "
-        "with the same thread count (dequant 1t for numpy and the roofline, which run on one thread): "
+        "with the same thread count (dequant 1t for numpy and the roofline, which run on one thread; dequant nt for "
+        "`IREE x`, `OV x` (OpenVINO) and `JAX x`, the optional peers of bench/peers.py, all threads): "
         "above 1 dequant is faster. `bound 1t` = dequant through `dequant.ops.bind` (one prebuilt native call, "
         "no per-call checks), and `quant x` = quant.dcast's time / dequant bound's: both kernels called the same way.",
         "",
@@ -806,8 +858,8 @@ def markdown(data: dict) -> str:
         by_case.setdefault(r["case"], []).append(r)
     for case_name, rows in by_case.items():
         lines += [f"### {case_name}", "", data["titles"][case_name], "",
-                  "| elements | 1t time | 1t GB/s | nt time | nt GB/s | bound 1t time | roofline GB/s | x roofline | numpy x | ORT 1t x | ORT nt x | quant x |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+                  "| elements | 1t time | 1t GB/s | nt time | nt GB/s | bound 1t time | roofline GB/s | x roofline | numpy x | ORT 1t x | ORT nt x | IREE x | OV x | JAX x | quant x |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         notes = {}
         for r in rows:
             t = r["times"]
@@ -817,7 +869,8 @@ def markdown(data: dict) -> str:
                 f"| {_n(r['elements'])} | {_t(t.get('ours_1t'))} | {gb(t.get('ours_1t'))} | {_t(t.get('ours_nt'))} | "
                 f"{gb(t.get('ours_nt'))} | {_t(t.get('ours_bound'))} | {gb(t.get('roofline'))} | {_x(t.get('ours_1t'), t.get('roofline'))} | "
                 f"{_x(t.get('numpy'), t.get('ours_1t'))} | {_x(t.get('ort_1t'), t.get('ours_1t'))} | "
-                f"{_x(t.get('ort_nt'), t.get('ours_nt'))} | {_x(t.get('quant'), t.get('ours_bound'))} |"
+                f"{_x(t.get('ort_nt'), t.get('ours_nt'))} | {_x(t.get('iree_nt'), t.get('ours_nt'))} | "
+                f"{_x(t.get('ov_nt'), t.get('ours_nt'))} | {_x(t.get('jax_nt'), t.get('ours_nt'))} | {_x(t.get('quant'), t.get('ours_bound'))} |"
             )
             for k, v in r["notes"].items():
                 if k == "ort_opset":
@@ -852,6 +905,7 @@ def plot(data: dict, path: str) -> None:
     styles = {"ours_1t": ("C0", "-", "o"), "ours_nt": ("C0", "--", "s"),
               "ours_bound": ("C0", ":", "."), "numpy": ("C2", "-", "^"),
               "ort_1t": ("C3", "-", "v"), "ort_nt": ("C3", "--", "D"), "quant": ("C1", "-", "x"),
+              "iree_nt": ("C4", "--", "P"), "ov_nt": ("C5", "--", "*"), "jax_nt": ("C6", "--", "h"),
               "roofline": ("k", ":", None)}  # fmt: skip
     for ax, (case_name, rows) in zip(axes.flat, by_case.items()):
         for impl in IMPLS:
