@@ -22,7 +22,7 @@ from mlir import ir
 from dequant import context, dialect
 from dequant.passes import PASSES, PIPELINES
 
-from . import aot, diagnostics
+from . import aot, diagnostics, guards
 from .pipeline import UPSTREAM_NAMES, PipelineError, build
 
 SPLIT = "// -----"
@@ -187,6 +187,7 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
     with ctx, ir.Location.unknown(), diagnostics.Collector(ctx, rename) as collected:
         output = None
         try:
+            guards.check(text)
             module = ir.Module.parse(text)
             signatures = None
             if args.emit == "object" and not aot.is_llvm(module):
@@ -209,6 +210,8 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
             collected.add_error(e)
             if not e.error_diagnostics:  # e.g. a custom-syntax parse failure with no diagnostic
                 collected.diags.append(diagnostics.Diag("error", None, None, None, str(e).strip()))
+        except guards.ParserCrashError as e:
+            collected.diags.append(diagnostics.Diag("error", name, e.line, e.col, e.why))
         except (PipelineError, ValueError) as e:
             collected.diags.append(diagnostics.Diag("error", None, None, None, str(e)))
         except RuntimeError as e:  # the bindings could not turn a diagnostic into text (found by fuzzing)

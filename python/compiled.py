@@ -16,6 +16,7 @@ from dequant import dialect
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Signature, Tensor, show
 
+from . import guards
 from .kernel import Kernel, descriptor, find_function, mark_packed, packed_descriptor, take
 from .packed import Packed
 
@@ -38,6 +39,7 @@ class CompiledFunction:
 
         ctx = context()
         with ctx, ir.Location.unknown():
+            guards.check(text)
             module = ir.Module.parse(text)
             f = find_function(module, entry)
             if packed:

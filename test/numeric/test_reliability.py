@@ -283,3 +283,26 @@ def test_import_errors_are_error_lines(tmp_path):
         assert run.returncode == 1, (path, run.stderr)
         assert run.stderr.startswith("dequant-import-onnx: error:") and words in run.stderr, run.stderr
         assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("func.func @f(%x: tensor<2x4x!quant.uniform<i4:f32:{0:1, 1:2}, {{1.0:7, 0.03:300}, {1.0, 2.0}}>>) { return }",
+         "zero point 300 of a sub-channel"),
+        ("#m = affine_map<(d0) -> (d0)>\nfunc.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %y = linalg.generic {indexing_maps = [#m, #m], iterator_types = [1]} ins(%x : tensor<4xf32>) outs(%x : tensor<4xf32>) {\n"
+         "  ^bb0(%a: f32, %b: f32):\n    linalg.yield %a : f32\n  } -> tensor<4xf32>\n  return %y : tensor<4xf32>\n}",
+         "iterator_types element '1' is not a string"),
+    ],
+)
+def test_jit_refuses_text_mlir_parser_aborts_on(text, words):
+    """MLIR 22's parser asserts on these (found by fuzzing); in a child process, so that a
+    regression kills the child, not pytest."""
+    import subprocess
+    import sys
+
+    code = f"import dequant\ntry:\n    dequant.jit({text!r}, 'f')\nexcept ValueError as e:\n    print('ValueError:', e)\n"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-500:]
+    assert "ValueError:" in run.stdout and words in run.stdout

@@ -1,0 +1,84 @@
+"""Input text that kills the process inside MLIR 22's own parser, refused before it is parsed.
+
+Upstream's parser aborts (an assertion, not a diagnostic) on two kinds of input the fuzzers
+found; they cannot be fixed in dequant, so each is recognised in the text first and reported as an
+error at its line and column, the way the parser reports its own errors:
+- a sub-channel `!quant.uniform<storage:expressed:{dim:block, ...}, {{scale:zp, ...}, ...}>` with a
+  zero point outside [0, 2^w) for a w-bit storage type: the parser builds an unsigned w-bit APInt
+  of it (so any negative zero point aborts, even one the storage type holds);
+- a `linalg.generic` in custom form whose `iterator_types` holds something other than strings or
+  `#linalg.iterator_type<...>` (its parser casts each element to a string attribute).
+
+`check(text)` is run on every text dequant parses (dequant-opt, `dequant.jit` of a text). It
+reads only these two constructs; anything else goes to the parser unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SUBCHANNEL = re.compile(r"!quant\.uniform<\s*([iu])(\d+)(?:<[^>]*>)?\s*:\s*[A-Za-z0-9]+\s*:\s*\{")
+_PAIR = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*:\s*([-+]?\d+)")
+_ITERATORS = re.compile(r"\blinalg\.generic\s*\{[^}]*?\biterator_types\s*=\s*\[([^\]]*)\]")
+_ITERATOR = re.compile(r'\s*(?:"[^"]*"|#linalg\.iterator_type<\s*\w+\s*>)\s*')
+
+
+class ParserCrashError(ValueError):
+    """Input MLIR 22's parser would abort on; the message gives its line:col and why."""
+
+    def __init__(self, line: int, col: int, why: str):
+        super().__init__(f"{line}:{col}: {why}")
+        self.line, self.col, self.why = line, col, why
+
+
+def _where(text: str, pos: int) -> tuple[int, int]:
+    """(line, column) of `pos`, both from 1."""
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def _closing(text: str, start: int) -> int:
+    """The index after the `}` closing the `{` at `start` (or the text's end)."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(text)
+
+
+def problems(text: str) -> list[tuple[tuple[int, int], str]]:
+    """[((line, col), why)] for each construct of the input MLIR 22's parser aborts on."""
+    found = []
+    if "quant.uniform" in text:
+        for m in _SUBCHANNEL.finditer(text):
+            width = int(m.group(2))
+            dims_end = _closing(text, m.end() - 1)
+            params = re.match(r"\s*,\s*\{", text[dims_end:])
+            if params is None:
+                continue
+            start = dims_end + params.end() - 1
+            for z in _PAIR.finditer(text, start, _closing(text, start)):
+                zp = int(z.group(1))
+                if not 0 <= zp < 1 << width:
+                    found.append((_where(text, z.start(1)),
+                                  f"zero point {zp} of a sub-channel !quant.uniform with {width}-bit storage: MLIR 22's "
+                                  f"parser aborts on a zero point outside [0, {(1 << width) - 1}] (it builds an unsigned "
+                                  f"{width}-bit integer of it), so the input is refused before parsing"))  # fmt: skip
+                    break
+    if "linalg.generic" in text:
+        for m in _ITERATORS.finditer(text):
+            items = [i for i in m.group(1).split(",") if i.strip()]
+            bad = next((i.strip() for i in items if not _ITERATOR.fullmatch(i)), None)
+            if bad is not None:
+                found.append((_where(text, m.start(1)),
+                              f"linalg.generic iterator_types element {bad!r} is not a string: MLIR 22's parser aborts "
+                              f"on it, so the input is refused before parsing"))  # fmt: skip
+    return found
+
+
+def check(text: str) -> None:
+    """Raise ParserCrashError for the first construct MLIR 22's parser would abort on."""
+    found = problems(text)
+    if found:
+        (line, col), why = found[0]
+        raise ParserCrashError(line, col, why)

@@ -1,0 +1,41 @@
+// Inputs MLIR 22's parser aborts on (an assertion, found by fuzzing) are refused before parsing,
+// with an error at the construct (python/guards.py); everything else parses as before.
+// RUN: not dequant-opt %s --split-input-file 2>&1 | FileCheck %s
+
+// A sub-channel zero point outside [0, 2^w): 300 with 4-bit storage, and a negative one.
+// CHECK: parser-crashes.mlir:[[# @LINE + 1]]:79: error: zero point 300 of a sub-channel !quant.uniform with 4-bit storage: MLIR 22's parser aborts on a zero point outside [0, 15]
+func.func @big(%x: tensor<2x4x!quant.uniform<i4:f32:{0:1, 1:2}, {{1.0:7, 0.03:300}, {1.0, 2.0}}>>) {
+  return
+}
+
+// -----
+
+// CHECK: parser-crashes.mlir:[[# @LINE + 1]]:76: error: zero point -3 of a sub-channel !quant.uniform with 8-bit storage
+func.func @negative(%x: tensor<2x4x!quant.uniform<i8:f32:{0:1, 1:2}, {{1.0:-3, 0.5}, {1.0, 2.0}}>>) {
+  return
+}
+
+// -----
+
+// A linalg.generic whose iterator_types are not strings.
+// CHECK: parser-crashes.mlir:[[# @LINE + 3]]:72: error: linalg.generic iterator_types element '1' is not a string: MLIR 22's parser aborts on it
+#map = affine_map<(d0) -> (d0)>
+func.func @iterators(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = linalg.generic {indexing_maps = [#map, #map], iterator_types = [1, 2]} ins(%x : tensor<4xf32>) outs(%x : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// In range, and per-axis / per-layer zero points (which the parser takes): parsed as usual.
+// CHECK-LABEL: func.func @fine
+// CHECK-LABEL: func.func @per_axis
+func.func @fine(%x: tensor<2x4x!quant.uniform<u4:f32:{0:1, 1:2}, {{1.0:15, 0.5:0}, {1.0, 2.0}}>>) {
+  return
+}
+func.func @per_axis(%x: tensor<2x4x!quant.uniform<i8:f32:1, {1.0:-3, 0.5:2, 0.25, 2.0:-128}>>) {
+  return
+}
