@@ -184,8 +184,8 @@ def split_operand(shapes: Shapes, operand: ir.Value, reads: tuple, split: Split)
     exprs, view, groups = [], [], []
     for p, r in enumerate(reads):
         groups.append([len(view)])
-        if r.dim == split.dim and r.block < split.factor and split.factor % r.block == 0:
-            per = split.factor // r.block
+        per = split.factor // r.block if r.dim == split.dim and r.block < split.factor and split.factor % r.block == 0 else 0
+        if per and (t.is_dynamic_dim(p) or t.shape[p] % per == 0):  # (a static dim that does not split is never read split)
             n = shapes.dim(operand, p) if t.is_dynamic_dim(p) else t.shape[p]
             view += [n // per if isinstance(n, int) else arith.divui(n, shapes.index(per)), per]
             groups[-1].append(len(view) - 1)

@@ -240,3 +240,17 @@ def test_import_keeps_4_and_2_bit_initializers_packed():
     text = str(module)
     assert '"dq.unpack"' in text and "tensor<60xi8>" in text  # 240 2-bit values in 60 bytes
     assert_exact(dequant.jit(text, "dq")(), ReferenceEvaluator(model).run(None, {})[0])
+
+
+@pytest.mark.parametrize("columns", [1, 3, 8])
+def test_per_channel_along_packed_columns_of_any_width(columns):
+    """A per-channel scale along packed int4 columns is read as [bytes, fields] when the columns
+    fill whole bytes; one column (a 1-element scale, found by fuzzing) or an odd width is read
+    element by element. Expected: x * scale, exact in f32."""
+    rng = np.random.default_rng(columns)
+    x = rng.integers(0, 16, size=(5, columns)).astype(ml_dtypes.uint4)
+    s = (rng.random(columns) + 0.5).astype(np.float32)
+    want = x.astype(np.float32) * s
+    got = ops.onednn_dynamic_dequantize(dequant.pack(x), s, qtype="per_channel", axis=-1)
+    assert_exact(got, want)
+    assert_exact(ops.onnx_dequantize_linear(dequant.pack(x), s, axis=1), want)
