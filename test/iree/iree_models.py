@@ -106,3 +106,29 @@ def quantize_static_model(path, tmp_dir, k: int, n: int, seed: int = 0) -> str:
 
 def dequantize_linear_count(path) -> int:
     return sum(node.op_type == "DequantizeLinear" for node in onnx.load(str(path)).graph.node)
+
+
+def dequantize_only(path, x_dtype, x_shape, scale, zero_point=None, *, opset: int = OPSET, output_dtype=None, **attrs) -> str:
+    """y = DequantizeLinear(x, scale[, zero_point]) with x a graph input of `x_dtype` and the
+    scale and zero point initializers (numpy arrays, any shape the spec allows)."""
+    from onnx import helper as h
+
+    inits = [numpy_helper.from_array(np.asarray(scale), "s")]
+    inputs = ["x", "s"]
+    if zero_point is not None:
+        inits.append(numpy_helper.from_array(np.asarray(zero_point), "z"))
+        inputs.append("z")
+    if output_dtype is not None:
+        attrs["output_dtype"] = h.np_dtype_to_tensor_dtype(np.dtype(output_dtype))
+    out_type = h.np_dtype_to_tensor_dtype(np.dtype(output_dtype)) if output_dtype is not None else h.np_dtype_to_tensor_dtype(np.asarray(scale).dtype)
+    g = h.make_graph(
+        [h.make_node("DequantizeLinear", inputs, ["y"], **attrs)], "g",
+        [h.make_tensor_value_info("x", h.np_dtype_to_tensor_dtype(np.dtype(x_dtype)), list(x_shape))],
+        [h.make_tensor_value_info("y", out_type, list(x_shape))],
+        inits,
+    )  # fmt: skip
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    onnx.save(m, str(path))
+    return str(path)

@@ -24,6 +24,7 @@ onnx = pytest.importorskip("onnx")
 
 from dequant import iree as stage  # noqa: E402
 
+import iree_models  # noqa: E402
 import iree_models as models  # noqa: E402
 
 
@@ -168,3 +169,39 @@ def test_dequant_iree_bad_model_is_one_error_line(tmp_path):
     assert run.returncode == 1
     assert run.stderr.startswith("dequant-iree: error: iree-import-onnx failed")
     assert "Traceback" not in run.stderr.split("failed", 1)[0]
+
+
+# --- DequantizeLinear alone: types, granularities, opsets ----------------------------------------
+
+F32, F16 = np.float32, np.float16
+DQ_CASES = {
+    # name: (x dtype, x shape, scale, zero point, opset, attrs)
+    "int8-per-tensor-scalar-opset10": (np.int8, (3, 5), np.array(0.5, F32), np.array(-3, np.int8), 10, {}),
+    "uint8-per-tensor-1-element-opset13": (np.uint8, (3, 5), np.array([0.25], F32), np.array([128], np.uint8), 13, {}),
+    "int8-per-axis-0": (np.int8, (4, 6), np.arange(1, 5, dtype=F32) / 8, np.array([1, -2, 3, -4], np.int8), 13, {"axis": 0}),
+    "uint16-per-axis-last": (np.uint16, (2, 3, 4), np.array([0.5, 1.0, 2.0, 4.0], F32), np.array([0, 1, 2, 60000], np.uint16), 21, {"axis": -1}),
+    "int16-blocked": (np.int16, (4, 8), np.full((4, 2), 0.125, F32), np.full((4, 2), -7, np.int16), 21, {"axis": 1, "block_size": 4}),
+    "int32-per-tensor": (np.int32, (3, 4), np.array(2.0**-10, F32), None, 21, {}),
+    "int8-f16-scale": (np.int8, (3, 5), np.array(0.5, F16), np.array(1, np.int8), 21, {}),
+    "int8-output-f16": (np.int8, (3, 5), np.array(0.5, F32), None, 23, {"output_dtype": F16}),
+}
+
+
+@pytest.mark.parametrize("name", list(DQ_CASES))
+def test_dequantize_linear_alone(tmp_path, name):
+    """Every DequantizeLinear form IREE's importer writes, converted by dq and compiled by IREE,
+    equal to onnx.reference bit for bit (the dequantize is exact)."""
+    x_dtype, shape, scale, zp, opset, attrs = DQ_CASES[name]
+    attrs = dict(attrs)
+    out = attrs.pop("output_dtype", None)
+    path = iree_models.dequantize_only(tmp_path / "m.onnx", x_dtype, shape, scale, zp, opset=opset, output_dtype=out, **attrs)
+    info = np.iinfo(x_dtype)
+    x = np.random.default_rng(3).integers(info.min, info.max, size=shape, endpoint=True).astype(x_dtype)
+    from onnx.reference import ReferenceEvaluator
+
+    # onnx.reference implements DequantizeLinear from opset 19; the same node means the same at 19
+    ref_path = path if opset >= 19 else iree_models.dequantize_only(tmp_path / "ref.onnx", x_dtype, shape, scale, zp, opset=19, **attrs)
+    want = ReferenceEvaluator(ref_path).run(None, {"x": x})[0]
+    got = run_vmfb(stage.compile_onnx(path), x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
