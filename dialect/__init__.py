@@ -10,6 +10,8 @@ run by `verify`, by every dq pass and by dequant-opt after parsing.
 
 from __future__ import annotations
 
+from .walking import walk
+
 import importlib
 import pkgutil
 
@@ -70,7 +72,7 @@ def dq_ops(root) -> list:
             found.append(op)
         return ir.WalkResult.ADVANCE
 
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(root, visit, ir.WalkOrder.PRE_ORDER)
     return found
 
 

@@ -14,6 +14,7 @@ is carried from one op to the next, so every op rounds as bf16 arithmetic does.
 from __future__ import annotations
 
 from mlir import ir
+from dequant.dialect.walking import walk
 from mlir.dialects import arith
 
 from . import Pass
@@ -76,7 +77,7 @@ def run(root) -> bool:
             found.append(o)
         return ir.WalkResult.ADVANCE
 
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(root, visit, ir.WalkOrder.PRE_ORDER)
     for op in found:
         with ir.InsertionPoint(op), op.location:
             if _rewrite(op):

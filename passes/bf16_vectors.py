@@ -14,6 +14,7 @@ with its hint. Runs on the LLVM dialect, after convert-vector-to-llvm.
 from __future__ import annotations
 
 from mlir import ir
+from dequant.dialect.walking import walk
 from mlir.dialects import llvm
 
 from . import Pass
@@ -40,7 +41,7 @@ def run(op) -> bool:
             moves.append(o)
         return ir.WalkResult.ADVANCE
 
-    op.walk(visit)
+    walk(op, visit)
     for m in moves:
         with ir.InsertionPoint(m), m.location:
             operands = [llvm.bitcast(_as_i16(v.type), v) if _bf16_vector(v.type) or isinstance(v.type, ir.BF16Type) else v for v in m.operands]

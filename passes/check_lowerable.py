@@ -10,6 +10,7 @@ dequant-opt also runs it before upstream one-shot-bufferize wherever that appear
 from __future__ import annotations
 
 from mlir import ir
+from dequant.dialect.walking import walk
 
 from . import Pass
 
@@ -61,7 +62,7 @@ def run(root) -> bool:
             return ir.WalkResult.SKIP
         return ir.WalkResult.ADVANCE
 
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(root, visit, ir.WalkOrder.PRE_ORDER)
     return ok
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
+from dequant.dialect.walking import walk
 from mlir.dialects import arith, quant, tensor
 
 from dequant.dialect import canonical, constants, onnx
@@ -176,7 +177,7 @@ def run(root) -> bool:
             found.append((o, plan(o)))
         return ir.WalkResult.ADVANCE
 
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(root, visit, ir.WalkOrder.PRE_ORDER)
     emit_remarks(root, [(o, f"not converted to dq: {p}") for o, p in found if isinstance(p, str)])
     for o, p in found:
         if not isinstance(p, str):

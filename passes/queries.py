@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mlir import ir
+from dequant.dialect.walking import walk
 from dequant.dialect.attributes import text
 
 
@@ -15,7 +16,7 @@ def ops_named(root, name: str) -> list:
             found.append(o)
         return ir.WalkResult.ADVANCE
 
-    root.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(root.operation, visit, ir.WalkOrder.PRE_ORDER)
     return found
 
 

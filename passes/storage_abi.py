@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
+from dequant.dialect.walking import walk
 from mlir.dialects import arith, func, linalg, tensor
 
 from dequant.dialect import constants
@@ -218,7 +219,7 @@ def run(op) -> bool:
             found.append(o)
         return ir.WalkResult.ADVANCE
 
-    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(op, visit, ir.WalkOrder.PRE_ORDER)
     for c in found:
         _retype_constant(c)
     for f in public_functions(op):
@@ -238,7 +239,7 @@ def _copy_remaining_casts(op) -> None:
             casts.append(o)
         return ir.WalkResult.ADVANCE
 
-    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(op, visit, ir.WalkOrder.PRE_ORDER)
     for c in casts:
         source, target = c.operands[0], c.results[0]
         inner = source.owner

@@ -16,6 +16,7 @@ the loops `convert-linalg-to-loops` makes for blocked maps.
 from __future__ import annotations
 
 from mlir import ir
+from dequant.dialect.walking import walk
 from mlir.dialects import arith, scf
 
 from . import Pass
@@ -82,7 +83,7 @@ def run(op) -> bool:
                 found.setdefault(loop, []).append((c, o))
         return ir.WalkResult.ADVANCE
 
-    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk(op, visit, ir.WalkOrder.PRE_ORDER)
     for loop, hits in found.items():
         sizes = {c for c, _ in hits}
         if len(sizes) == 1:  # blocks of one size: the scale's and the zero point's

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
+from dequant.dialect.walking import walk
 from mlir.dialects import arith, memref, scf, transform, vector
 from mlir.dialects.transform import interpreter, loop, structured
 from mlir.dialects.transform import vector as tvector
@@ -364,7 +365,7 @@ def flatten_stores(loop_op) -> None:
             writes.append(o)
         return ir.WalkResult.ADVANCE
 
-    loop_op.walk(visit)
+    walk(loop_op, visit)
     fields = _Fields()
     for w in writes:
         value, base = w.operands[0], w.operands[1]
@@ -399,7 +400,7 @@ def flatten_loads(loop_op) -> None:
             reads.append(o)
         return ir.WalkResult.ADVANCE
 
-    loop_op.walk(visit)
+    walk(loop_op, visit)
     for r in reads:
         base = r.operands[0]
         if not isinstance(base.type, ir.MemRefType):
@@ -540,7 +541,7 @@ def annotate(tile) -> None:
                 o.attributes["alignment"] = _i64(16)
         return ir.WalkResult.ADVANCE
 
-    tile.walk(visit)
+    walk(tile, visit)
 
 
 def _whole_tile(g, p: Plan) -> bool:
@@ -654,7 +655,7 @@ def _clean(op) -> None:
                 del o.attributes[name]
         return ir.WalkResult.ADVANCE
 
-    op.walk(visit)
+    walk(op, visit)
 
 
 PASS = Pass("dq-vectorize", "Vectorize dq kernels with transform-dialect schedules; non-temporal stores in dq.nontemporal functions", run)

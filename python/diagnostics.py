@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from mlir import ir
+from dequant.dialect.walking import walk
 
 SEVERITIES = {
     ir.DiagnosticSeverity.ERROR: "error",
@@ -82,7 +83,13 @@ class Collector:
         return self
 
     def _handle(self, d) -> bool:
-        self.diags.append(from_info(d, self.rename))
+        # Called from C++: an exception escaping it would terminate the process (found by fuzzing:
+        # a diagnostic naming an op whose name is not UTF-8 cannot become a Python str).
+        try:
+            self.diags.append(from_info(d, self.rename))
+        except Exception:  # noqa: BLE001
+            severity = {ir.DiagnosticSeverity.ERROR: "error", ir.DiagnosticSeverity.WARNING: "warning"}.get(d.severity, "remark")
+            self.diags.append(Diag(severity, None, None, None, "MLIR reported a diagnostic whose text is not valid UTF-8 (a name or string in the input holds other bytes)"))
         return True
 
     def __exit__(self, *exc):
@@ -163,7 +170,7 @@ def emit_remarks(root, remarks: list) -> None:
         order.setdefault(o.name, []).append(o)
         return ir.WalkResult.ADVANCE
 
-    root.walk(visit, ir.WalkOrder.POST_ORDER)
+    walk(root, visit, ir.WalkOrder.POST_ORDER)
     with root.context, ir.Location.unknown():
         scratch = ir.Module.create()
         scratch.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()

@@ -9,6 +9,10 @@ error at its line and column, the way the parser reports its own errors:
 - a `linalg.generic` in custom form whose `iterator_types` holds something other than strings or
   `#linalg.iterator_type<...>` (its parser casts each element to a string attribute).
 
+And one the Python bindings abort on once parsed: an op (generic form, with unregistered dialects
+allowed) whose name is not valid UTF-8 (`"\\ff"(...)`): every walk over it makes the bindings
+build a Python str of the name inside C++, which throws through the walk and terminates.
+
 `check(text)` is run on every text dequant parses (dequant-opt, `dequant.jit` of a text). It
 reads only these two constructs; anything else goes to the parser unchanged.
 """
@@ -20,6 +24,9 @@ import re
 _SUBCHANNEL = re.compile(r"!quant\.uniform<\s*([iu])(\d+)(?:<[^>]*>)?\s*:\s*[A-Za-z0-9]+\s*:\s*\{")
 _PAIR = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*:\s*([-+]?\d+)")
 _ITERATORS = re.compile(r"\blinalg\.generic\s*\{[^}]*?\biterator_types\s*=\s*\[([^\]]*)\]")
+# a generic op: its quoted name starts a line or follows `=` (a symbol `@"..."(` is no op name)
+_GENERIC_NAME = re.compile(r'(?m)(?:^|=)[ \t]*"((?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*)"\s*\(')
+_ESCAPE = re.compile(r"\\([0-9a-fA-F]{2}|.)")
 _ITERATOR = re.compile(r'\s*(?:"[^"]*"|#linalg\.iterator_type<\s*\w+\s*>)\s*')
 
 
@@ -65,6 +72,15 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
                                   f"parser aborts on a zero point outside [0, {(1 << width) - 1}] (it builds an unsigned "
                                   f"{width}-bit integer of it), so the input is refused before parsing"))  # fmt: skip
                     break
+    if "\\" in text:
+        for m in _GENERIC_NAME.finditer(text):
+            raw = _ESCAPE.sub(lambda e: chr(int(e.group(1), 16)) if len(e.group(1)) == 2 else e.group(1), m.group(1))
+            try:
+                raw.encode("latin-1").decode("utf-8")
+            except UnicodeError:
+                found.append((_where(text, m.start(1) - 1),
+                              f"op name \"{m.group(1)}\" is not valid UTF-8: the MLIR Python bindings abort on an "
+                              f"op they cannot name, so the input is refused before parsing"))  # fmt: skip
     if "linalg.generic" in text:
         for m in _ITERATORS.finditer(text):
             items = [i for i in m.group(1).split(",") if i.strip()]

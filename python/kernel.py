@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
+from dequant.dialect.walking import walk
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import np_to_memref
 
@@ -175,7 +176,7 @@ def _computes(f) -> bool:
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 
-    f.operation.walk(visit)
+    walk(f.operation, visit)
     return bool(found)
 
 
@@ -227,7 +228,7 @@ def external_symbols(module: ir.Module) -> list[str]:
                     used.append(name)
         return ir.WalkResult.ADVANCE
 
-    module.operation.walk(visit)
+    walk(module.operation, visit)
     return used
 
 
@@ -328,6 +329,13 @@ class Kernel:
         # dq op): same arguments, for calls whose data does not fit the cache (docs/performance.md)
         address = engine.raw_lookup("_mlir_ciface_" + self._entry + NONTEMPORAL_SUFFIX)
         return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address) if address else None
+
+    @property
+    def nontemporal_engine(self):
+        """The engine holding the `_nt` entry point (compiled here if lazy; the kernel's own engine
+        otherwise), e.g. to disassemble it."""
+        self.fn_nt
+        return getattr(self, "_nt_engine", self.engine)
 
     @property
     def fn_nt(self):

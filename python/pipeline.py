@@ -7,6 +7,8 @@ text, a dq pass as a Python pass that runs on every op of its anchor (e.g. each 
 
 from __future__ import annotations
 
+from dequant.dialect.walking import walk
+
 from dataclasses import dataclass, field
 
 from mlir import ir, passmanager
@@ -128,7 +130,7 @@ def _python_pass(p, anchor: str | None):
                     return ir.WalkResult.SKIP if hasattr(ir.WalkResult, "SKIP") else ir.WalkResult.ADVANCE
                 return ir.WalkResult.ADVANCE
 
-            op.walk(visit, ir.WalkOrder.PRE_ORDER)
+            walk(op, visit, ir.WalkOrder.PRE_ORDER)
         try:
             ok = all([p.run(t) for t in targets])
         except Exception as e:  # a bug in a pass is a diagnostic, not a traceback through the driver

