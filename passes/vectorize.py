@@ -353,19 +353,27 @@ def _interleaved(columns: list) -> ir.Value:
     return vector.interleave(_interleaved(columns[0::2]), _interleaved(columns[1::2]))
 
 
+def _transfers_2d(loop_op, name: str) -> list:
+    """The `name` ops (vector.transfer_read or _write) in `loop_op` moving a 2-D vector."""
+    found = []
+
+    def visit(o):
+        if o.name == name:
+            v = o.results[0] if name == "vector.transfer_read" else o.operands[0]
+            if ir.VectorType(v.type).rank == 2:
+                found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    walk(loop_op, visit)
+    return found
+
+
 def flatten_stores(loop_op) -> None:
     """Each 2-D vector.transfer_write of a whole contiguous tile of bytes x fields in `loop_op`
     becomes one 1-D vector.store on the collapsed memref of the fields computed apart and
     interleaved (see _Fields), or of the value shape_cast to 1-D when it is not computed field
     by field (it reads a 2-D tile, see flatten_loads)."""
-    writes = []
-
-    def visit(o):
-        if o.name == "vector.transfer_write" and ir.VectorType(o.operands[0].type).rank == 2:
-            writes.append(o)
-        return ir.WalkResult.ADVANCE
-
-    walk(loop_op, visit)
+    writes = _transfers_2d(loop_op, "vector.transfer_write")
     fields = _Fields()
     for w in writes:
         value, base = w.operands[0], w.operands[1]
@@ -393,15 +401,7 @@ def flatten_loads(loop_op) -> None:
     point viewed as [columns / k, k] along packed columns, dq-to-linalg's split_operand) becomes
     one 1-D vector.load of the collapsed memref, shape_cast back: LLVM lowering takes 1-D
     transfers only."""
-    reads = []
-
-    def visit(o):
-        if o.name == "vector.transfer_read" and ir.VectorType(o.results[0].type).rank == 2:
-            reads.append(o)
-        return ir.WalkResult.ADVANCE
-
-    walk(loop_op, visit)
-    for r in reads:
+    for r in _transfers_2d(loop_op, "vector.transfer_read"):
         base = r.operands[0]
         if not isinstance(base.type, ir.MemRefType):
             continue

@@ -15,13 +15,13 @@ OPSET = 21
 
 
 def _save(nodes, inits, k: int, n: int, path, opset: int = OPSET) -> str:
-    g = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", k])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", n])],
-        inits,
-    )  # fmt: skip
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    """A model y [M, N] = f(x [M, K]) (f32, M dynamic)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", k])
+    return _save_graph(nodes, inits, x, helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", n]), path, opset)
+
+
+def _save_graph(nodes, inits, x, y, path, opset: int) -> str:
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 10
     onnx.checker.check_model(m)
     onnx.save(m, str(path))
@@ -121,14 +121,6 @@ def dequantize_only(path, x_dtype, x_shape, scale, zero_point=None, *, opset: in
     if output_dtype is not None:
         attrs["output_dtype"] = h.np_dtype_to_tensor_dtype(np.dtype(output_dtype))
     out_type = h.np_dtype_to_tensor_dtype(np.dtype(output_dtype)) if output_dtype is not None else h.np_dtype_to_tensor_dtype(np.asarray(scale).dtype)
-    g = h.make_graph(
-        [h.make_node("DequantizeLinear", inputs, ["y"], **attrs)], "g",
-        [h.make_tensor_value_info("x", h.np_dtype_to_tensor_dtype(np.dtype(x_dtype)), list(x_shape))],
-        [h.make_tensor_value_info("y", out_type, list(x_shape))],
-        inits,
-    )  # fmt: skip
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
-    m.ir_version = 10
-    onnx.checker.check_model(m)
-    onnx.save(m, str(path))
-    return str(path)
+    x = h.make_tensor_value_info("x", h.np_dtype_to_tensor_dtype(np.dtype(x_dtype)), list(x_shape))
+    y = h.make_tensor_value_info("y", out_type, list(x_shape))
+    return _save_graph([h.make_node("DequantizeLinear", inputs, ["y"], **attrs)], inits, x, y, path, opset)
