@@ -10,13 +10,12 @@ run by `verify`, by every dq pass and by dequant-opt after parsing.
 
 from __future__ import annotations
 
-from .walking import walk
-
 import importlib
 import pkgutil
 
 from .canonical import NAME as CANONICAL
 from .opdef import OpDef
+from .walking import walk
 
 
 def _discover() -> dict:

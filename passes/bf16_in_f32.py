@@ -14,8 +14,9 @@ is carried from one op to the next, so every op rounds as bf16 arithmetic does.
 from __future__ import annotations
 
 from mlir import ir
-from dequant.dialect.walking import walk
 from mlir.dialects import arith
+
+from dequant.dialect.walking import walk
 
 from . import Pass
 

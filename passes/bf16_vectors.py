@@ -14,8 +14,9 @@ with its hint. Runs on the LLVM dialect, after convert-vector-to-llvm.
 from __future__ import annotations
 
 from mlir import ir
-from dequant.dialect.walking import walk
 from mlir.dialects import llvm
+
+from dequant.dialect.walking import walk
 
 from . import Pass
 

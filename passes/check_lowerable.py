@@ -10,6 +10,7 @@ dequant-opt also runs it before upstream one-shot-bufferize wherever that appear
 from __future__ import annotations
 
 from mlir import ir
+
 from dequant.dialect.walking import walk
 
 from . import Pass

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from dequant.dialect.walking import walk
 from mlir.dialects import arith, quant, tensor
 
 from dequant.dialect import canonical, constants, onnx
 from dequant.dialect.elements import ELEMENTS, name_of
 from dequant.diagnostics import emit_remarks
+from dequant.dialect.walking import walk
 
 from . import Pass
 from .queries import erase_dead

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mlir import ir
-from dequant.dialect.walking import walk
 from dequant.dialect.attributes import text
+from dequant.dialect.walking import walk
 
 
 def ops_named(root, name: str) -> list:

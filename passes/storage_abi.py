@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from dequant.dialect.walking import walk
 from mlir.dialects import arith, func, linalg, tensor
 
 from dequant.dialect import constants
 from dequant.dialect.elements import ELEMENTS, Element, of_type
+from dequant.dialect.walking import walk
 
 from . import Pass
 from .queries import function_type, public_functions

@@ -16,8 +16,9 @@ the loops `convert-linalg-to-loops` makes for blocked maps.
 from __future__ import annotations
 
 from mlir import ir
-from dequant.dialect.walking import walk
 from mlir.dialects import arith, scf
+
+from dequant.dialect.walking import walk
 
 from . import Pass
 from .queries import constant_int, is_innermost

@@ -24,34 +24,42 @@ FLOATS_TO_SUPPORTED = [
     "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",
 ]
 
+NONTEMPORAL_ENTRIES = "dq-nontemporal-entries"  # <name>_nt beside <name>: the caller picks one per call
+
+LOWERING = (
+    [
+        "dq-packed-arguments",
+        "dq-to-linalg",
+        "dq-check-lowerable",
+        "dq-storage-abi",
+        "canonicalize",
+        "dq-fold-nibble-casts",
+        "eliminate-empty-tensors",
+        "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+        "dq-emit-c-interface",
+        "dq-copies-to-loops",
+        NONTEMPORAL_ENTRIES,
+        "dq-vectorize",  # transform schedules: every generic of <name>_nt, bf16 and packed ones of <name>
+        "func.func(convert-linalg-to-loops)",  # the rest, and the partial tiles
+        "canonicalize",
+        "cse",
+        "loop-invariant-code-motion",
+        "dq-strip-mine-blocks",  # for LLVM's loop vectorizer
+        "lower-affine",
+        "convert-scf-to-cf",
+    ]
+    + FLOATS_TO_SUPPORTED
+    + ["convert-vector-to-llvm", "dq-bf16-vectors-as-i16"]
+    + MEMREF_TO_LLVM[:-1]
+    + ["convert-ub-to-llvm", MEMREF_TO_LLVM[-1]]  # ub.poison: the vector transfers' padding
+)
+
 PIPELINE = Pipeline(
     "dq-to-llvm",
     "Lower dq ops on tensors to the LLVM dialect (linalg, bufferization, loops, LLVM)",
-    ",".join(
-        [
-            "dq-packed-arguments",
-            "dq-to-linalg",
-            "dq-check-lowerable",
-            "dq-storage-abi",
-            "canonicalize",
-            "dq-fold-nibble-casts",
-            "eliminate-empty-tensors",
-            "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-            "dq-emit-c-interface",
-            "dq-copies-to-loops",
-            "dq-nontemporal-entries",  # <name>_nt beside <name>: the caller picks one per call
-            "dq-vectorize",  # transform schedules: every generic of <name>_nt, bf16 and packed ones of <name>
-            "func.func(convert-linalg-to-loops)",  # the rest, and the partial tiles
-            "canonicalize",
-            "cse",
-            "loop-invariant-code-motion",
-            "dq-strip-mine-blocks",  # for LLVM's loop vectorizer
-            "lower-affine",
-            "convert-scf-to-cf",
-        ]
-        + FLOATS_TO_SUPPORTED
-        + ["convert-vector-to-llvm", "dq-bf16-vectors-as-i16"]
-        + MEMREF_TO_LLVM[:-1]
-        + ["convert-ub-to-llvm", MEMREF_TO_LLVM[-1]]  # ub.poison: the vector transfers' padding
-    ),
+    ",".join(LOWERING),
 )
+
+# dq-to-llvm without the `_nt` entry points: the numpy API's first compile (Kernel's
+# lazy_nontemporal), the `_nt` entries compiled by dq-to-llvm when a call first needs them
+WITHOUT_NONTEMPORAL = ",".join(e for e in LOWERING if e != NONTEMPORAL_ENTRIES)

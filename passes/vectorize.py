@@ -41,10 +41,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from dequant.dialect.walking import walk
 from mlir.dialects import arith, memref, scf, transform, vector
 from mlir.dialects.transform import interpreter, loop, structured
 from mlir.dialects.transform import vector as tvector
+
+from dequant.dialect.walking import walk
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL

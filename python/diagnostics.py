@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from mlir import ir
+
 from dequant.dialect.walking import walk
 
 SEVERITIES = {

@@ -23,15 +23,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from dequant.dialect.walking import walk
 from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import np_to_memref
 
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Tensor, tensor_of
-from dequant.passes import PIPELINES, checks
+from dequant.dialect.walking import walk
+from dequant.passes import checks
 from dequant.passes.nontemporal_entries import SUFFIX as NONTEMPORAL_SUFFIX
 from dequant.passes.packed_arguments import PACKED, packed_arguments
+from dequant.passes.to_llvm import WITHOUT_NONTEMPORAL
 from dequant.passes.queries import function_name, function_type, public_functions
 from dequant.dialect.attributes import text
 
@@ -268,11 +269,6 @@ def check_symbols(module: ir.Module, provided: tuple = (), shared_libs: tuple = 
         raise UnresolvedSymbolError(f"the compiled code calls {', '.join(missing)}, which no loaded library defines")
 
 
-# dq-to-llvm without the `_nt` entry points (Kernel's lazy_nontemporal)
-WITHOUT_NONTEMPORAL = PIPELINES["dq-to-llvm"].elements.replace("dq-nontemporal-entries,", "")
-assert WITHOUT_NONTEMPORAL != PIPELINES["dq-to-llvm"].elements
-
-
 def _copy(module: ir.Module) -> ir.Module:
     """A new module (same context) holding clones of `module`'s ops and attributes."""
     with module.context, module.operation.location:
@@ -313,6 +309,7 @@ class Kernel:
         if not address:
             raise UnresolvedSymbolError(f"no entry point for '{entry}' in the compiled code")
         self.fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        self._nt_engine = None if self._source is not None else self.engine  # the engine holding `_nt`
         self._fn_nt = None if self._source is not None else self._lookup_nt(self.engine)
         fields = [(f"r{i}", descriptor_type(t.rank, itemsize(t))) for i, t in enumerate(self.signature.results)]
         self.results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
@@ -335,7 +332,7 @@ class Kernel:
         """The engine holding the `_nt` entry point (compiled here if lazy; the kernel's own engine
         otherwise), e.g. to disassemble it."""
         self.fn_nt
-        return getattr(self, "_nt_engine", self.engine)
+        return self._nt_engine
 
     @property
     def fn_nt(self):

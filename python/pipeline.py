@@ -7,12 +7,11 @@ text, a dq pass as a Python pass that runs on every op of its anchor (e.g. each 
 
 from __future__ import annotations
 
-from dequant.dialect.walking import walk
-
 from dataclasses import dataclass, field
 
 from mlir import ir, passmanager
 
+from dequant.dialect.walking import walk
 from dequant.passes import PASSES, PIPELINES
 
 
