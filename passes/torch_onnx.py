@@ -93,6 +93,17 @@ def to_builtin(value: ir.Value, t: TorchTensor) -> ir.Value:
     return v if t.builtin() == t.dq() else tensor.bitcast(t.dq(), v)
 
 
+def byte_constant(data, name: str) -> ir.Value:
+    """An `arith.constant` of packed bytes (`data`: a uint8/int8 array or bytes) as a 1-D i8
+    `dense_resource` blob named after `name`, at the current insertion point."""
+    import numpy as np
+    from mlir.dialects import arith
+
+    values = np.frombuffer(data, np.int8).copy() if isinstance(data, bytes) else np.asarray(data).view(np.int8).copy()
+    blob = ir.DenseResourceElementsAttr.get_from_buffer(values, name, ir.RankedTensorType.get([values.size], ir.IntegerType.get_signless(8)))
+    return arith.ConstantOp(blob.type, blob).result
+
+
 def from_builtin(value: ir.Value, torch_type: ir.Type) -> ir.Value:
     return ir.Operation.create(FROM_BUILTIN, results=[torch_type], operands=[value]).result
 

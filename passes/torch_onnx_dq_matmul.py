@@ -37,6 +37,7 @@ from dequant.dialect.canonical import Form, Read
 
 from . import Pass
 from . import torch_onnx as t
+from .to_linalg import expand
 
 PARALLEL, REDUCTION = linalg.IteratorType.parallel, linalg.IteratorType.reduction
 
@@ -84,20 +85,13 @@ def _view_reads(reads: tuple, b: int, transposed: bool) -> tuple:
     return tuple(out)
 
 
-def _expand(value: ir.Value, shape: list, groups: list) -> ir.Value:
-    dyn = ir.ShapedType.get_dynamic_size()
-    static = [dyn if isinstance(d, ir.Value) else d for d in shape]
-    out = ir.RankedTensorType.get(static, ir.RankedTensorType(value.type).element_type)
-    return tensor.expand_shape(out, value, groups, [d for d in shape if isinstance(d, ir.Value)], static)
-
-
 def _data(x: ir.Value, shape: list) -> ir.Value:
     """x [K, N] as `shape`: dq.unpack straight to it when x is unpacked, else expand_shape."""
     owner = x.owner
     et = ir.RankedTensorType(x.type).element_type
     if isinstance(owner, (ir.Operation, ir.OpView)) and owner.name == unpack.NAME:
         return unpack.build(owner.operands[0], ir.RankedTensorType.get(shape, et))
-    return _expand(x, shape, [[0, 1], [2]])
+    return expand(x, shape, [[0, 1], [2]])
 
 
 def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
@@ -122,11 +116,8 @@ def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
     from dequant.packed import Packed, pack
 
     values = Packed(np.frombuffer(data, np.uint8), e.dtype, tuple(xt.shape)).unpack()
-    packed = pack(np.ascontiguousarray(values.T)).data
-    i8 = ir.IntegerType.get_signless(8)
-    blob = ir.DenseResourceElementsAttr.get_from_buffer(packed.view(np.int8).copy(), "dq_packed_nk", ir.RankedTensorType.get([packed.size], i8))
     with ir.InsertionPoint(source):  # beside the source: it dominates every reader of x
-        made[key] = arith.ConstantOp(blob.type, blob).result
+        made[key] = t.byte_constant(pack(np.ascontiguousarray(values.T)).data, "dq_packed_nk")
     return unpack.build(made[key], ir.RankedTensorType.get(shape, xt.element_type))
 
 
@@ -136,10 +127,9 @@ def rewrite(matmul, dq_op, d, form: Form, made: dict) -> bool:
     k, n = w_type.shape
     if isinstance(a_t, str) or isinstance(y_t, str) or len(a_t.shape) < 2 or a_t.builtin().element_type != w_type.element_type:
         return False
-    if a_t.shape[-1] not in (k, None) or tuple(y_t.shape[:-1]) != tuple(a_t.shape[:-1]) or y_t.shape[-1] != n:
+    # (a K known only at run time is left to the compiler's own MatMul checks)
+    if a_t.shape[-1] != k or tuple(y_t.shape[:-1]) != tuple(a_t.shape[:-1]) or y_t.shape[-1] != n:
         return False
-    if a_t.shape[-1] is None:
-        return False  # a K known only at run time: left to the compiler's own MatMul checks
     v = d.by_role(dq_op)
     b = _split(form, k)
     batch = len(a_t.shape) - 2
@@ -157,7 +147,7 @@ def rewrite(matmul, dq_op, d, form: Form, made: dict) -> bool:
         w = canonical.build(x, v["scale"], v["zero_point"], reads, ir.RankedTensorType.get(view, w_type.element_type))
         red = 2 if b > 1 else 1
         if b > 1:
-            a = _expand(a, sizes + [k // b, b], [[i] for i in range(batch + 1)] + [[batch + 1, batch + 2]])
+            a = expand(a, sizes + [k // b, b], [[i] for i in range(batch + 1)] + [[batch + 1, batch + 2]])
         loops = batch + 2 + red  # (b..., m, n, k...)
         dims = [ir.AffineDimExpr.get(i) for i in range(loops)]
         ks = dims[batch + 2 :]

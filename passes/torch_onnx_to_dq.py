@@ -23,7 +23,6 @@ rule of the spec broken (the dq verifier's words), a result type other than the 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith
 
 from dequant.dialect import constants, unpack
 from dequant.dialect import onnx as dq_onnx
@@ -86,13 +85,7 @@ def packed_constant(value: ir.Value, tt: t.TorchTensor) -> ir.Value | None:
         data = pack(values).data.tobytes()
     if len(data) != want:
         return None
-    import numpy as np
-
-    i8 = ir.IntegerType.get_signless(8)
-    blob = ir.DenseResourceElementsAttr.get_from_buffer(
-        np.frombuffer(data, np.int8).copy(), f"dq_packed_{tt.element.name}", ir.RankedTensorType.get([want], i8)
-    )
-    return unpack.build(arith.ConstantOp(blob.type, blob).result, tt.dq())
+    return unpack.build(t.byte_constant(data, f"dq_packed_{tt.element.name}"), tt.dq())
 
 
 def rewrite(op) -> str | None:
@@ -116,10 +109,10 @@ def rewrite(op) -> str | None:
         Tensor(result.element.name, result.shape),
         {a.name: attrs.get(a.name, a.default) for a in dq_onnx.OP.attrs},
     )
-    if len(types) == 3:
-        zp = constants.elements_value(t.constant_value(operands[2])) if t.constant_value(operands[2]) is not None else None
-        if zp is not None:
-            sig.values["x_zero_point"] = zp
+    zp_attr = t.constant_value(operands[2]) if len(types) == 3 else None
+    zp = constants.elements_value(zp_attr) if zp_attr is not None else None
+    if zp is not None:
+        sig.values["x_zero_point"] = zp
     why = dq_onnx.OP.check(sig)
     if why:
         return why
