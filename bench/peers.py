@@ -133,26 +133,18 @@ def jax_runner(case, a: dict):
     axis, block = case.attrs["axis"], case.attrs["block_size"]
     out_dtype = case.out_dtype
 
-    def formula(x, s, z=None):
-        x = x.astype(jnp.float32)
-        if z is not None:
-            x = x - z.astype(jnp.float32)
-        s = s.astype(jnp.float32)
-        if s.ndim == 1 and x.ndim > 1:  # per-axis
-            s = s.reshape([-1 if d == axis else 1 for d in range(x.ndim)])
-        if block:
-            s = jnp.repeat(s, block, axis=axis)
-        return (x * s).astype(out_dtype)
+    def broadcast(v, x):
+        """A scale or zero point against x: a 1-D one along `axis`, a blocked one repeated."""
+        if v.ndim == 1 and x.ndim > 1:  # per-axis
+            v = v.reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+        return jnp.repeat(v, block, axis=axis) if block else v
 
-    if block and a.get("x_zero_point") is not None:
-        def fn(x, s, z):  # noqa: E306
-            z = jnp.repeat(z, block, axis=axis)
-            return formula(x, s, z)
-    elif a.get("x_zero_point") is not None and np.ndim(a["x_zero_point"]) == 1:
-        def fn(x, s, z):  # noqa: E306
-            return formula(x, s, z.reshape([-1 if d == axis else 1 for d in range(x.ndim)]))
-    else:
-        fn = formula
+    def fn(x, s, z=None):
+        d = x.astype(jnp.float32)
+        if z is not None:
+            d = d - broadcast(z, x).astype(jnp.float32)
+        return (d * broadcast(s, x).astype(jnp.float32)).astype(out_dtype)
+
     jitted = jax.jit(fn)
     args = [jax.device_put(v) for v in inputs]
 

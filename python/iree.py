@@ -23,7 +23,7 @@ import tempfile
 
 from mlir import ir
 
-from . import context, diagnostics
+from . import context, diagnostics, guards
 from .pipeline import build
 
 PIPELINE = "torch-onnx-to-iree"
@@ -66,10 +66,13 @@ def prepare(text: str, pipeline: str = PIPELINE) -> str:
     ctx.allow_unregistered_dialects = True
     with ctx, ir.Location.unknown(), diagnostics.Collector(ctx, {}) as collected:
         try:
+            guards.check(text)
             module = ir.Module.parse(text)
             build(pipeline, ctx).run(module.operation)
         except ir.MLIRError as e:
             collected.add_error(e)
+        except guards.ParserCrashError as e:
+            raise IreeStageError(f"the dq stage refuses the module: {e}") from None
         errors = [d.render() for d in collected.diags if d.severity == "error"]
         if errors:
             raise IreeStageError("the dq stage failed:\n" + "\n".join(errors))
