@@ -200,8 +200,7 @@ def worker(kind: str, seed: int, start: int, stop: int | None, deadline: float |
     """Run cases start, start+1, ... until `stop` (exclusive) or the wall-clock `deadline`
     (time.time()); progress and results in `workdir`. Returns RECYCLE, to be replaced by a new
     worker, once its address space passes half of `memory_mb` (in-process tool runs grow it case
-    by case: MLIR contexts and compiled kernels are not all returned to the system; the campaign
-    summaries count the replacements), so that the limit is never what ends a case."""
+    by case; the campaign summaries count the replacements), so that the limit is never what ends a case."""
     recycle_mb = memory_mb // 2 if memory_mb > 0 else 6144
     fuzzer = fuzzer_class(kind)(workdir)
     progress = os.open(os.path.join(workdir, "progress"), os.O_WRONLY | os.O_CREAT, 0o644)
