@@ -14,10 +14,17 @@ to signless ones before the generic); an `Element` says how to read them.
 
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
 from .elements import Element, of_type
+
+# Tags for dq-vectorize's table lookup of a 4-bit float (passes/vectorize.py, `lookups`): LOOKUP
+# on the op yielding the decoded f32 value holds the 8 magnitudes by code & 7 (the sign is bit 3
+# of the code); CODE marks the op yielding the code. Where no vectorization happens, they are inert.
+LOOKUP = "dq.lookup"
+CODE = "dq.lookup_code"
 
 
 def i(bits: int) -> ir.Type:
@@ -48,15 +55,18 @@ def dequantize_value(x: ir.Value, xe: Element, scale: ir.Value, zero_point: ir.V
     - out: the output element type (f16, bf16, f32, f64)."""
     compute = ir.F64Type.get() if isinstance(out, ir.F64Type) else ir.F32Type.get()
     subtract = zero_point if mode == "subtract" else None
-    bits = None
+    bits = q = None
     if field is not None:
         shift, width = field
-        bits = arith.andi(arith.shrui(arith.extui(i(32), x), shift), const_int((1 << width) - 1))
+        wide = arith.extui(i(32), x)
+        if xe.kind == "int" and xe.signed and not int4x4:  # the field's top bit to bit 31, then back with its sign
+            q = arith.shrsi(arith.shli(wide, arith.subi(const_int(32 - width), shift)), const_int(32 - width))
+        bits = arith.andi(arith.shrui(wide, shift), const_int((1 << width) - 1)) if q is None else q
     if int4x4:
         z = arith.andi(arith.extsi(i(32), subtract), const_int(0xF)) if subtract is not None else const_int(8)
         d = arith.sitofp(compute, arith.subi(bits, z))
     elif bits is not None and xe.kind == "int":  # a packed integer: its value in i32
-        q = arith.shrsi(arith.shli(bits, const_int(32 - xe.bits)), const_int(32 - xe.bits)) if xe.signed else bits
+        q = bits  # a signed field arrives sign-extended
         if subtract is not None and ze.bits == 32:  # the difference may overflow i32
             d = exact_difference(q, xe, subtract, ze, compute)
         else:
@@ -150,6 +160,10 @@ def decode_bits(b: ir.Value, e: Element) -> ir.Value:
         inf = arith.select(_eq(sign, 1), const_float(float("-inf"), f32), const_float(float("inf"), f32))
         special = arith.select(_eq(man, 0), inf, nan)
         return arith.select(_eq(exp, (1 << E) - 1), special, value)
+    if e.bits == 4 and isinstance(b.owner, (ir.Operation, ir.OpView)):  # no NaN, no Inf: 8 magnitudes, a sign bit
+        magnitudes = np.arange(8, dtype=np.uint8).view(e.dtype).astype(np.float32)
+        value.owner.attributes[LOOKUP] = ir.DenseElementsAttr.get(magnitudes, type=ir.VectorType.get([8], f32))
+        b.owner.attributes[CODE] = ir.UnitAttr.get()
     return value
 
 

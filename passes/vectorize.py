@@ -18,13 +18,16 @@ schedule lives in its own module, never in the payload):
     structured.vectorize (whole tiles)
     apply_patterns {rank-reducing subviews, cast away leading unit dims, drop unit dims, transfer
                     permutations, canonicalization}
-    [python] flatten                          a tile of bytes x fields: vector<T x k> -> vector<T*k>
-                                              (shuffles), stored as one contiguous vector
+    [python] flatten                          a tile of bytes x fields: vector<T x k> computed as
+                                              vector<T*k> in the elements' order, stored contiguous
+    [python] lookups                          a 4-bit float's decode -> a table lookup
     apply_patterns {lower transfers to rank 1, canonicalization}
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
 
 T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
-of the block (the block's scale is then loaded once per tile). In a `dq.nontemporal` function a
+of the block (the block's scale is then loaded once per tile), at most 512 bytes of output, and
+at most one line for packed data (its bytes are repeated per field by one shuffle; wider ones
+cost more than the longer tile saves: docs/performance.md). In a `dq.nontemporal` function a
 generic is versioned first:
 
     scf.if (out % 16 == 0 and row bytes % 16 == 0) { generic (stores declared 16-byte aligned) }
@@ -45,6 +48,7 @@ from mlir.dialects import arith, memref, scf, transform, vector
 from mlir.dialects.transform import interpreter, loop, structured
 from mlir.dialects.transform import vector as tvector
 
+from dequant.dialect.semantics import CODE, LOOKUP
 from dequant.dialect.walking import walk
 
 from . import Pass
@@ -193,7 +197,7 @@ def plan(g) -> Plan | None:
                 divide = math.gcd(divide, c)
     row = inner * e
     if divide:
-        fits = [t for t in range(1, min(divide, MAX_TILE_BYTES // row) + 1) if divide % t == 0]  # divide may be ~2^63
+        fits = [t for t in range(1, min(divide, (LINE if inner > 1 else MAX_TILE_BYTES) // row) + 1) if divide % t == 0]  # divide may be ~2^63
         tile = max(fits) if fits else 0
     else:
         tile = max(1, LINE // row)
@@ -273,27 +277,26 @@ def simplify_block_maps(g) -> None:
     g.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new])
 
 
-class _Fields:
-    """Slices of the 2-D vector values of a tile of bytes x fields, computed as 1-D vectors:
-    `column(v, j)` is v[:, j] (field j of every byte of the tile). Each op of the tile is
-    repeated per field on vectors of one field, so an index of the field is a constant (the
-    shift of field j folds); the fields are interleaved once, at the store."""
+class _Flat:
+    """The 2-D vector values of a tile of bytes x fields as 1-D vectors in row-major order (the
+    logical order of the elements): `of(v)` is v flattened. Each arith op is repeated on the
+    flat operands; a byte broadcast to its fields becomes a shuffle repeating it; a scale or zero
+    point read as a [bytes, fields] view is its flat load. The tile is then computed and stored
+    in logical order: no interleave of results computed field by field."""
 
     def __init__(self):
         self.done: dict = {}
 
-    def slice(self, v: ir.Value, axis: int, j: int) -> ir.Value | None:
-        """v[j, :] (axis 0) or v[:, j] (axis 1) of a 2-D vector value, as a 1-D vector."""
-        key = (v, axis, j)
-        if key not in self.done:
-            self.done[key] = self._make(v, axis, j)
-        return self.done[key]
+    def of(self, v: ir.Value) -> ir.Value | None:
+        if v not in self.done:
+            self.done[v] = self._make(v)
+        return self.done[v]
 
-    def _make(self, v: ir.Value, axis: int, j: int):
+    def _make(self, v: ir.Value):
         t = ir.VectorType(v.type)
         if t.rank != 2:
             return None
-        part = ir.VectorType.get([t.shape[1 - axis]], t.element_type)
+        flat = ir.VectorType.get([math.prod(t.shape)], t.element_type)
         op = v.owner
         if not isinstance(op, (ir.Operation, ir.OpView)):
             return None
@@ -303,55 +306,54 @@ class _Fields:
             if name == "arith.constant":
                 attr = op.attributes["value"]
                 if isinstance(attr, ir.DenseElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
-                    return arith.constant(part, ir.DenseElementsAttr.get_splat(part, ir.DenseElementsAttr(attr).get_splat_value()))
+                    return arith.constant(flat, ir.DenseElementsAttr.get_splat(flat, ir.DenseElementsAttr(attr).get_splat_value()))
                 return None
             if name.startswith("arith.") and all(isinstance(o.type, ir.VectorType) and ir.VectorType(o.type).shape == t.shape for o in operands):
-                pieces = [self.slice(o, axis, j) for o in operands]
+                pieces = [self.of(o) for o in operands]
                 if any(p is None for p in pieces):
                     return None
                 attrs = {n: op.attributes[n] for n in op.attributes}
-                return ir.Operation.create(name, results=[part], operands=pieces, attributes=attrs).result
+                return ir.Operation.create(name, results=[flat], operands=pieces, attributes=attrs).result
             if name == "vector.shape_cast" and ir.VectorType(operands[0].type).rank == 1:  # a flat 2-D tile (flatten_loads)
-                n = t.shape[1]
-                mask = [j + n * i for i in range(t.shape[0])] if axis == 1 else [j * n + i for i in range(n)]
-                return vector.shuffle(operands[0], operands[0], mask)
+                return operands[0]
+            rows, cols = t.shape
             if name == "vector.transpose" and _permutation(op) == [1, 0]:
-                return self.slice(operands[0], 1 - axis, j)
+                src = operands[0]  # [cols, rows]: element (i, j) is src[j, i]
+                inner = src.owner
+                if isinstance(inner, (ir.Operation, ir.OpView)) and inner.operation.name == "vector.broadcast":
+                    b = inner.operands[0]
+                    if isinstance(b.type, ir.VectorType) and ir.VectorType(b.type).shape == [rows]:  # a byte per row
+                        return _shuffled(b, [i // cols for i in range(rows * cols)])
+                base = self.of(src)
+                return None if base is None else _shuffled(base, [j * rows + i for i in range(rows) for j in range(cols)])
             if name == "vector.broadcast":
                 src = operands[0]
                 if not isinstance(src.type, ir.VectorType):
-                    return vector.broadcast(part, src)
+                    return vector.broadcast(flat, src)
                 st = ir.VectorType(src.type)
                 shape = [1] * (2 - st.rank) + list(st.shape)  # aligned to the trailing dims
-                if st.rank == 1:
-                    row = src
-                else:
-                    row = self.slice(src, axis, j if shape[axis] > 1 else 0)
-                    if row is None:
-                        return None
-                    if axis == 1:  # a column of src
-                        shape = [shape[1], shape[0]]
-                    return row if shape[1 - axis] == part.shape[0] else _splat(part, row, 0)
-                if axis == 0:
-                    return row if shape[1] == part.shape[0] else _splat(part, row, 0)
-                return _splat(part, row, j if shape[1] > 1 else 0)
+                base = src if st.rank == 1 else self.of(src)
+                if base is None:
+                    return None
+                mask = [(i if shape[0] > 1 else 0) * shape[1] + (j if shape[1] > 1 else 0) for i in range(rows) for j in range(cols)]
+                return _shuffled(base, mask)
         return None
 
 
-def _splat(t: ir.VectorType, v: ir.Value, i: int) -> ir.Value:
-    """Element i of 1-D vector v, broadcast to t."""
-    return vector.broadcast(t, vector.extract(v, [], [i]))
+def _shuffled(v: ir.Value, mask: list) -> ir.Value:
+    """v's elements at `mask` (one vector.shuffle; a shuffle of a shuffle is composed)."""
+    n = ir.VectorType(v.type).shape[0]
+    if mask == list(range(n)):
+        return v
+    op = v.owner
+    if isinstance(op, (ir.Operation, ir.OpView)) and op.operation.name == "vector.shuffle":
+        inner = list(ir.DenseI64ArrayAttr(op.attributes["mask"]))
+        return vector.shuffle(op.operands[0], op.operands[1], [inner[m] for m in mask])
+    return vector.shuffle(v, v, mask)
 
 
 def _permutation(op) -> list:
     return list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
-
-
-def _interleaved(columns: list) -> ir.Value:
-    """[c0[0], c1[0], ..., c0[1], c1[1], ...] from a power-of-two number of equal vectors."""
-    if len(columns) == 1:
-        return columns[0]
-    return vector.interleave(_interleaved(columns[0::2]), _interleaved(columns[1::2]))
 
 
 def _transfers_2d(loop_op, name: str) -> list:
@@ -371,11 +373,10 @@ def _transfers_2d(loop_op, name: str) -> list:
 
 def flatten_stores(loop_op) -> None:
     """Each 2-D vector.transfer_write of a whole contiguous tile of bytes x fields in `loop_op`
-    becomes one 1-D vector.store on the collapsed memref of the fields computed apart and
-    interleaved (see _Fields), or of the value shape_cast to 1-D when it is not computed field
-    by field (it reads a 2-D tile, see flatten_loads)."""
+    becomes one 1-D vector.store on the collapsed memref of the value computed flat, in the
+    elements' order (see _Flat), or of the value shape_cast to 1-D where it cannot be."""
     writes = _transfers_2d(loop_op, "vector.transfer_write")
-    fields = _Fields()
+    flats = _Flat()
     for w in writes:
         value, base = w.operands[0], w.operands[1]
         bt = ir.MemRefType(base.type)
@@ -386,12 +387,10 @@ def flatten_stores(loop_op) -> None:
         strides, _ = bt.get_strides_and_offset()
         if strides != [k, 1]:
             continue
-        columns = [fields.slice(value, 1, j) for j in range(k)]
+        flat = flats.of(value)
         with ir.InsertionPoint(w), w.location:
-            if any(c is None for c in columns):  # a value computed as a whole: its row-major order
+            if flat is None:  # a value computed as a whole: its row-major order
                 flat = vector.shape_cast(ir.VectorType.get([math.prod(vt.shape)], vt.element_type), value)
-            else:
-                flat = _interleaved(columns)
             collapsed = memref.collapse_shape(_collapsed_type(bt), base, [[0, 1]])
             vector.store(flat, collapsed, [arith.constant(ir.IndexType.get(), 0)])
         w.erase()
@@ -419,6 +418,62 @@ def flatten_loads(loop_op) -> None:
             value = vector.shape_cast(vt, flat)
         r.results[0].replace_all_uses_with(value)
         r.erase()
+
+
+def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
+    """The result of the nearest op tagged `tag` among op's operands' producers (breadth first,
+    at most `depth` ops up), or None."""
+    frontier = [op]
+    for _ in range(depth):
+        nxt = []
+        for o in frontier:
+            for v in o.operands:
+                p = v.owner
+                if isinstance(p, (ir.Operation, ir.OpView)):
+                    if tag in p.attributes:
+                        return p.results[0]
+                    nxt.append(p)
+        frontier = nxt
+    return None
+
+
+def lookups(tile) -> None:
+    """Each 1-D vector of decoded 4-bit floats in `tile` (its op tagged semantics.LOOKUP with the
+    8 magnitudes, its code's op semantics.CODE) becomes a table lookup: lane i is the table's
+    element at code[i] & 7 (vector.extract at a dynamic position), with the sign bit 3 of the code
+    moved to bit 31. LLVM turns extracts of one constant vector at another vector's lanes into a
+    variable permute (vpermps on AVX2 and AVX-512): a few instructions per vector instead of the
+    decode's select chain. Exact: the table holds the decoded values."""
+    found = []
+
+    def visit(o):
+        if LOOKUP in o.attributes and isinstance(o.results[0].type, ir.VectorType) and ir.VectorType(o.results[0].type).rank == 1:
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    walk(tile, visit)
+    index, i32, f32 = ir.IndexType.get(), ir.IntegerType.get_signless(32), ir.F32Type.get()
+    for op in found:
+        code = _tagged_source(op, CODE)
+        t = ir.VectorType(op.results[0].type)
+        if code is None or ir.VectorType(code.type).shape != t.shape or code.type != ir.VectorType.get(t.shape, i32):
+            continue
+        n = t.shape[0]
+        ints = ir.VectorType.get([n], i32)
+        with ir.InsertionPoint(op), op.location:
+            table = arith.constant(ir.VectorType.get([8], f32), op.attributes[LOOKUP])
+            lanes = arith.andi(code, _splat_int(ints, 7))
+            magnitude = vector.from_elements(t, [
+                vector.extract(table, [arith.index_cast(index, vector.extract(lanes, [], [k]))], [ir.ShapedType.get_dynamic_size()])
+                for k in range(n)
+            ])  # fmt: skip
+            sign = arith.shli(arith.andi(code, _splat_int(ints, 8)), _splat_int(ints, 28))
+            value = arith.bitcast(t, arith.ori(arith.bitcast(ints, magnitude), sign))
+        op.results[0].replace_all_uses_with(value)
+
+
+def _splat_int(t: ir.VectorType, v: int) -> ir.Value:
+    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, v)))
 
 
 def _collapsed_type(t: ir.MemRefType) -> ir.MemRefType:
@@ -631,6 +686,7 @@ def run(op) -> bool:
         for t in tiles:
             flatten_loads(t)
             flatten_stores(t)
+            lookups(t)
         _lower(op)
         for t in tiles:
             annotate(t)

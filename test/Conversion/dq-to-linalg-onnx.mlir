@@ -348,7 +348,7 @@ func.func @f8E5M2FNUZ(%x: tensor<16xf8E5M2FNUZ>, %s: tensor<f32>) -> tensor<16xf
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[BLOCK]], #[[ID]]], iterator_types = ["parallel"]}
 // CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: f4E2M1FN, %[[SV:[^:]+]]: f8E8M0FNU, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[XB:.*]] = arith.bitcast %[[XV]] : f4E2M1FN to i4
-// CHECK-NEXT: arith.extui %[[XB]] : i4 to i32
+// CHECK-NEXT: arith.extui %[[XB]] {dq.lookup_code} : i4 to i32
 // CHECK: arith.addi %{{.*}}, %[[C126]] : i32
 // CHECK: arith.shli %{{.*}}, %[[C22]] : i32
 // CHECK: %[[NEG:.*]] = arith.negf

@@ -26,10 +26,9 @@
 // CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]] : index to i32
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4]] : i32
 // CHECK-NEXT: %[[W:.*]] = arith.extui %[[BV]] : i8 to i32
-// CHECK-NEXT: %[[F:.*]] = arith.shrui %[[W]], %[[SH]] : i32
-// CHECK-NEXT: %[[N:.*]] = arith.andi %[[F]], %{{.*}} : i32
-// sign-extended from 4 bits
-// CHECK-NEXT: %[[L:.*]] = arith.shli %[[N]], %[[C28]] : i32
+// the nibble's top bit shifted to bit 31 (left by 28 - shift), then back with its sign
+// CHECK-NEXT: %[[UP:.*]] = arith.subi %[[C28]], %[[SH]] : i32
+// CHECK-NEXT: %[[L:.*]] = arith.shli %[[W]], %[[UP]] : i32
 // CHECK-NEXT: %[[Q:.*]] = arith.shrsi %[[L]], %[[C28]] : i32
 // CHECK-NEXT: %[[QF:.*]] = arith.sitofp %[[Q]] : i32 to f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[QF]], %[[SV]] : f32

@@ -101,27 +101,28 @@ func.func @blocked_nt(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf3
 }
 
 // Packed 4-bit data read in place (dq-to-linalg's [rows, bytes, 2] generic; blocks of 32
-// elements are 16 bytes): a tile is 16 bytes, both fields of each byte. Each field is computed on
-// a vector of 16 with its shift a constant, and the two are interleaved into one contiguous store
-// of 32 (cached stores: this function is not an `_nt` entry).
+// elements are 16 bytes): a tile is one cache line of output, 8 bytes with both fields of each,
+// computed as one vector of 16 in the elements' order: each byte repeated for its two fields
+// (one shuffle), shifted by its field's amount (a vector of shifts), and stored contiguous
+// (cached stores: this function is not an `_nt` entry).
 // CHECK-LABEL: func.func @packed
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?x2xf32>)
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
-// CHECK:     %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]], 0] [1, 16, 2] [1, 1, 1]
-// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
+// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C8:.*]] {
+// CHECK:     %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]], 0] [1, 8, 2] [1, 1, 1]
+// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<8xi8, {{.*}}>, vector<8xi8>
+// CHECK:     %[[EACH:.*]] = vector.shuffle %[[BYTES]], %[[BYTES]] [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7] : vector<8xi8>, vector<8xi8>
 // CHECK:     %[[SC:.*]] = memref.load
-// CHECK:     %[[LOW:.*]] = arith.extui %[[BYTES]] : vector<16xi8> to vector<16xi32>
-// CHECK:     %[[HIGH:.*]] = arith.extui %[[BYTES]] : vector<16xi8> to vector<16xi32>
-// CHECK:     %[[S0:.*]] = vector.extract %[[SHIFTS:.*]][0] : i32 from vector<2xi32>
-// CHECK:     %[[S1:.*]] = vector.extract %[[SHIFTS]][1] : i32 from vector<2xi32>
-// CHECK:     %[[F0:.*]] = arith.shrui %[[LOW]], %{{.*}} : vector<16xi32>
-// CHECK:     %[[F1:.*]] = arith.shrui %[[HIGH]], %{{.*}} : vector<16xi32>
-// CHECK:     %[[Y0:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK:     %[[Y1:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK:     %[[BOTH:.*]] = vector.interleave %[[Y0]], %[[Y1]] : vector<16xf32> -> vector<32xf32>
-// CHECK:     %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<16x2xf32, {{.*}}> into memref<32xf32, {{.*}}>
-// CHECK:     vector.store %[[BOTH]], %[[FLAT]][%{{.*}}] : memref<32xf32, {{.*}}>, vector<32xf32>
+// CHECK:     %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<16xf32>
+// CHECK:     %[[SHIFT:.*]] = arith.muli %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK:     %[[W:.*]] = arith.extui %[[EACH]] : vector<16xi8> to vector<16xi32>
+// CHECK:     %[[SHIFTS:.*]] = vector.shuffle %[[SHIFT]], %[[SHIFT]] [0, 1, 0, 1, {{.*}}, 0, 1] : vector<2xi32>, vector<2xi32>
+// CHECK:     %[[F:.*]] = arith.shrui %[[W]], %[[SHIFTS]] : vector<16xi32>
+// CHECK:     %[[N:.*]] = arith.andi %[[F]], %{{.*}} : vector<16xi32>
+// CHECK:     %[[V:.*]] = arith.uitofp %[[N]] : vector<16xi32> to vector<16xf32>
+// CHECK:     %[[R:.*]] = arith.mulf %[[V]], %[[SB]] : vector<16xf32>
+// CHECK:     %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<8x2xf32, {{.*}}> into memref<16xf32, {{.*}}>
+// CHECK:     vector.store %[[R]], %[[FLAT]][%{{.*}}] : memref<16xf32, {{.*}}>, vector<16xf32>
 // CHECK:   }
 // CHECK:   scf.for
 // CHECK:     linalg.generic
@@ -137,6 +138,41 @@ func.func @packed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>
     %f = arith.shrui %w, %sh : i32
     %n = arith.andi %f, %c15 : i32
     %v = arith.uitofp %n : i32 to f32
+    %r = arith.mulf %v, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A packed 4-bit float: its decode (tagged dq.lookup with the 8 magnitudes by code & 7; here a
+// stand-in, uitofp) becomes a table lookup on the code (tagged dq.lookup_code): each lane's
+// magnitude extracted from the table at its code & 7, the code's bit 3 moved to the sign bit.
+// CHECK-LABEL: func.func @float4_lookup
+// CHECK:     %[[CODE:.*]] = arith.andi %{{.*}}, %{{.*}} {dq.lookup_code} : vector<16xi32>
+// CHECK:     %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 6.000000e+00]> : vector<8xf32>
+// CHECK:     %[[LANES:.*]] = arith.andi %[[CODE]], %{{.*}} : vector<16xi32>
+// CHECK:     %[[L0:.*]] = vector.extract %[[LANES]][0] : i32 from vector<16xi32>
+// CHECK:     %[[I0:.*]] = arith.index_cast %[[L0]] : i32 to index
+// CHECK:     %[[M0:.*]] = vector.extract %[[TABLE]][%[[I0]]] : f32 from vector<8xf32>
+// CHECK:     %[[MAG:.*]] = vector.from_elements %[[M0]], %{{.*}} : vector<16xf32>
+// CHECK:     %[[SIGN:.*]] = arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK:     %[[BITS:.*]] = arith.bitcast %[[MAG]] : vector<16xf32> to vector<16xi32>
+// CHECK:     %[[SIGNED:.*]] = arith.ori %[[BITS]], %[[SIGN]] : vector<16xi32>
+// CHECK:     %[[VALUE:.*]] = arith.bitcast %[[SIGNED]] : vector<16xi32> to vector<16xf32>
+// CHECK:     %[[R:.*]] = arith.mulf %[[VALUE]], %{{.*}} : vector<16xf32>
+// CHECK:     vector.store %[[R]], %{{.*}} : memref<16xf32, {{.*}}>, vector<16xf32>
+func.func @float4_lookup(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>) {
+  %c4 = arith.constant 4 : i32
+  %c15 = arith.constant 15 : i32
+  linalg.generic {indexing_maps = [#x3, #s3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?x2xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i32
+    %sh = arith.muli %ki, %c4 : i32
+    %w = arith.extui %a : i8 to i32
+    %f = arith.shrui %w, %sh : i32
+    %n = arith.andi %f, %c15 {dq.lookup_code} : i32
+    %v = arith.uitofp %n {dq.lookup = dense<[0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]> : vector<8xf32>} : i32 to f32
     %r = arith.mulf %v, %b : f32
     linalg.yield %r : f32
   }
