@@ -108,6 +108,30 @@ def onnx_i4_packed_block32(rng, rows, cols):
     return ops.onnx_dequantize_linear, (dequant.pack(x), s, z), {"axis": 1, "block_size": 32}, F32, want
 
 
+def onnx_f4_packed_per_tensor(rng, rows, cols):
+    """float4 e2m1 packed (every code, -0 included): whole tiles decode by the table lookup."""
+    x = rng.integers(0, 16, (rows, cols), dtype=np.uint8).view(ml_dtypes.float4_e2m1fn)
+    s = np.float32(-0.375)
+    want = (x.astype(np.float64) * np.float64(s)).astype(np.float32)
+    return ops.onnx_dequantize_linear, (dequant.pack(x), s), {}, F32, want
+
+
+def onnx_i4_packed_per_axis(rng, rows, cols):
+    """int4 per-axis, x and zero point packed: scale and zero point read along the packed columns."""
+    x = rng.integers(-8, 8, (rows, cols)).astype(ml_dtypes.int4)
+    s, z = _scales(rng, cols), rng.integers(-8, 8, cols).astype(ml_dtypes.int4)
+    want = ((x.astype(np.int32) - z.astype(np.int32)).astype(np.float64) * s).astype(np.float32)
+    return ops.onnx_dequantize_linear, (dequant.pack(x), s, dequant.pack(z)), {"axis": 1}, F32, want
+
+
+def onnx_u2_packed_per_axis(rng, rows, cols):
+    """uint2 per-axis packed four per byte (opset 25)."""
+    x = rng.integers(0, 4, (rows, cols)).astype(ml_dtypes.uint2)
+    s, z = _scales(rng, cols), rng.integers(0, 4, cols).astype(ml_dtypes.uint2)
+    want = ((x.astype(np.int32) - z.astype(np.int32)).astype(np.float64) * s).astype(np.float32)
+    return ops.onnx_dequantize_linear, (dequant.pack(x), s, z), {"axis": 1}, F32, want
+
+
 def pmx_int4x4(rng, rows, cols):
     group = 16 if cols % 16 == 0 else cols
     nibbles = rng.integers(0, 16, (4 * rows, cols))
@@ -118,7 +142,8 @@ def pmx_int4x4(rng, rows, cols):
 
 
 CASES = [onnx_i8_per_axis, onnx_u4_block32_f16, onnx_f8_per_tensor_bf16, onnx_i16_axis0, onednn_s32_zps,
-         ngraph_axes01, pmx_int4x4_zp, onnx_i8_per_axis_bf16, onnx_i4_packed_block32, pmx_int4x4]  # fmt: skip
+         ngraph_axes01, pmx_int4x4_zp, onnx_i8_per_axis_bf16, onnx_i4_packed_block32, onnx_f4_packed_per_tensor,
+         onnx_i4_packed_per_axis, onnx_u2_packed_per_axis, pmx_int4x4]  # fmt: skip
 
 
 @pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
