@@ -25,6 +25,9 @@ from .elements import Element, of_type
 # of the code); CODE marks the op yielding the code. Where no vectorization happens, they are inert.
 LOOKUP = "dq.lookup"
 CODE = "dq.lookup_code"
+# On the op yielding a packed field (its low `width` bits are the element's code, the attribute's
+# value): dq-vectorize's per-tile tables (passes/vectorize.py, `tables`).
+FIELD_CODE = "dq.field_code"
 
 
 def i(bits: int) -> ir.Type:
@@ -62,6 +65,7 @@ def dequantize_value(x: ir.Value, xe: Element, scale: ir.Value, zero_point: ir.V
         if xe.kind == "int" and xe.signed and not int4x4:  # the field's top bit to bit 31, then back with its sign
             q = arith.shrsi(arith.shli(wide, arith.subi(const_int(32 - width), shift)), const_int(32 - width))
         bits = arith.andi(arith.shrui(wide, shift), const_int((1 << width) - 1)) if q is None else q
+        bits.owner.attributes[FIELD_CODE] = ir.IntegerAttr.get(i(32), width)
     if int4x4:
         z = arith.andi(arith.extsi(i(32), subtract), const_int(0xF)) if subtract is not None else const_int(8)
         d = arith.sitofp(compute, arith.subi(bits, z))

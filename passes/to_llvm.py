@@ -39,6 +39,7 @@ LOWERING = (
         "dq-emit-c-interface",
         "dq-copies-to-loops",
         NONTEMPORAL_ENTRIES,
+        "dq-target-features",  # the host's permutes: dq-vectorize's per-tile tables
         "dq-vectorize",  # transform schedules: every generic of <name>_nt, bf16 and packed ones of <name>
         "func.func(convert-linalg-to-loops)",  # the rest, and the partial tiles
         "canonicalize",

@@ -44,15 +44,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, memref, scf, transform, vector
+from mlir.dialects import arith, llvm, memref, scf, transform, vector
 from mlir.dialects.transform import interpreter, loop, structured
 from mlir.dialects.transform import vector as tvector
 
-from dequant.dialect.semantics import CODE, LOOKUP
+from dequant.dialect.semantics import CODE, FIELD_CODE, LOOKUP
 from dequant.dialect.walking import walk
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
+from .target_features import TABLE_LOOKUPS
 from .queries import constant_int, ops_named
 
 TARGET = "dq.vector_target"
@@ -64,6 +65,7 @@ MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
 INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
 
 PLAIN, NT, NT16 = "plain", "nt", "nt16"
+TABLE_MIN_CHUNKS = 4  # a per-tile table only for tiles of 4 or more 512-bit vectors (docs/performance.md)
 
 
 @dataclass
@@ -437,6 +439,138 @@ def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
     return None
 
 
+_UNIFORM_OPS = ("vector.broadcast", "vector.shuffle", "vector.step")
+
+
+def _uniform_dag(y: ir.Value, container: ir.Value) -> set | None:
+    """The ops computing vector `y` from `container` and values equal in every lane of a tile
+    (scalars broadcast, constants, lane patterns), or None if a vector operand comes from anything
+    else (a load: a scale or zero point varying along the tile)."""
+    ops, todo = {}, [y]
+    while todo:
+        v = todo.pop()
+        if v == container or not isinstance(v.type, ir.VectorType):
+            continue  # the substituted input, or a scalar (the same in every lane)
+        op = v.owner
+        if not isinstance(op, (ir.Operation, ir.OpView)):
+            return None
+        name = op.operation.name
+        if not (name.startswith("arith.") or name in _UNIFORM_OPS):
+            return None
+        if op.operation not in ops:
+            ops[op.operation] = True
+            todo.extend(op.operands)
+    return ops
+
+
+def _container(code_op) -> ir.Value | None:
+    """The vector of packed containers (i8 bytes, OpenPPL's i16) a field code is extracted from:
+    the operand of the nearest arith.extui from i8 or i16 above `code_op`."""
+    frontier = [code_op]
+    for _ in range(8):
+        nxt = []
+        for o in frontier:
+            if o.name == "arith.extui" and isinstance(o.operands[0].type, ir.VectorType):
+                if ir.VectorType(o.operands[0].type).element_type in (ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(16)):
+                    return o.operands[0]
+            nxt += [v.owner for v in o.operands if isinstance(v.owner, (ir.Operation, ir.OpView))]
+        frontier = nxt
+    return None
+
+
+def tables(tile) -> None:
+    """Per-tile tables of 4-bit (or 2-bit) packed data (module tagged TABLE_LOOKUPS, see
+    passes/target_features.py): where every input of a tile's stored vector other than the
+    packed field is the same in every lane (per-tensor scales, a block's scale and zero point,
+    an OpenPPL group's), the stored value is a function of the field's code alone, so its 16 (4)
+    values are computed once per tile, by the tile's own ops on containers holding code i in
+    every field of lane i, and each lane takes its value from that table at its code (a variable
+    permute). The values are those the ops compute: exact by construction."""
+    stores = []
+
+    def visit(o):
+        if o.name in ("vector.store", "vector.transfer_write"):
+            stores.append(o)
+        return ir.WalkResult.ADVANCE
+
+    walk(tile, visit)
+    for store in stores:
+        y = store.operands[0]
+        t = ir.VectorType(y.type)
+        if len(t.shape) != 1 or _bits(t.element_type) not in (16, 32) or isinstance(t.element_type, ir.BF16Type):
+            continue
+        code = _tagged_source(store, FIELD_CODE, depth=24)
+        if code is None or not isinstance(code.type, ir.VectorType) or ir.VectorType(code.type).shape != t.shape:
+            continue
+        n = 1 << ir.IntegerAttr(code.owner.attributes[FIELD_CODE]).value
+        container = _container(code.owner)
+        chunk = 512 // _bits(t.element_type)  # lanes of one 512-bit permute
+        if n > chunk or t.shape[0] % chunk or t.shape[0] < TABLE_MIN_CHUNKS * chunk:
+            continue  # a table must serve a few permutes to pay for itself
+        if container is None or ir.VectorType(container.type).shape != t.shape:
+            continue
+        dag = _uniform_dag(y, container)
+        if dag is None:
+            continue
+        ct = ir.VectorType(container.type)
+        bits, width = _bits(ct.element_type), n.bit_length() - 1
+        every_field = sum(1 << (width * j) for j in range(bits // width))
+        codes = np.array([(i % n) * every_field for i in range(t.shape[0])], dtype=np.uint8 if bits == 8 else np.uint16)
+        lane_type = ir.VectorType(code.type)
+        with ir.InsertionPoint(store), store.location:
+            mapping = {container: arith.constant(ct, ir.DenseElementsAttr.get(codes.view(np.int8 if bits == 8 else np.int16), type=ct))}
+            for op in _block_order(tile, dag):
+                new = op.clone(ir.InsertionPoint(store))
+                for k, v in enumerate(op.operands):
+                    if v in mapping:
+                        new.operands[k] = mapping[v]
+                for old, r in zip(op.results, new.results):
+                    mapping[old] = r
+            looked_up = _looked_up(mapping[y], arith.andi(code, _splat_int(lane_type, n - 1)), n)
+        store.operands[0] = looked_up
+
+
+_PERMUTES = {32: "llvm.x86.avx512.permvar.si.512", 16: "llvm.x86.avx512.permvar.hi.512"}  # vpermd, vpermw
+
+
+def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
+    """Lane i of the result: `values` at lane codes[i] (< n; lanes 0..n-1 of `values` hold the
+    table), one AVX-512 variable permute (`vpermd`, `vpermw`: the module is tagged
+    TABLE_LOOKUPS) per 512 bits. The intrinsic, not extracts LLVM could recognize as a permute:
+    a non-temporal store declared 16-byte aligned is split into 16-byte stores, and LLVM then
+    splits the extracts too and loses the permute (scalar loads from a copy of the table on the
+    stack; measured 3x slower)."""
+    t = ir.VectorType(values.type)
+    bits = _bits(t.element_type)
+    chunk, it = 512 // bits, ir.IntegerType.get_signless(bits)
+    part = ir.VectorType.get([chunk], it)
+    ints = arith.bitcast(ir.VectorType.get(t.shape, it), values)
+    table = vector.shuffle(ints, ints, [k % n for k in range(chunk)])
+    if bits != 32:
+        codes = arith.trunci(ir.VectorType.get(t.shape, it), codes)
+    pieces = [
+        llvm.call_intrinsic(part, _PERMUTES[bits], [table, vector.extract_strided_slice(part, codes, [c], [chunk], [1])], [], [])
+        for c in range(0, t.shape[0], chunk)
+    ]
+    while len(pieces) > 1:
+        size = ir.VectorType(pieces[0].type).shape[0]
+        pieces = [vector.shuffle(a, b, list(range(2 * size))) for a, b in zip(pieces[0::2], pieces[1::2])] + (pieces[-1:] if len(pieces) % 2 else [])
+    return arith.bitcast(t, pieces[0])
+
+
+def _block_order(tile, ops: dict) -> list:
+    """The ops of `ops` in the order the tile's walk meets them (definitions before uses)."""
+    ordered = []
+
+    def visit(o):
+        if o.operation in ops:
+            ordered.append(o.operation)
+        return ir.WalkResult.ADVANCE
+
+    walk(tile, visit)
+    return ordered
+
+
 def lookups(tile) -> None:
     """Each 1-D vector of decoded 4-bit floats in `tile` (its op tagged semantics.LOOKUP with the
     8 magnitudes, its code's op semantics.CODE) becomes a table lookup: lane i is the table's
@@ -615,6 +749,13 @@ def _whole_tile(g, p: Plan) -> bool:
 # --- the pass -------------------------------------------------------------------------------------
 
 
+def _module_of(op):
+    m = op.operation if hasattr(op, "operation") else op
+    while m is not None and m.name != "builtin.module":
+        m = m.parent
+    return m
+
+
 def _function_of(op):
     f = op.parent
     while f is not None and f.name != "func.func":
@@ -683,9 +824,12 @@ def run(op) -> bool:
                     simplify_block_maps(g)
                     tiles.append(_enclose(g, modes[i]))
         _vectorize(op)
+        with_tables = _module_of(op) is not None and TABLE_LOOKUPS in _module_of(op).attributes
         for t in tiles:
             flatten_loads(t)
             flatten_stores(t)
+            if with_tables:
+                tables(t)
             lookups(t)
         _lower(op)
         for t in tiles:
@@ -704,7 +848,10 @@ def _inline(region) -> None:
 
 
 def _clean(op) -> None:
-    """Drop the schedule's tags, and dq-nontemporal-entries' (this pass consumed it)."""
+    """Drop the schedule's tags, and dq-nontemporal-entries' and dq-target-features' (this pass
+    consumed them)."""
+    if op.name == "builtin.module" and TABLE_LOOKUPS in op.attributes:  # run on a module (dq-to-llvm): consumed
+        del op.attributes[TABLE_LOOKUPS]
 
     def visit(o):
         for name in (TARGET, MODE, TILE, NONTEMPORAL):

@@ -413,7 +413,7 @@ func.func @canonical_add_f64(%x: tensor<?x8xui8>, %s: tensor<f64>, %z: tensor<1x
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[XW:.*]] = arith.extui %[[XV]] : i16 to i32
 // CHECK-NEXT: %[[XS:.*]] = arith.shrui %[[XW]], %[[SH]] : i32
-// CHECK-NEXT: %[[Q:.*]] = arith.andi %[[XS]], %[[C15]] : i32
+// CHECK-NEXT: %[[Q:.*]] = arith.andi %[[XS]], %[[C15]] {dq.field_code = 4 : i32} : i32
 // CHECK-NEXT: %[[ZW:.*]] = arith.extsi %[[ZV]] : i8 to i32
 // CHECK-NEXT: %[[ZN:.*]] = arith.andi %[[ZW]], %[[C15]] : i32
 // CHECK-NEXT: %[[D:.*]] = arith.subi %[[Q]], %[[ZN]] : i32

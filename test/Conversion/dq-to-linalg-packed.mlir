@@ -29,7 +29,7 @@
 // the nibble's top bit shifted to bit 31 (left by 28 - shift), then back with its sign
 // CHECK-NEXT: %[[UP:.*]] = arith.subi %[[C28]], %[[SH]] : i32
 // CHECK-NEXT: %[[L:.*]] = arith.shli %[[W]], %[[UP]] : i32
-// CHECK-NEXT: %[[Q:.*]] = arith.shrsi %[[L]], %[[C28]] : i32
+// CHECK-NEXT: %[[Q:.*]] = arith.shrsi %[[L]], %[[C28]] {dq.field_code = 4 : i32} : i32
 // CHECK-NEXT: %[[QF:.*]] = arith.sitofp %[[Q]] : i32 to f32
 // CHECK-NEXT: %[[R:.*]] = arith.mulf %[[QF]], %[[SV]] : f32
 // CHECK-NEXT: linalg.yield %[[R]] : f32

@@ -183,7 +183,7 @@ func.func @int8_per_channel_rank1_scale(%x: tensor<4x16xi8>, %s: tensor<4xf32>) 
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[W:.*]] = arith.extui %[[IN]] : i16 to i32
 // CHECK-NEXT: %[[SR:.*]] = arith.shrui %[[W]], %[[SH]] : i32
-// CHECK-NEXT: %[[NIB:.*]] = arith.andi %[[SR]], %[[C15]] : i32
+// CHECK-NEXT: %[[NIB:.*]] = arith.andi %[[SR]], %[[C15]] {dq.field_code = 4 : i32} : i32
 // CHECK-NEXT: %[[Q:.*]] = arith.subi %[[NIB]], %[[C8]] : i32
 // CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[Q]] : i32 to f32
 // CHECK-NEXT: %[[SC32:.*]] = arith.extf %[[SC]] : f16 to f32
@@ -221,7 +221,7 @@ func.func @int4_group_axis1(%x: tensor<2x256xi16>, %s: tensor<8x2xf16>) -> tenso
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[W:.*]] = arith.extui %[[IN]] : i16 to i32
 // CHECK-NEXT: %[[SR:.*]] = arith.shrui %[[W]], %[[SH]] : i32
-// CHECK-NEXT: %[[NIB:.*]] = arith.andi %[[SR]], %[[C15]] : i32
+// CHECK-NEXT: %[[NIB:.*]] = arith.andi %[[SR]], %[[C15]] {dq.field_code = 4 : i32} : i32
 // CHECK-NEXT: %[[ZW:.*]] = arith.extsi %[[ZP]] : i8 to i32
 // CHECK-NEXT: %[[ZN:.*]] = arith.andi %[[ZW]], %[[C15]] : i32
 // CHECK-NEXT: %[[Q:.*]] = arith.subi %[[NIB]], %[[ZN]] : i32
@@ -251,7 +251,7 @@ func.func @int4_group_axis0_int_zero_point_dynamic(%x: tensor<?x16xi16>, %s: ten
 // CHECK-NEXT: %[[SH:.*]] = arith.muli %[[KI]], %[[C4I]] : i32
 // CHECK-NEXT: %[[W:.*]] = arith.extui %[[IN]] : i16 to i32
 // CHECK-NEXT: %[[SR:.*]] = arith.shrui %[[W]], %[[SH]] : i32
-// CHECK-NEXT: %[[NIB:.*]] = arith.andi %[[SR]], %[[C15]] : i32
+// CHECK-NEXT: %[[NIB:.*]] = arith.andi %[[SR]], %[[C15]] {dq.field_code = 4 : i32} : i32
 // CHECK-NEXT: %[[Q:.*]] = arith.subi %[[NIB]], %[[C8]] : i32
 // CHECK-NEXT: %[[F:.*]] = arith.sitofp %[[Q]] : i32 to f32
 // CHECK-NEXT: %[[M:.*]] = arith.mulf %[[F]], %[[SC]] : f32

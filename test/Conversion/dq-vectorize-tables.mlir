@@ -1,0 +1,98 @@
+// RUN: dequant-opt %s --dq-vectorize --split-input-file | FileCheck %s
+
+// Per-tile tables (module tagged dq.table_lookups by dq-target-features on an AVX-512BW host):
+// a tile whose stored value depends on a packed 4-bit field (tagged dq.field_code by the scalar
+// semantics) and otherwise only on values equal in every lane (the group's scale) computes its
+// 16 values once, with its own ops on containers holding code i in every field of lane i
+// (0x1111 * (i % 16), as i16), and takes each lane's value from them with one vpermw per 32 lanes.
+// (0x000000C1 is -8.0 and 0x0000E0C0 -7.0 as little-endian f32: codes 0 and 1 minus 8.)
+// The module's tag is consumed.
+
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#g = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
+
+// CHECK-LABEL: func.func @group_of_128
+// The 16 values of the group, computed by the tile's ops on the codes (here folded to constants:
+// code - 8 as f32, lanes 0..15 repeated), times the group's scale:
+// CHECK:     %[[SCALE:.*]] = vector.broadcast %{{.*}} : f16 to vector<128xf16>
+// CHECK:     %[[Q:.*]] = arith.constant dense<"0x000000C10000E0C0{{.*}}"> : vector<128xf32>
+// CHECK:     %[[WIDE:.*]] = arith.extf %[[SCALE]] : vector<128xf16> to vector<128xf32>
+// CHECK:     %[[V:.*]] = arith.mulf %[[WIDE]], %[[Q]] : vector<128xf32>
+// CHECK:     %[[TABLE:.*]] = arith.truncf %[[V]] : vector<128xf32> to vector<128xf16>
+// CHECK:     %[[BITS:.*]] = arith.bitcast %[[TABLE]] : vector<128xf16> to vector<128xi16>
+// CHECK:     %[[T32:.*]] = vector.shuffle %[[BITS]], %[[BITS]] [0, 1, 2, {{.*}}, 15, 0, 1, {{.*}}, 14, 15] : vector<128xi16>, vector<128xi16>
+// CHECK:     %[[LANES:.*]] = arith.trunci %{{.*}} : vector<128xi32> to vector<128xi16>
+// CHECK:     %[[I0:.*]] = vector.extract_strided_slice %[[LANES]] {offsets = [0], sizes = [32], strides = [1]} : vector<128xi16> to vector<32xi16>
+// CHECK:     %[[P0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"(%[[T32]], %[[I0]]) : (vector<32xi16>, vector<32xi16>) -> vector<32xi16>
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"
+// CHECK:     %[[Y:.*]] = arith.bitcast %{{.*}} : vector<128xi16> to vector<128xf16>
+// CHECK:     vector.store %[[Y]], %{{.*}} : memref<128xf16, {{.*}}>, vector<128xf16>
+// CHECK-NOT: dq.table_lookups
+module attributes {dq.table_lookups} {
+  func.func @group_of_128(%x: memref<?x?xi16>, %s: memref<?x?xf16>, %y: memref<?x?xf16>) {
+    %c4 = arith.constant 4 : i32
+    %c8 = arith.constant 8 : i32
+    %c15 = arith.constant 15 : i32
+    linalg.generic {indexing_maps = [#x, #g, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi16>, memref<?x?xf16>) outs(%y : memref<?x?xf16>) {
+    ^bb0(%a: i16, %b: f16, %o: f16):
+      %w = arith.extui %a : i16 to i32
+      %f = arith.shrui %w, %c4 : i32
+      %n = arith.andi %f, %c15 {dq.field_code = 4 : i32} : i32
+      %q = arith.subi %n, %c8 : i32
+      %v = arith.sitofp %q : i32 to f32
+      %sf = arith.extf %b : f16 to f32
+      %r = arith.mulf %v, %sf : f32
+      %h = arith.truncf %r : f32 to f16
+      linalg.yield %h : f16
+    }
+    return
+  }
+}
+
+// -----
+
+// The same kernel without the module's tag (a host without AVX-512BW): computed in every lane.
+// CHECK-LABEL: func.func @no_tag
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK:     vector.store %{{.*}} : memref<128xf16, {{.*}}>, vector<128xf16>
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#g = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
+func.func @no_tag(%x: memref<?x?xi16>, %s: memref<?x?xf16>, %y: memref<?x?xf16>) {
+  %c4 = arith.constant 4 : i32
+  %c15 = arith.constant 15 : i32
+  linalg.generic {indexing_maps = [#x, #g, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi16>, memref<?x?xf16>) outs(%y : memref<?x?xf16>) {
+  ^bb0(%a: i16, %b: f16, %o: f16):
+    %w = arith.extui %a : i16 to i32
+    %f = arith.shrui %w, %c4 : i32
+    %n = arith.andi %f, %c15 {dq.field_code = 4 : i32} : i32
+    %v = arith.uitofp %n : i32 to f16
+    %r = arith.mulf %v, %b : f16
+    linalg.yield %r : f16
+  }
+  return
+}
+
+// -----
+
+// A scale per column varies along the tile: no table (its values would differ per lane).
+// CHECK-LABEL: func.func @scale_per_column
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK:     vector.store
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#c = affine_map<(d0, d1) -> (d1)>
+module attributes {dq.table_lookups} {
+  func.func @scale_per_column(%x: memref<?x128xi16>, %s: memref<128xf16>, %y: memref<?x128xf16>) {
+    %c4 = arith.constant 4 : i32
+    %c15 = arith.constant 15 : i32
+    linalg.generic {indexing_maps = [#x, #c, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x128xi16>, memref<128xf16>) outs(%y : memref<?x128xf16>) {
+    ^bb0(%a: i16, %b: f16, %o: f16):
+      %w = arith.extui %a : i16 to i32
+      %f = arith.shrui %w, %c4 : i32
+      %n = arith.andi %f, %c15 {dq.field_code = 4 : i32} : i32
+      %v = arith.uitofp %n : i32 to f16
+      %r = arith.mulf %v, %b : f16
+      linalg.yield %r : f16
+    }
+    return
+  }
+}
