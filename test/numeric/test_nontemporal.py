@@ -141,9 +141,22 @@ def pmx_int4x4(rng, rows, cols):
     return ops.pmx_dequantize_linear, (pack_int4x4(nibbles), s), attrs, F16, want
 
 
+def pmx_int4x4_g128(rng, rows, cols):
+    """OpenPPL int4x4, groups of 128 along the columns, f16: tiles of 128 outputs, where a
+    host with AVX-512BW takes each group's 16 values from a per-tile table (dq-vectorize)."""
+    group = 128 if cols % 128 == 0 else cols
+    nibbles = rng.integers(0, 16, (4 * rows, cols))
+    s = _scales(rng, (4 * rows, cols // group), np.float16)
+    z = rng.integers(-128, 128, s.shape, dtype=np.int8)
+    d = nibbles - (z.astype(np.int64) & 0xF).repeat(group, axis=1)
+    want = (d.astype(np.float32) * np.repeat(s.astype(np.float32), group, axis=1)).astype(np.float16)
+    attrs = {"quant_data_type": "int4", "group_size": group, "quant_axis": 1, "has_zeropoint": True}
+    return ops.pmx_dequantize_linear, (pack_int4x4(nibbles), s, z), attrs, F16, want
+
+
 CASES = [onnx_i8_per_axis, onnx_u4_block32_f16, onnx_f8_per_tensor_bf16, onnx_i16_axis0, onednn_s32_zps,
          ngraph_axes01, pmx_int4x4_zp, onnx_i8_per_axis_bf16, onnx_i4_packed_block32, onnx_f4_packed_per_tensor,
-         onnx_i4_packed_per_axis, onnx_u2_packed_per_axis, pmx_int4x4]  # fmt: skip
+         onnx_i4_packed_per_axis, onnx_u2_packed_per_axis, pmx_int4x4, pmx_int4x4_g128]  # fmt: skip
 
 
 @pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
