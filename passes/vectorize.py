@@ -439,28 +439,55 @@ def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
     return None
 
 
-_UNIFORM_OPS = ("vector.broadcast", "vector.shuffle", "vector.step")
+DATA, PATTERN, UNIFORM = "data", "pattern", "uniform"
+_SHIFTS = ("arith.shli", "arith.shrui", "arith.shrsi")
 
 
-def _uniform_dag(y: ir.Value, container: ir.Value) -> set | None:
-    """The ops computing vector `y` from `container` and values equal in every lane of a tile
-    (scalars broadcast, constants, lane patterns), or None if a vector operand comes from anything
-    else (a load: a scale or zero point varying along the tile)."""
-    ops, todo = {}, [y]
-    while todo:
-        v = todo.pop()
-        if v == container or not isinstance(v.type, ir.VectorType):
-            continue  # the substituted input, or a scalar (the same in every lane)
+def _uniform_dag(y: ir.Value, container: ir.Value) -> dict | None:
+    """The ops computing vector `y` from `container` (DATA) and from values that do not change
+    the table, or None. Those values are UNIFORM, the same in every lane (scalars broadcast,
+    splat constants), or a lane PATTERN (non-splat constants, vector.step: a packed byte's
+    field shifts), which may only be a shift's amount applied to DATA: every field of a
+    table's container holds the same code, so a field's shift does not change the code it
+    reads, but any other lane-varying value would. Any other vector (a load: a scale or zero
+    point varying along the tile) gives None."""
+    kinds: dict = {}
+    ops: dict = {}
+
+    def kind(v):
+        if v == container:
+            return DATA
+        if not isinstance(v.type, ir.VectorType):
+            return UNIFORM
+        if v in kinds:
+            return kinds[v]
         op = v.owner
         if not isinstance(op, (ir.Operation, ir.OpView)):
             return None
         name = op.operation.name
-        if not (name.startswith("arith.") or name in _UNIFORM_OPS):
+        vectors = [o for o in op.operands if isinstance(o.type, ir.VectorType)]
+        if name == "arith.constant":
+            value = op.attributes["value"]
+            if not isinstance(value, ir.DenseElementsAttr):
+                return None
+            k = UNIFORM if value.is_splat else PATTERN
+        elif name == "vector.step":
+            k = PATTERN
+        elif name.startswith("arith.") or name in ("vector.broadcast", "vector.shuffle"):
+            found = [kind(o) for o in vectors]
+            if None in found:
+                return None
+            k = DATA if DATA in found else PATTERN if PATTERN in found else UNIFORM
+            if k == DATA and PATTERN in found:  # a pattern meets data: only as a shift's amount
+                if name not in _SHIFTS or kind(op.operands[0]) != DATA or kind(op.operands[1]) != PATTERN:
+                    return None
+        else:
             return None
-        if op.operation not in ops:
-            ops[op.operation] = True
-            todo.extend(op.operands)
-    return ops
+        kinds[v] = k
+        ops[op.operation] = True
+        return k
+
+    return ops if kind(y) == DATA else None
 
 
 def _container(code_op) -> ir.Value | None:

@@ -96,3 +96,32 @@ module attributes {dq.table_lookups} {
     return
   }
 }
+
+// -----
+
+// A lane-varying value other than a field's shift (here the column index, a vector.step) would
+// differ between two lanes of the same code: no table.
+// CHECK-LABEL: func.func @column_index
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK:     vector.store
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#g = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
+module attributes {dq.table_lookups} {
+  func.func @column_index(%x: memref<?x?xi16>, %s: memref<?x?xf16>, %y: memref<?x?xf16>) {
+    %c4 = arith.constant 4 : i32
+    %c15 = arith.constant 15 : i32
+    linalg.generic {indexing_maps = [#x, #g, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi16>, memref<?x?xf16>) outs(%y : memref<?x?xf16>) {
+    ^bb0(%a: i16, %b: f16, %o: f16):
+      %j = linalg.index 1 : index
+      %ji = arith.index_cast %j : index to i32
+      %w = arith.extui %a : i16 to i32
+      %f = arith.shrui %w, %c4 : i32
+      %n = arith.andi %f, %c15 {dq.field_code = 4 : i32} : i32
+      %m = arith.addi %n, %ji : i32
+      %v = arith.uitofp %m : i32 to f16
+      %r = arith.mulf %v, %b : f16
+      linalg.yield %r : f16
+    }
+    return
+  }
+}
