@@ -55,6 +55,7 @@ import numpy as np
 import dequant
 from dequant import ops
 from dequant.passes.to_llvm import MEMREF_TO_LLVM
+from dequant.runtime import NONTEMPORAL_MIN_BYTES
 
 COLS = 4096
 SIZES_FULL = [1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
@@ -84,9 +85,9 @@ ROOFLINE = (
     "and writes its output), with numpy's memcpy, one thread. `x roofline` = kernel time / roofline "
     "time (1.00 = as fast as a copy of the same traffic). Caveat: a dequantize kernel writes more than "
     "it reads (1 byte in, 4 out for int8 to f32); large memcpy avoids the read-for-ownership of written "
-    "lines with non-temporal stores, and so do dequant's kernels from 48 MiB streamed "
-    "(dq-nontemporal-stores); below that they store through the cache and their floor lies somewhat "
-    "above this roofline."
+    "lines with non-temporal stores, and so do dequant's calls that move at least "
+    f"{NONTEMPORAL_MIN_BYTES >> 20} MiB (read + written: the `_nt` entry points of dq-nontemporal-entries); "
+    "below that they store through the cache and their floor lies somewhat above this roofline."
 )
 BYTES = (
     "Bytes read = the bytes of the arrays the kernel takes (data, scale, zero point) as passed to "
