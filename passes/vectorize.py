@@ -53,7 +53,7 @@ from dequant.dialect.walking import walk
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
-from .target_features import TABLE_LOOKUPS
+from .target_features import AVX512BW
 from .queries import constant_int, ops_named
 
 TARGET = "dq.vector_target"
@@ -506,7 +506,7 @@ def _container(code_op) -> ir.Value | None:
 
 
 def tables(tile) -> None:
-    """Per-tile tables of 4-bit (or 2-bit) packed data (module tagged TABLE_LOOKUPS, see
+    """Per-tile tables of 4-bit (or 2-bit) packed data (module tagged AVX512BW, see
     passes/target_features.py): where every input of a tile's stored vector other than the
     packed field is the same in every lane (per-tensor scales, a block's scale and zero point,
     an OpenPPL group's), the stored value is a function of the field's code alone, so its 16 (4)
@@ -563,7 +563,7 @@ _PERMUTES = {32: "llvm.x86.avx512.permvar.si.512", 16: "llvm.x86.avx512.permvar.
 def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
     """Lane i of the result: `values` at lane codes[i] (< n; lanes 0..n-1 of `values` hold the
     table), one AVX-512 variable permute (`vpermd`, `vpermw`: the module is tagged
-    TABLE_LOOKUPS) per 512 bits. The intrinsic, not extracts LLVM could recognize as a permute:
+    AVX512BW) per 512 bits. The intrinsic, not extracts LLVM could recognize as a permute:
     a non-temporal store declared 16-byte aligned is split into 16-byte stores, and LLVM then
     splits the extracts too and loses the permute (scalar loads from a copy of the table on the
     stack; measured 3x slower)."""
@@ -596,6 +596,40 @@ def _block_order(tile, ops: dict) -> list:
 
     walk(tile, visit)
     return ordered
+
+
+def bf16_rounding(tile) -> None:
+    """Each f32 -> bf16 `arith.truncf` of a 1-D vector in `tile` (module tagged AVX512BW:
+    AVX-512BW) becomes the same rounding written so that the narrowing is one word shuffle:
+    to nearest even on the bits (bits + 0x7FFF + bit 16, exact for every finite value and for
+    infinities), the high halves of the 32-bit lanes taken as the odd 16-bit lanes of the sum
+    (one `vpermt2w` per 32 outputs, where arith-expand's `>> 16` then truncation took two shifts,
+    two `vpmovdw` and an insert), NaN as 0x7FC0 like arith-expand's."""
+    found = []
+
+    def visit(o):
+        if o.name == "arith.truncf" and isinstance(o.results[0].type, ir.VectorType):
+            src, dst = ir.VectorType(o.operands[0].type), ir.VectorType(o.results[0].type)
+            if isinstance(src.element_type, ir.F32Type) and isinstance(dst.element_type, ir.BF16Type) and src.rank == 1:
+                found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    walk(tile, visit)
+    for op in found:
+        v = op.operands[0]
+        n = ir.VectorType(v.type).shape[0]
+        i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+        words, halves = ir.VectorType.get([n], i32), ir.VectorType.get([n], i16)
+        with ir.InsertionPoint(op), op.location:
+            bits = arith.bitcast(words, v)
+            odd = arith.andi(arith.shrui(bits, _splat_int(words, 16)), _splat_int(words, 1))
+            rounded = arith.addi(arith.addi(bits, _splat_int(words, 0x7FFF)), odd)
+            pairs = vector.bitcast(ir.VectorType.get([2 * n], i16), rounded)
+            high = vector.shuffle(pairs, pairs, [2 * k + 1 for k in range(n)])
+            nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
+            value = arith.bitcast(op.results[0].type, arith.select(nan, _splat_int(halves, 0x7FC0), high))
+        op.results[0].replace_all_uses_with(value)
+        op.erase()
 
 
 def lookups(tile) -> None:
@@ -851,12 +885,13 @@ def run(op) -> bool:
                     simplify_block_maps(g)
                     tiles.append(_enclose(g, modes[i]))
         _vectorize(op)
-        with_tables = _module_of(op) is not None and TABLE_LOOKUPS in _module_of(op).attributes
+        avx512bw = _module_of(op) is not None and AVX512BW in _module_of(op).attributes
         for t in tiles:
             flatten_loads(t)
             flatten_stores(t)
-            if with_tables:
+            if avx512bw:
                 tables(t)
+                bf16_rounding(t)
             lookups(t)
         _lower(op)
         for t in tiles:
@@ -877,8 +912,8 @@ def _inline(region) -> None:
 def _clean(op) -> None:
     """Drop the schedule's tags, and dq-nontemporal-entries' and dq-target-features' (this pass
     consumed them)."""
-    if op.name == "builtin.module" and TABLE_LOOKUPS in op.attributes:  # run on a module (dq-to-llvm): consumed
-        del op.attributes[TABLE_LOOKUPS]
+    if op.name == "builtin.module" and AVX512BW in op.attributes:  # run on a module (dq-to-llvm): consumed
+        del op.attributes[AVX512BW]
 
     def visit(o):
         for name in (TARGET, MODE, TILE, NONTEMPORAL):

@@ -1,6 +1,6 @@
 // RUN: dequant-opt %s --dq-vectorize --split-input-file | FileCheck %s
 
-// Per-tile tables (module tagged dq.table_lookups by dq-target-features on an AVX-512BW host):
+// Per-tile tables (module tagged dq.avx512bw by dq-target-features on an AVX-512BW host):
 // a tile whose stored value depends on a packed 4-bit field (tagged dq.field_code by the scalar
 // semantics) and otherwise only on values equal in every lane (the group's scale) computes its
 // 16 values once, with its own ops on containers holding code i in every field of lane i
@@ -27,8 +27,8 @@
 // CHECK-COUNT-3: llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"
 // CHECK:     %[[Y:.*]] = arith.bitcast %{{.*}} : vector<128xi16> to vector<128xf16>
 // CHECK:     vector.store %[[Y]], %{{.*}} : memref<128xf16, {{.*}}>, vector<128xf16>
-// CHECK-NOT: dq.table_lookups
-module attributes {dq.table_lookups} {
+// CHECK-NOT: dq.avx512bw
+module attributes {dq.avx512bw} {
   func.func @group_of_128(%x: memref<?x?xi16>, %s: memref<?x?xf16>, %y: memref<?x?xf16>) {
     %c4 = arith.constant 4 : i32
     %c8 = arith.constant 8 : i32
@@ -80,7 +80,7 @@ func.func @no_tag(%x: memref<?x?xi16>, %s: memref<?x?xf16>, %y: memref<?x?xf16>)
 // CHECK:     vector.store
 #x = affine_map<(d0, d1) -> (d0, d1)>
 #c = affine_map<(d0, d1) -> (d1)>
-module attributes {dq.table_lookups} {
+module attributes {dq.avx512bw} {
   func.func @scale_per_column(%x: memref<?x128xi16>, %s: memref<128xf16>, %y: memref<?x128xf16>) {
     %c4 = arith.constant 4 : i32
     %c15 = arith.constant 15 : i32
@@ -106,7 +106,7 @@ module attributes {dq.table_lookups} {
 // CHECK:     vector.store
 #x = affine_map<(d0, d1) -> (d0, d1)>
 #g = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
-module attributes {dq.table_lookups} {
+module attributes {dq.avx512bw} {
   func.func @column_index(%x: memref<?x?xi16>, %s: memref<?x?xf16>, %y: memref<?x?xf16>) {
     %c4 = arith.constant 4 : i32
     %c15 = arith.constant 15 : i32
@@ -121,6 +121,37 @@ module attributes {dq.table_lookups} {
       %v = arith.uitofp %m : i32 to f16
       %r = arith.mulf %v, %b : f16
       linalg.yield %r : f16
+    }
+    return
+  }
+}
+
+// -----
+
+// bf16 outputs on an AVX-512BW host: the rounding to nearest even written on the bits, the
+// high halves taken as the odd 16-bit lanes (one word shuffle), NaN as 0x7FC0 (32704).
+// CHECK-LABEL: func.func @bf16_output
+// CHECK:     %[[BITS:.*]] = arith.bitcast %[[V:.*]] : vector<32xf32> to vector<32xi32>
+// CHECK:     %[[LOW:.*]] = arith.shrui %[[BITS]], %{{.*}} : vector<32xi32>
+// CHECK:     %[[ODD:.*]] = arith.andi %[[LOW]], %{{.*}} : vector<32xi32>
+// CHECK:     %[[BIASED:.*]] = arith.addi %[[BITS]], %{{.*}} : vector<32xi32>
+// CHECK:     %[[SUM:.*]] = arith.addi %[[BIASED]], %[[ODD]] : vector<32xi32>
+// CHECK:     %[[PAIRS:.*]] = vector.bitcast %[[SUM]] : vector<32xi32> to vector<64xi16>
+// CHECK:     %[[HIGH:.*]] = vector.shuffle %[[PAIRS]], %[[PAIRS]] [1, 3, 5, {{.*}}, 61, 63] : vector<64xi16>, vector<64xi16>
+// CHECK:     %[[NAN:.*]] = arith.cmpf uno, %[[V]], %[[V]] : vector<32xf32>
+// CHECK:     %[[R:.*]] = arith.select %[[NAN]], %{{.*}}, %[[HIGH]] : vector<32xi1>, vector<32xi16>
+// CHECK:     %[[Y:.*]] = arith.bitcast %[[R]] : vector<32xi16> to vector<32xbf16>
+// CHECK:     vector.store %[[Y]], %{{.*}} : memref<32xbf16, {{.*}}>, vector<32xbf16>
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#c = affine_map<(d0, d1) -> (d1)>
+module attributes {dq.avx512bw} {
+  func.func @bf16_output(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xbf16>) {
+    linalg.generic {indexing_maps = [#x, #c, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xbf16>) {
+    ^bb0(%a: i8, %b: f32, %o: bf16):
+      %v = arith.sitofp %a : i8 to f32
+      %r = arith.mulf %v, %b : f32
+      %h = arith.truncf %r : f32 to bf16
+      linalg.yield %h : bf16
     }
     return
   }

@@ -218,3 +218,30 @@ def test_entry_point_chosen_on_the_whole_call(case):
         results[nontemporal] = out
     assert_exact(results[True], results[False])
     assert_exact(results[True], want)
+
+
+def _bf16_edge_scales(n: int) -> np.ndarray:
+    """Per-column scales whose products round at every edge of f32 -> bf16: ties to even (odd and
+    even bf16 mantissas, low half exactly 0x8000), just below and above a tie, a carry into the
+    exponent, overflow to infinity, f32 subnormals (bf16 subnormals), zero, -0, infinities, NaN."""
+    bits = [0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001, 0x3FFF8000, 0x7F7F8000, 0x7F7FFFFF,
+            0x00000001, 0x00008000, 0x00018000, 0x007FFFFF, 0x80408000, 0x00000000, 0x80000000,
+            0x7F800000, 0xFF800000, 0x7FC00000, 0xFFA00001]  # fmt: skip
+    s = np.resize(np.array(bits, np.uint32), n).view(np.float32).copy()
+    return s
+
+
+@pytest.mark.parametrize("kind", ["plain", "nt"])
+def test_bf16_rounding_edges(kind):
+    """int8 per-axis to bf16 with x = 1 (the product is the scale, rounded only to bf16) and x in
+    -3..3: every lane must be the f32 product rounded to nearest even by ml_dtypes, NaN for NaN.
+    Whole 16- and 32-lane tiles (4096 columns) take the vectorized rounding."""
+    cols = 4096
+    s = _bf16_edge_scales(cols)
+    for x in (np.ones((2, cols), np.int8), np.random.default_rng(7).integers(-3, 4, (2, cols)).astype(np.int8)):
+        r = Runtime(1)
+        r.nontemporal_min_bytes = 0 if kind == "nt" else 1 << 60
+        got = ops.OpFunction(ops.onnx_dequantize_linear.opdef, r)(x, s, axis=1, output_dtype=ml_dtypes.bfloat16)
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = (x.astype(np.float32) * s).astype(ml_dtypes.bfloat16)
+        assert_exact(got, want)
