@@ -425,15 +425,16 @@ def flatten_loads(loop_op) -> None:
 def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
     """The result of the nearest op tagged `tag` among op's operands' producers (breadth first,
     at most `depth` ops up), or None."""
-    frontier = [op]
+    frontier, seen = [op], set()
     for _ in range(depth):
         nxt = []
         for o in frontier:
             for v in o.operands:
                 p = v.owner
-                if isinstance(p, (ir.Operation, ir.OpView)):
+                if isinstance(p, (ir.Operation, ir.OpView)) and p.operation not in seen:
                     if tag in p.attributes:
                         return p.results[0]
+                    seen.add(p.operation)
                     nxt.append(p)
         frontier = nxt
     return None
@@ -493,14 +494,17 @@ def _uniform_dag(y: ir.Value, container: ir.Value) -> dict | None:
 def _container(code_op) -> ir.Value | None:
     """The vector of packed containers (i8 bytes, OpenPPL's i16) a field code is extracted from:
     the operand of the nearest arith.extui from i8 or i16 above `code_op`."""
-    frontier = [code_op]
+    frontier, seen = [code_op], set()
     for _ in range(8):
         nxt = []
         for o in frontier:
             if o.name == "arith.extui" and isinstance(o.operands[0].type, ir.VectorType):
                 if ir.VectorType(o.operands[0].type).element_type in (ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(16)):
                     return o.operands[0]
-            nxt += [v.owner for v in o.operands if isinstance(v.owner, (ir.Operation, ir.OpView))]
+            for v in o.operands:
+                if isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.operation not in seen:
+                    seen.add(v.owner.operation)
+                    nxt.append(v.owner)
         frontier = nxt
     return None
 
