@@ -422,9 +422,9 @@ def flatten_loads(loop_op) -> None:
         r.erase()
 
 
-def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
-    """The result of the nearest op tagged `tag` among op's operands' producers (breadth first,
-    at most `depth` ops up), or None."""
+def _producer(op, match, depth: int):
+    """The nearest op above `op` for which `match(op)` holds: among its operands' producers,
+    breadth first, each visited once, at most `depth` ops up; or None."""
     frontier, seen = [op], set()
     for _ in range(depth):
         nxt = []
@@ -432,12 +432,18 @@ def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
             for v in o.operands:
                 p = v.owner
                 if isinstance(p, (ir.Operation, ir.OpView)) and p.operation not in seen:
-                    if tag in p.attributes:
-                        return p.results[0]
+                    if match(p):
+                        return p
                     seen.add(p.operation)
                     nxt.append(p)
         frontier = nxt
     return None
+
+
+def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
+    """The result of the nearest op tagged `tag` above `op` (see _producer), or None."""
+    p = _producer(op, lambda o: tag in o.attributes, depth)
+    return None if p is None else p.results[0]
 
 
 DATA, PATTERN, UNIFORM = "data", "pattern", "uniform"
@@ -494,19 +500,14 @@ def _uniform_dag(y: ir.Value, container: ir.Value) -> dict | None:
 def _container(code_op) -> ir.Value | None:
     """The vector of packed containers (i8 bytes, OpenPPL's i16) a field code is extracted from:
     the operand of the nearest arith.extui from i8 or i16 above `code_op`."""
-    frontier, seen = [code_op], set()
-    for _ in range(8):
-        nxt = []
-        for o in frontier:
-            if o.name == "arith.extui" and isinstance(o.operands[0].type, ir.VectorType):
-                if ir.VectorType(o.operands[0].type).element_type in (ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(16)):
-                    return o.operands[0]
-            for v in o.operands:
-                if isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.operation not in seen:
-                    seen.add(v.owner.operation)
-                    nxt.append(v.owner)
-        frontier = nxt
-    return None
+    containers = (ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(16))
+
+    def widens(o) -> bool:
+        src = o.operands[0].type if o.name == "arith.extui" else None
+        return isinstance(src, ir.VectorType) and ir.VectorType(src).element_type in containers
+
+    p = _producer(code_op, widens, 8)
+    return None if p is None else p.operands[0]
 
 
 def tables(tile) -> None:
@@ -517,15 +518,7 @@ def tables(tile) -> None:
     values are computed once per tile, by the tile's own ops on containers holding code i in
     every field of lane i, and each lane takes its value from that table at its code (a variable
     permute). The values are those the ops compute: exact by construction."""
-    stores = []
-
-    def visit(o):
-        if o.name in ("vector.store", "vector.transfer_write"):
-            stores.append(o)
-        return ir.WalkResult.ADVANCE
-
-    walk(tile, visit)
-    for store in stores:
+    for store in ops_named(tile, "vector.store") + ops_named(tile, "vector.transfer_write"):
         y = store.operands[0]
         t = ir.VectorType(y.type)
         if len(t.shape) != 1 or _bits(t.element_type) not in (16, 32) or isinstance(t.element_type, ir.BF16Type):
@@ -609,19 +602,12 @@ def bf16_rounding(tile) -> None:
     infinities), the high halves of the 32-bit lanes taken as the odd 16-bit lanes of the sum
     (one `vpermt2w` per 32 outputs, where arith-expand's `>> 16` then truncation took two shifts,
     two `vpmovdw` and an insert), NaN as 0x7FC0 like arith-expand's."""
-    found = []
-
-    def visit(o):
-        if o.name == "arith.truncf" and isinstance(o.results[0].type, ir.VectorType):
-            src, dst = ir.VectorType(o.operands[0].type), ir.VectorType(o.results[0].type)
-            if isinstance(src.element_type, ir.F32Type) and isinstance(dst.element_type, ir.BF16Type) and src.rank == 1:
-                found.append(o)
-        return ir.WalkResult.ADVANCE
-
-    walk(tile, visit)
-    for op in found:
+    for op in ops_named(tile, "arith.truncf"):
         v = op.operands[0]
-        n = ir.VectorType(v.type).shape[0]
+        src = ir.VectorType(v.type) if isinstance(v.type, ir.VectorType) else None
+        if src is None or src.rank != 1 or not isinstance(src.element_type, ir.F32Type) or not isinstance(ir.VectorType(op.results[0].type).element_type, ir.BF16Type):
+            continue
+        n = src.shape[0]
         i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
         words, halves = ir.VectorType.get([n], i32), ir.VectorType.get([n], i16)
         with ir.InsertionPoint(op), op.location:
@@ -814,18 +800,12 @@ def _whole_tile(g, p: Plan) -> bool:
 # --- the pass -------------------------------------------------------------------------------------
 
 
-def _module_of(op):
+def _enclosing(op, name: str):
+    """`op` itself or its nearest ancestor named `name`, or None."""
     m = op.operation if hasattr(op, "operation") else op
-    while m is not None and m.name != "builtin.module":
+    while m is not None and m.name != name:
         m = m.parent
     return m
-
-
-def _function_of(op):
-    f = op.parent
-    while f is not None and f.name != "func.func":
-        f = f.parent
-    return f
 
 
 def _wanted_plain(p: Plan) -> bool:
@@ -863,7 +843,7 @@ def run(op) -> bool:
     plans, modes = [], []
     for g in results(op):
         p = plan(g)
-        f = _function_of(g)
+        f = _enclosing(g, "func.func")
         if p is None or f is None:
             continue
         if NONTEMPORAL in f.attributes:
@@ -889,7 +869,8 @@ def run(op) -> bool:
                     simplify_block_maps(g)
                     tiles.append(_enclose(g, modes[i]))
         _vectorize(op)
-        avx512bw = _module_of(op) is not None and AVX512BW in _module_of(op).attributes
+        module = _enclosing(op, "builtin.module")
+        avx512bw = module is not None and AVX512BW in module.attributes
         for t in tiles:
             flatten_loads(t)
             flatten_stores(t)
