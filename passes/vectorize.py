@@ -320,13 +320,7 @@ class _Flat:
                 return operands[0]
             rows, cols = t.shape
             if name == "vector.transpose" and _permutation(op) == [1, 0]:
-                src = operands[0]  # [cols, rows]: element (i, j) is src[j, i]
-                inner = src.owner
-                if isinstance(inner, (ir.Operation, ir.OpView)) and inner.operation.name == "vector.broadcast":
-                    b = inner.operands[0]
-                    if isinstance(b.type, ir.VectorType) and ir.VectorType(b.type).shape == [rows]:  # a byte per row
-                        return _shuffled(b, [i // cols for i in range(rows * cols)])
-                base = self.of(src)
+                base = self.of(operands[0])  # [cols, rows]: element (i, j) is operand[j, i]
                 return None if base is None else _shuffled(base, [j * rows + i for i in range(rows) for j in range(cols)])
             if name == "vector.broadcast":
                 src = operands[0]
