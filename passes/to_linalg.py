@@ -294,7 +294,10 @@ def unpacked(value: ir.Value):
 
 def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     """(the zero point operand, its Element). A packed zero point (dq.unpack's result) is
-    unpacked first, into i8 values (f32 for float4): it is as small as the scale."""
+    unpacked first, into i8 values (f32 for float4): it is as small as the scale. The unpacking
+    generic reads the bytes per row as the dequantize reads packed x (`by_rows`), which
+    dq-vectorize vectorizes; a per-element read at the linear index stays scalar (an int4
+    zero point blocked by 32 took 13% of a 16M-element call that way: docs/performance.md)."""
     if zp is None:
         return None, None
     e = of_type(ir.RankedTensorType(zp.type).element_type)
@@ -303,9 +306,10 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
         return zp, e
     bytes_, sizes = packed.operands[0], [shapes.value(d) if not isinstance(d, int) else d for d in unpack.dims_of(packed)]
     wide = semantics.i(8) if e.kind == "int" else ir.F32Type.get()
+    init = tensor.empty(sizes, wide)
+    rank = len(sizes)
 
-    def body(_):
-        byte, (shift, bits) = packed_field(shapes, bytes_, linear_index(shapes, sizes), e.bits)
+    def value(byte: ir.Value, shift: ir.Value, bits: int) -> ir.Value:
         b = arith.andi(arith.shrui(arith.extui(semantics.i(32), byte), shift), semantics.const_int((1 << bits) - 1))
         if e.kind == "float":
             return semantics.decode_bits(b, e)
@@ -313,9 +317,50 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
             b = arith.shrsi(arith.shli(b, semantics.const_int(32 - bits)), semantics.const_int(32 - bits))
         return arith.trunci(semantics.i(8), b)
 
-    rank = len(sizes)
-    value = generic([], tensor.empty(sizes, wide), [ir.AffineMap.get_identity(rank)], rank, body)
-    return value, ELEMENTS["i8"] if e.kind == "int" else ELEMENTS["f32"]
+    def by_element(bytes_: ir.Value) -> ir.Value:
+        def body(_):
+            byte, (shift, bits) = packed_field(shapes, bytes_, linear_index(shapes, sizes), e.bits)
+            return value(byte, shift, bits)
+
+        return generic([], init, [ir.AffineMap.get_identity(rank)], rank, body)
+
+    def rows(container: ir.Value, split: Split) -> ir.Value:
+        loops = rank + 1
+        ct = ir.RankedTensorType(container.type)
+        outer = shapes.dim(container, split.dim) if ct.is_dynamic_dim(split.dim) else None
+        view, groups = split_view(shapes, init, sizes, split, outer)
+        byte_map = ir.AffineMap.get(loops, 0, [ir.AffineDimExpr.get(d) for d in range(rank)])
+
+        def body(byte, _):
+            k = arith.index_cast(semantics.i(32), linalg.IndexOp(rank).result)
+            return value(byte, arith.muli(k, semantics.const_int(split.bits)), split.bits)
+
+        y = generic([container], view, [byte_map, ir.AffineMap.get_identity(loops)], loops, body)
+        return tensor.collapse_shape(ir.RankedTensorType(init.type), y, groups)
+
+    unpacked_zp = by_rows(shapes, bytes_, sizes, e.bits, init.type, rows, by_element)
+    return unpacked_zp, ELEMENTS["i8"] if e.kind == "int" else ELEMENTS["f32"]
+
+
+def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_type: ir.Type, rows, by_element) -> ir.Value:
+    """The generic reading packed `bytes_` (elements of `bits` bits, logical `sizes`): `rows(view,
+    split)` on the bytes viewed per row when each row is a whole number of bytes, else
+    `by_element(bytes_)` (each element at its linear index); chosen at run time (scf.if) when the
+    last dim is dynamic."""
+    per_byte = 8 // bits
+    last = sizes[-1] if sizes else None
+    if not sizes or (isinstance(last, int) and last % per_byte):
+        return by_element(bytes_)
+    split = Split(len(sizes) - 1, per_byte, bits)
+    if isinstance(last, int):
+        return rows(packed_rows(shapes, bytes_, sizes, per_byte), split)
+    whole = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(last, shapes.index(per_byte)), shapes.index(0))
+    branch = scf.IfOp(whole, [result_type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([rows(packed_rows(shapes, bytes_, sizes, per_byte), split)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([by_element(bytes_)])
+    return branch.results[0]
 
 
 def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
@@ -387,20 +432,7 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
             return split_read(signless(x), Split(0, canonical.INT4X4, 4), int4x4=True)
         if packed is None:
             return plain()
-        bytes_, per_byte = packed.operands[0], 8 // xe.bits
-        last = sizes[-1] if rank else None
-        if rank == 0 or (isinstance(last, int) and last % per_byte):
-            return gather(bytes_)
-        split = Split(rank - 1, per_byte, xe.bits)
-        if isinstance(last, int):
-            return split_read(packed_rows(shapes, bytes_, sizes, per_byte), split, False)
-        whole = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(last, shapes.index(per_byte)), shapes.index(0))
-        branch = scf.IfOp(whole, [init.type], has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp([split_read(packed_rows(shapes, bytes_, sizes, per_byte), split, False)])
-        with ir.InsertionPoint(branch.else_block):
-            scf.YieldOp([gather(bytes_)])
-        return branch.results[0]
+        return by_rows(shapes, packed.operands[0], sizes, xe.bits, init.type, lambda c, split: split_read(c, split, False), gather)
 
     return checks.guarded(found, compute, init, op)
 

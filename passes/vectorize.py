@@ -1,12 +1,13 @@
 """dq-vectorize: the kernels' loops vectorized by upstream's transform dialect, with non-temporal
 stores in the `dq.nontemporal` entry points (dq-nontemporal-entries).
 
-Runs on the bufferized kernels, on each `linalg.generic` writing a result (see `results`: not a
-temporary another generic reads) that it can vectorize (see `plan`): in a function tagged
-`dq.nontemporal`, every such generic, its stores non-temporal; elsewhere only those LLVM's loop
-vectorizer handles badly (bf16 outputs, whose f32 -> bf16 rounding it scalarizes, and packed
-sub-byte data read in place, whose innermost loop is the 2 or 4 fields of a byte). Other generics
-are left to convert-linalg-to-loops, dq-strip-mine-blocks and LLVM.
+Runs on the bufferized kernels, on each `linalg.generic` writing a result (see `results`) that it
+can vectorize (see `plan`): in a function tagged `dq.nontemporal`, every such generic, its stores
+non-temporal; elsewhere only those LLVM's loop vectorizer handles badly (bf16 and f16 outputs,
+whose rounding it scalarizes; packed sub-byte data read in place, whose innermost loop is the 2 or
+4 fields of a byte; blocks along the columns: see `_wanted_plain`). A generic writing a temporary
+(a packed zero point unpacked) is vectorized when it reads packed data, with cached stores. Other
+generics are left to convert-linalg-to-loops, dq-strip-mine-blocks and LLVM.
 
 The schedule (typed builders, applied with `transform.interpreter.apply_named_sequence`; the
 schedule lives in its own module, never in the payload):
@@ -77,6 +78,7 @@ class Plan:
     tile: int
     elem_bytes: int
     columns: int | None = None  # the static size of the tiled dim (None: dynamic)
+    blocked: bool = False  # an operand is read in blocks along the tiled dim
 
     @property
     def tile_bytes(self) -> int:
@@ -208,7 +210,7 @@ def plan(g) -> Plan | None:
     columns = None if ot.is_dynamic_dim(vdim) else ot.shape[vdim]
     if columns is not None and columns < tile:
         return None  # no whole tile
-    return Plan(g, loops, vdim, inner, tile, e, columns)
+    return Plan(g, loops, vdim, inner, tile, e, columns, bool(divide))
 
 
 # --- python steps -------------------------------------------------------------------------------
@@ -804,10 +806,13 @@ def _enclosing(op, name: str):
 
 def _wanted_plain(p: Plan) -> bool:
     """On the cached-store path, the generics LLVM's loop vectorizer handles worse (measured,
-    docs/performance.md): 16-bit float outputs (bf16: it scalarizes the rounding), and packed
-    data (its innermost loop is the 2 or 4 fields of a byte)."""
+    docs/performance.md): 16-bit float outputs (bf16: it scalarizes the rounding), packed data
+    (its innermost loop is the 2 or 4 fields of a byte), and blocks along the columns (after
+    dq-strip-mine-blocks, LLVM unrolls a block of 32 whole and vectorizes across blocks, with
+    gathers and scatters, when the block's loop holds no zero-point load: int4 blocked-32 without
+    a zero point took 900 µs at 1M elements, 81 µs here)."""
     out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type).element_type
-    return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1
+    return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or p.blocked
 
 
 VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.reshape")
@@ -820,9 +825,9 @@ def root(v: ir.Value) -> ir.Value:
     return v
 
 
-def results(op) -> list:
-    """The linalg.generics of `op` that write a result: every one whose output no other generic
-    reads (a zero point unpacked into a temporary is read by the dequantize's generic)."""
+def results(op) -> tuple:
+    """(the linalg.generics of `op` that write a result, those that write a temporary another
+    generic reads: a packed zero point unpacked before the dequantize's generic reads it)."""
     found = ops_named(op, "linalg.generic")
     read = set()
     for g in found:
@@ -830,12 +835,14 @@ def results(op) -> list:
         for v in list(g.operands)[: len(list(g.operands)) - outs]:
             if isinstance(v.type, ir.MemRefType):
                 read.add(root(v))
-    return [g for g in found if root(g.operands[len(g.operands) - 1]) not in read]
+    written = [g for g in found if root(g.operands[len(g.operands) - 1]) not in read]
+    return written, [g for g in found if root(g.operands[len(g.operands) - 1]) in read]
 
 
 def run(op) -> bool:
     plans, modes = [], []
-    for g in results(op):
+    written, temporaries = results(op)
+    for g in written:
         p = plan(g)
         f = _enclosing(g, "func.func")
         if p is None or f is None:
@@ -843,12 +850,17 @@ def run(op) -> bool:
         if NONTEMPORAL in f.attributes:
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
-                plans += [p, Plan(other, p.loops, p.vdim, p.inner, p.tile, p.elem_bytes, p.columns)]
+                plans += [p, Plan(other, p.loops, p.vdim, p.inner, p.tile, p.elem_bytes, p.columns, p.blocked)]
                 modes += [NT16, NT]
             else:
                 plans.append(p)
                 modes.append(NT)
         elif _wanted_plain(p):
+            plans.append(p)
+            modes.append(PLAIN)
+    for g in temporaries:  # read back at once: cached stores in every entry point
+        p = plan(g)
+        if p is not None and p.inner > 1:
             plans.append(p)
             modes.append(PLAIN)
     if plans:

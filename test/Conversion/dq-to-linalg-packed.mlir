@@ -87,17 +87,38 @@ func.func @dynamic(%b: tensor<?xi8>, %r: index, %c: index, %s: tensor<f32>) -> t
 
 // -----
 
-// A packed zero point is unpacked first into i8 values (it is scale-sized), then read as usual.
+// A packed zero point is unpacked first into i8 values (it is scale-sized), by a generic over its
+// bytes and their fields, as packed x is read (dq-vectorize vectorizes it), then read as usual.
 // CHECK-LABEL: func.func @packed_zero_point
+// CHECK-SAME: %[[ZB:[^:]+]]: tensor<2xi8>
 // CHECK: %[[ZINIT:.*]] = tensor.empty() : tensor<4xi8>
-// CHECK: %[[Z:.*]] = linalg.generic {{.*}} outs(%[[ZINIT]] : tensor<4xi8>)
-// CHECK: tensor.extract
+// CHECK: %[[ZV:.*]] = tensor.expand_shape %[[ZINIT]] {{\[}}[0, 1]] output_shape [2, 2] : tensor<4xi8> into tensor<2x2xi8>
+// CHECK: %[[ZF:.*]] = linalg.generic {{.*}} ins(%[[ZB]] : tensor<2xi8>) outs(%[[ZV]] : tensor<2x2xi8>)
+// CHECK: %[[K:.*]] = linalg.index 1 : index
+// CHECK-NOT: tensor.extract
 // CHECK: arith.trunci %{{.*}} : i32 to i8
+// CHECK: %[[Z:.*]] = tensor.collapse_shape %[[ZF]] {{\[}}[0, 1]] : tensor<2x2xi8> into tensor<4xi8>
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[Z]] : tensor<4x4xi4>, tensor<4xf32>, tensor<4xi8>)
 func.func @packed_zero_point(%x: tensor<4x4xi4>, %s: tensor<4xf32>, %zb: tensor<2xi8>) -> tensor<4x4xf32> {
   %z = "dq.unpack"(%zb) : (tensor<2xi8>) -> tensor<4xi4>
   %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {axis = 0 : i64} : (tensor<4x4xi4>, tensor<4xf32>, tensor<4xi4>) -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// A packed zero point whose rows are not whole bytes (3 int4 values): each value is read at its
+// linear index.
+// CHECK-LABEL: func.func @packed_zero_point_odd
+// CHECK: %[[ZINIT:.*]] = tensor.empty() : tensor<3xi8>
+// CHECK: %[[Z:.*]] = linalg.generic {{.*}} outs(%[[ZINIT]] : tensor<3xi8>)
+// CHECK: tensor.extract
+// CHECK: arith.trunci %{{.*}} : i32 to i8
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[Z]] : tensor<3x4xi4>, tensor<3xf32>, tensor<3xi8>)
+func.func @packed_zero_point_odd(%x: tensor<3x4xi4>, %s: tensor<3xf32>, %zb: tensor<2xi8>) -> tensor<3x4xf32> {
+  %z = "dq.unpack"(%zb) : (tensor<2xi8>) -> tensor<3xi4>
+  %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {axis = 0 : i64} : (tensor<3x4xi4>, tensor<3xf32>, tensor<3xi4>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
 }
 
 // -----

@@ -5,8 +5,8 @@
 // transforms. In a function tagged dq.nontemporal (an `_nt` entry point) every such generic is
 // first versioned on its output's alignment: 16-byte-aligned rows store with vector stores
 // declared 16-byte aligned and non-temporal, others non-temporal with the element's alignment.
-// Elsewhere only 16-bit float outputs and packed data are vectorized here; the rest is left to
-// convert-linalg-to-loops and LLVM's loop vectorizer. The tag is consumed.
+// Elsewhere only 16-bit float outputs, packed data and blocks along the columns are vectorized
+// here; the rest is left to convert-linalg-to-loops and LLVM's loop vectorizer. The tag is consumed.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -91,6 +91,26 @@ func.func @per_axis(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) 
 // CHECK: } else {
 // CHECK:       vector.store %{{.*}} {nontemporal = true} : memref<32xf32, {{.*}}>, vector<32xf32>
 func.func @blocked_nt(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [#id, #blk, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// The same blocks with cached stores (not an `_nt` entry): vectorized here too (LLVM's loop
+// vectorizer, after dq-strip-mine-blocks, vectorized across blocks with gathers and scatters).
+// CHECK-LABEL: func.func @blocked
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C32:.*]] {
+// CHECK:       %[[SC:.*]] = memref.load
+// CHECK:       %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<32xf32>
+// CHECK:       %[[R:.*]] = arith.mulf %{{.*}}, %[[SB]] : vector<32xf32>
+// CHECK-NOT:   nontemporal
+// CHECK:       vector.store %[[R]], %{{.*}} : memref<32xf32, {{.*}}>, vector<32xf32>
+// CHECK: return
+func.func @blocked(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>) {
   linalg.generic {indexing_maps = [#id, #blk, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%a: i8, %b: f32, %o: f32):
     %w = arith.sitofp %a : i8 to f32
@@ -216,6 +236,46 @@ func.func @temporary_nt(%x: memref<?x?xi8>, %s: memref<?xi8>, %y: memref<?x?xf32
     %w = arith.sitofp %a : i8 to f32
     %r = arith.mulf %w, %b : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// A temporary read packed, as a packed zero point is unpacked ([rows, bytes, 2] into i8 values):
+// vectorized with cached stores (read back at once), even in an `_nt` entry, where the generic
+// reading it stores non-temporal.
+// CHECK-LABEL: func.func @packed_temporary_nt
+// CHECK: %[[T:.*]] = memref.alloc
+// CHECK: %[[EACH:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 0, 1, 1, {{.*}}, 31, 31] : vector<32xi8>, vector<32xi8>
+// CHECK-NOT: nontemporal
+// CHECK: vector.store %{{.*}} : memref<64xi8, {{.*}}>, vector<64xi8>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true}
+func.func @packed_temporary_nt(%x: memref<?x?xi8>, %zb: memref<?x?xi8>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : i32
+  %c15 = arith.constant 15 : i32
+  %r = memref.dim %zb, %c0 : memref<?x?xi8>
+  %n = memref.dim %zb, %c1 : memref<?x?xi8>
+  %t = memref.alloc(%r, %n) : memref<?x?x2xi8>
+  linalg.generic {indexing_maps = [#x3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%zb : memref<?x?xi8>) outs(%t : memref<?x?x2xi8>) {
+  ^bb0(%a: i8, %o: i8):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i32
+    %sh = arith.muli %ki, %c4 : i32
+    %w = arith.extui %a : i8 to i32
+    %f = arith.shrui %w, %sh : i32
+    %v = arith.andi %f, %c15 : i32
+    %b = arith.trunci %v : i32 to i8
+    linalg.yield %b : i8
+  }
+  %tv = memref.collapse_shape %t [[0], [1, 2]] : memref<?x?x2xi8> into memref<?x?xi8>
+  linalg.generic {indexing_maps = [#id, #blk, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %tv : memref<?x?xi8>, memref<?x?xi8>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %z: i8, %o: f32):
+    %xa = arith.extsi %a : i8 to i32
+    %za = arith.extsi %z : i8 to i32
+    %d = arith.subi %xa, %za : i32
+    %w = arith.sitofp %d : i32 to f32
+    linalg.yield %w : f32
   }
   return
 }
