@@ -7,10 +7,14 @@ schedules depend on (the ExecutionEngine and `--emit=object` compile for this ho
   (`vpermd`, `vpermw`) per 512 bits (`tables`). On AVX2 (8 x 32-bit permutes, no 16-bit one) a
   16-entry lookup becomes a sequence through the stack, slower than computing the values;
 - narrows f32 -> bf16 roundings with one two-source word permute (`vpermt2w`, `bf16_rounding`).
+
+`dq.avx512bf16` (unit attribute): the host also has AVX-512DQ and AVX512_BF16. dq-vectorize then
+rounds f32 -> bf16 with `vcvtne2ps2bf16` in every tile whose values are neither NaN nor subnormal
+(`vfpclassps` tests them; such a tile takes the exact rounding above).
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine.
 
-A module holding the attribute already (set by hand, e.g. in a test) is left as it is.
+A module holding either attribute already (set by hand, e.g. in a test) is left as it is.
 """
 
 from __future__ import annotations
@@ -20,24 +24,41 @@ from mlir import ir
 from . import Pass
 
 AVX512BW = "dq.avx512bw"
+AVX512BF16 = "dq.avx512bf16"
 
 
-def host_has_avx512bw() -> bool:
-    """AVX-512F and AVX-512BW on this host (False where numpy does not say)."""
+def _features() -> dict:
+    """numpy's table of this host's CPU features ({} where numpy does not say)."""
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as features
     except ImportError:  # numpy < 2
         try:
             from numpy.core._multiarray_umath import __cpu_features__ as features
         except ImportError:
-            return False
-    return bool(features.get("AVX512F") and features.get("AVX512BW"))
+            return {}
+    return features
+
+
+def host_has_avx512bw() -> bool:
+    """AVX-512F and AVX-512BW on this host (False where numpy does not say)."""
+    f = _features()
+    return bool(f.get("AVX512F") and f.get("AVX512BW"))
+
+
+def host_has_avx512bf16() -> bool:
+    """AVX-512F, BW, DQ and AVX512_BF16 on this host (False where numpy does not say)."""
+    f = _features()
+    return host_has_avx512bw() and bool(f.get("AVX512DQ") and f.get("AVX512BF16"))
 
 
 def run(op) -> bool:
-    if op.name == "builtin.module" and AVX512BW not in op.attributes and host_has_avx512bw():
+    if op.name != "builtin.module" or AVX512BW in op.attributes or AVX512BF16 in op.attributes:
+        return True  # tagged by hand (a test) or already
+    if host_has_avx512bw():
         op.attributes[AVX512BW] = ir.UnitAttr.get()
+    if host_has_avx512bf16():
+        op.attributes[AVX512BF16] = ir.UnitAttr.get()
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw)", run)
+PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16)", run)

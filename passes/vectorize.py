@@ -54,7 +54,7 @@ from dequant.dialect.walking import walk
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
-from .target_features import AVX512BW
+from .target_features import AVX512BF16, AVX512BW
 from .queries import constant_int, ops_named
 
 TARGET = "dq.vector_target"
@@ -572,10 +572,7 @@ def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
         llvm.call_intrinsic(part, _PERMUTES[bits], [table, vector.extract_strided_slice(part, codes, [c], [chunk], [1])], [], [])
         for c in range(0, t.shape[0], chunk)
     ]
-    while len(pieces) > 1:
-        size = ir.VectorType(pieces[0].type).shape[0]
-        pieces = [vector.shuffle(a, b, list(range(2 * size))) for a, b in zip(pieces[0::2], pieces[1::2])] + (pieces[-1:] if len(pieces) % 2 else [])
-    return arith.bitcast(t, pieces[0])
+    return arith.bitcast(t, _joined(pieces))
 
 
 def _block_order(tile, ops: dict) -> list:
@@ -591,31 +588,91 @@ def _block_order(tile, ops: dict) -> list:
     return ordered
 
 
-def bf16_rounding(tile) -> None:
+def bf16_rounding(tile, convert: bool = False) -> None:
     """Each f32 -> bf16 `arith.truncf` of a 1-D vector in `tile` (module tagged AVX512BW:
     AVX-512BW) becomes the same rounding written so that the narrowing is one word shuffle:
     to nearest even on the bits (bits + 0x7FFF + bit 16, exact for every finite value and for
     infinities), the high halves of the 32-bit lanes taken as the odd 16-bit lanes of the sum
     (one `vpermt2w` per 32 outputs, where arith-expand's `>> 16` then truncation took two shifts,
-    two `vpmovdw` and an insert), NaN as 0x7FC0 like arith-expand's."""
+    two `vpmovdw` and an insert), NaN as 0x7FC0 like arith-expand's.
+
+    With `convert` (module tagged AVX512BF16) a tile of a multiple of 16 lanes is first tested
+    with `vfpclassps` (NaN or subnormal, per 16 lanes): if no lane is, `vcvtne2ps2bf16` rounds it
+    (to nearest even, the same result there: it only flushes subnormals and quiets NaNs); else
+    the rounding above. A dequantized value is a NaN or a subnormal only where a scale is, so
+    tiles take the one instruction (docs/performance.md)."""
     for op in ops_named(tile, "arith.truncf"):
         v = op.operands[0]
         src = ir.VectorType(v.type) if isinstance(v.type, ir.VectorType) else None
         if src is None or src.rank != 1 or not isinstance(src.element_type, ir.F32Type) or not isinstance(ir.VectorType(op.results[0].type).element_type, ir.BF16Type):
             continue
         n = src.shape[0]
-        i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
-        words, halves = ir.VectorType.get([n], i32), ir.VectorType.get([n], i16)
         with ir.InsertionPoint(op), op.location:
-            bits = arith.bitcast(words, v)
-            odd = arith.andi(arith.shrui(bits, _splat_int(words, 16)), _splat_int(words, 1))
-            rounded = arith.addi(arith.addi(bits, _splat_int(words, 0x7FFF)), odd)
-            pairs = vector.bitcast(ir.VectorType.get([2 * n], i16), rounded)
-            high = vector.shuffle(pairs, pairs, [2 * k + 1 for k in range(n)])
-            nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
-            value = arith.bitcast(op.results[0].type, arith.select(nan, _splat_int(halves, 0x7FC0), high))
+            if convert and n % 16 == 0:
+                branch = scf.IfOp(_nan_or_subnormal(v), [op.results[0].type], has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    scf.YieldOp([_rounded(v, op.results[0].type)])
+                with ir.InsertionPoint(branch.else_block):
+                    scf.YieldOp([_converted(v)])
+                value = branch.results[0]
+            else:
+                value = _rounded(v, op.results[0].type)
         op.results[0].replace_all_uses_with(value)
         op.erase()
+
+
+def _rounded(v: ir.Value, result: ir.Type) -> ir.Value:
+    """bf16_rounding's bit rounding of f32 vector `v` (n lanes), as `result` (vector<n x bf16>)."""
+    n = ir.VectorType(v.type).shape[0]
+    i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+    words, halves = ir.VectorType.get([n], i32), ir.VectorType.get([n], i16)
+    bits = arith.bitcast(words, v)
+    odd = arith.andi(arith.shrui(bits, _splat_int(words, 16)), _splat_int(words, 1))
+    rounded = arith.addi(arith.addi(bits, _splat_int(words, 0x7FFF)), odd)
+    pairs = vector.bitcast(ir.VectorType.get([2 * n], i16), rounded)
+    high = vector.shuffle(pairs, pairs, [2 * k + 1 for k in range(n)])
+    nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
+    return arith.bitcast(result, arith.select(nan, _splat_int(halves, 0x7FC0), high))
+
+
+FPCLASS_NAN_OR_SUBNORMAL = 0x01 | 0x20 | 0x80  # vfpclassps classes: quiet NaN, denormal, signaling NaN
+
+
+def _pieces(v: ir.Value, size: int) -> list:
+    t = ir.VectorType.get([size], ir.VectorType(v.type).element_type)
+    return [vector.extract_strided_slice(t, v, [c], [size], [1]) for c in range(0, ir.VectorType(v.type).shape[0], size)]
+
+
+def _joined(pieces: list) -> ir.Value:
+    while len(pieces) > 1:
+        size = ir.VectorType(pieces[0].type).shape[0]
+        pieces = [vector.shuffle(a, b, list(range(2 * size))) for a, b in zip(pieces[0::2], pieces[1::2])] + (pieces[-1:] if len(pieces) % 2 else [])
+    return pieces[0]
+
+
+def _nan_or_subnormal(v: ir.Value) -> ir.Value:
+    """i1: some lane of f32 vector `v` (16k lanes) is a NaN or a subnormal (one `vfpclassps` per
+    16 lanes, or-reduced)."""
+    mask = ir.VectorType.get([16], ir.IntegerType.get_signless(1))
+    classes = arith.constant(ir.IntegerType.get_signless(32), FPCLASS_NAN_OR_SUBNORMAL)
+    found = [llvm.call_intrinsic(mask, "llvm.x86.avx512.fpclass.ps.512", [p, classes], [], []) for p in _pieces(v, 16)]
+    any_ = found[0]
+    for f in found[1:]:
+        any_ = arith.ori(any_, f)
+    return vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, any_)
+
+
+def _converted(v: ir.Value) -> ir.Value:
+    """f32 vector `v` (16k lanes) rounded to bf16 by `vcvtne2ps2bf16` (32 lanes per instruction;
+    its second operand gives the low half) and `vcvtneps2bf16` for a last 16."""
+    bf16 = ir.BF16Type.get()
+    pieces = _pieces(v, 16)
+    out = []
+    for k in range(0, len(pieces) - 1, 2):
+        out.append(llvm.call_intrinsic(ir.VectorType.get([32], bf16), "llvm.x86.avx512bf16.cvtne2ps2bf16.512", [pieces[k + 1], pieces[k]], [], []))
+    if len(pieces) % 2:
+        out.append(llvm.call_intrinsic(ir.VectorType.get([16], bf16), "llvm.x86.avx512bf16.cvtneps2bf16.512", [pieces[-1]], [], []))
+    return _joined(out)
 
 
 def lookups(tile) -> None:
@@ -808,9 +865,9 @@ def _wanted_plain(p: Plan) -> bool:
     """On the cached-store path, the generics LLVM's loop vectorizer handles worse (measured,
     docs/performance.md): 16-bit float outputs (bf16: it scalarizes the rounding), packed data
     (its innermost loop is the 2 or 4 fields of a byte), and blocks along the columns (after
-    dq-strip-mine-blocks, LLVM unrolls a block of 32 whole and vectorizes across blocks, with
-    gathers and scatters, when the block's loop holds no zero-point load: int4 blocked-32 without
-    a zero point took 900 µs at 1M elements, 81 µs here)."""
+    dq-strip-mine-blocks, LLVM unrolled a block of 32 of some bodies whole and vectorized across
+    blocks with gathers and scatters: int4 blocked-32 without a zero point took 1175 µs at 1M
+    elements, uint8 blocked-32 with one 977 µs; 81-97 µs here)."""
     out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type).element_type
     return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or p.blocked
 
@@ -877,12 +934,13 @@ def run(op) -> bool:
         _vectorize(op)
         module = _enclosing(op, "builtin.module")
         avx512bw = module is not None and AVX512BW in module.attributes
+        avx512bf16 = module is not None and AVX512BF16 in module.attributes
         for t in tiles:
             flatten_loads(t)
             flatten_stores(t)
             if avx512bw:
                 tables(t)
-                bf16_rounding(t)
+                bf16_rounding(t, convert=avx512bf16)
             lookups(t)
         _lower(op)
         for t in tiles:
@@ -903,8 +961,9 @@ def _inline(region) -> None:
 def _clean(op) -> None:
     """Drop the schedule's tags, and dq-nontemporal-entries' and dq-target-features' (this pass
     consumed them)."""
-    if op.name == "builtin.module" and AVX512BW in op.attributes:  # run on a module (dq-to-llvm): consumed
-        del op.attributes[AVX512BW]
+    for tag in (AVX512BW, AVX512BF16):
+        if op.name == "builtin.module" and tag in op.attributes:  # run on a module (dq-to-llvm): consumed
+            del op.attributes[tag]
 
     def visit(o):
         for name in (TARGET, MODE, TILE, NONTEMPORAL):

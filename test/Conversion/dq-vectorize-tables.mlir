@@ -156,3 +156,45 @@ module attributes {dq.avx512bw} {
     return
   }
 }
+
+// -----
+
+// bf16 outputs on an AVX512_BF16 host (module also tagged dq.avx512bf16): a tile none of whose
+// f32 values is a NaN or a subnormal (vfpclassps classes 0xA1 = 161, per 16 lanes, or-reduced)
+// is rounded by vcvtne2ps2bf16 (the second operand gives the low 16 lanes); any other tile by the
+// bit rounding above.
+// CHECK-LABEL: func.func @bf16_convert
+// CHECK:     %[[V:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<32xf32>
+// CHECK:     %[[CLASSES:.*]] = arith.constant 161 : i32
+// CHECK:     %[[LO:.*]] = vector.extract_strided_slice %[[V]] {offsets = [0], sizes = [16], strides = [1]}
+// CHECK:     %[[HI:.*]] = vector.extract_strided_slice %[[V]] {offsets = [16], sizes = [16], strides = [1]}
+// CHECK:     %[[BADLO:.*]] = llvm.call_intrinsic "llvm.x86.avx512.fpclass.ps.512"(%[[LO]], %[[CLASSES]])
+// CHECK:     %[[BADHI:.*]] = llvm.call_intrinsic "llvm.x86.avx512.fpclass.ps.512"(%[[HI]], %[[CLASSES]])
+// CHECK:     %[[BAD:.*]] = arith.ori %[[BADLO]], %[[BADHI]] : vector<16xi1>
+// CHECK:     %[[ANY:.*]] = vector.reduction <or>, %[[BAD]] : vector<16xi1> into i1
+// CHECK:     %[[R:.*]] = scf.if %[[ANY]] -> (vector<32xbf16>) {
+// CHECK:       arith.addi
+// CHECK:       vector.shuffle
+// CHECK:       arith.cmpf uno
+// CHECK:     } else {
+// CHECK:       %[[L:.*]] = vector.extract_strided_slice %[[V]] {offsets = [0], sizes = [16], strides = [1]}
+// CHECK:       %[[H:.*]] = vector.extract_strided_slice %[[V]] {offsets = [16], sizes = [16], strides = [1]}
+// CHECK:       %[[C:.*]] = llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"(%[[H]], %[[L]]) : (vector<16xf32>, vector<16xf32>) -> vector<32xbf16>
+// CHECK:       scf.yield %[[C]] : vector<32xbf16>
+// CHECK:     }
+// CHECK:     vector.store %[[R]], %{{.*}} : memref<32xbf16, {{.*}}>, vector<32xbf16>
+// CHECK-NOT: dq.avx512bf16
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#c = affine_map<(d0, d1) -> (d1)>
+module attributes {dq.avx512bw, dq.avx512bf16} {
+  func.func @bf16_convert(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xbf16>) {
+    linalg.generic {indexing_maps = [#x, #c, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xbf16>) {
+    ^bb0(%a: i8, %b: f32, %o: bf16):
+      %v = arith.sitofp %a : i8 to f32
+      %r = arith.mulf %v, %b : f32
+      %h = arith.truncf %r : f32 to bf16
+      linalg.yield %h : bf16
+    }
+    return
+  }
+}

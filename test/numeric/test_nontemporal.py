@@ -245,3 +245,34 @@ def test_bf16_rounding_edges(kind):
         with np.errstate(invalid="ignore", over="ignore"):
             want = (x.astype(np.float32) * s).astype(ml_dtypes.bfloat16)
         assert_exact(got, want)
+
+
+# f32 values whose rounding to bf16 vcvtne2ps2bf16 gives exactly (ties both ways, just below and
+# above a tie, carries into the exponent, overflow to infinity, the smallest normal and a tie
+# there, zeros, infinities), and values that tile must take the bit rounding for (subnormals, NaN)
+_CLEAN = [0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001, 0x3FFF8000, 0x7F7F8000, 0x7F7FFFFF, 0x80408000,
+          0x00800000, 0x00808000, 0x80818000, 0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x4B7FFF80]  # fmt: skip
+_BAD = [0x00000001, 0x00008000, 0x00018000, 0x007FFFFF, 0x807F8000, 0x7FC00000, 0xFFA00001]
+
+
+@pytest.mark.parametrize("kind", ["plain", "nt"])
+def test_bf16_conversion_tiles(kind):
+    """On hosts with AVX512_BF16, a 32-lane tile holding no NaN and no subnormal is rounded by
+    vcvtne2ps2bf16, any other by the bit rounding (passes/vectorize.py, bf16_rounding). Scales of
+    clean values in most tiles, one NaN or subnormal in every third: each lane must be the f32
+    product rounded to nearest even by ml_dtypes (x = 0 makes an infinite scale's product NaN in
+    an otherwise clean tile). Elsewhere every tile takes the bit rounding, which this also holds
+    to the same values."""
+    cols = 4096
+    s = np.resize(np.array(_CLEAN, np.uint32), cols)
+    for t in range(0, cols // 32, 3):
+        s[32 * t + (7 * t) % 32] = _BAD[t % len(_BAD)]
+    s = s.view(np.float32)
+    rng = np.random.default_rng(11)
+    for x in (np.ones((3, cols), np.int8), rng.integers(-3, 4, (3, cols)).astype(np.int8)):
+        r = Runtime(1)
+        r.nontemporal_min_bytes = 0 if kind == "nt" else 1 << 60
+        got = ops.OpFunction(ops.onnx_dequantize_linear.opdef, r)(x, s, axis=1, output_dtype=ml_dtypes.bfloat16)
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = (x.astype(np.float32) * s).astype(ml_dtypes.bfloat16)
+        assert_exact(got, want)
