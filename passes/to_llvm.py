@@ -36,6 +36,7 @@ LOWERING = (
         "dq-fold-nibble-casts",
         "eliminate-empty-tensors",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+        "dq-free-temporaries",  # the temporaries bufferization allocates, freed
         "dq-emit-c-interface",
         "dq-copies-to-loops",
         NONTEMPORAL_ENTRIES,
