@@ -567,12 +567,51 @@ def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
     ints = arith.bitcast(ir.VectorType.get(t.shape, it), values)
     table = vector.shuffle(ints, ints, [k % n for k in range(chunk)])
     if bits != 32:
-        codes = arith.trunci(ir.VectorType.get(t.shape, it), codes)
+        codes = _narrow_code(codes, it) or arith.trunci(ir.VectorType.get(t.shape, it), codes)
     pieces = [
         llvm.call_intrinsic(part, _PERMUTES[bits], [table, vector.extract_strided_slice(part, codes, [c], [chunk], [1])], [], [])
         for c in range(0, t.shape[0], chunk)
     ]
     return arith.bitcast(t, _joined(pieces))
+
+
+def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
+    """`codes` = (ext(c) >>u s) & m (masks ANDed, one of them the op tagged FIELD_CODE), c a
+    container no wider than `it`, computed in `it` instead of i32 and then truncated: the tagged
+    field lies within c (shift + width <= c's bits, dialect/semantics.py), so the bits it takes
+    are c's whatever the extension. For OpenPPL's int16 containers this is one word shift and
+    one mask per 32 codes, where the i32 form took two widenings, two shifts, two narrowings and
+    an insert. None for any other form."""
+    mask, tagged, v = -1, False, codes
+    while isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.name == "arith.andi":
+        o = v.owner
+        tagged = tagged or FIELD_CODE in o.attributes
+        m = _splat_value(o.operands[1])
+        if m is None:
+            return None
+        mask, v = mask & m, o.operands[0]
+    if not tagged or not isinstance(v.owner, (ir.Operation, ir.OpView)) or v.owner.name != "arith.shrui":
+        return None
+    wide, shift = v.owner.operands
+    if not isinstance(wide.owner, (ir.Operation, ir.OpView)) or wide.owner.name not in ("arith.extui", "arith.extsi"):
+        return None
+    c = wide.owner.operands[0]
+    if _bits(ir.VectorType(c.type).element_type) > it.width or mask >= 1 << it.width:
+        return None
+    t = ir.VectorType.get(ir.VectorType(codes.type).shape, it)
+    c = c if _bits(ir.VectorType(c.type).element_type) == it.width else arith.extui(t, c)
+    return arith.andi(arith.shrui(c, arith.trunci(t, shift)), _splat_int(t, mask))
+
+
+def _splat_value(v: ir.Value) -> int | None:
+    """The integer of a splat `arith.constant`, else None."""
+    o = v.owner
+    if not isinstance(o, (ir.Operation, ir.OpView)) or o.name != "arith.constant":
+        return None
+    a = o.attributes["value"]
+    if isinstance(a, ir.DenseIntElementsAttr) and ir.DenseElementsAttr(a).is_splat:
+        return ir.IntegerAttr(ir.DenseElementsAttr(a).get_splat_value()).value
+    return None
 
 
 def _block_order(tile, ops: dict) -> list:

@@ -14,6 +14,7 @@
 // CHECK-LABEL: func.func @group_of_128
 // The 16 values of the group, computed by the tile's ops on the codes (here folded to constants:
 // code - 8 as f32, lanes 0..15 repeated), times the group's scale:
+// CHECK:     %[[X:.*]] = vector.load %{{.*}} : memref<128xi16, {{.*}}>, vector<128xi16>
 // CHECK:     %[[SCALE:.*]] = vector.broadcast %{{.*}} : f16 to vector<128xf16>
 // CHECK:     %[[Q:.*]] = arith.constant dense<"0x000000C10000E0C0{{.*}}"> : vector<128xf32>
 // CHECK:     %[[WIDE:.*]] = arith.extf %[[SCALE]] : vector<128xf16> to vector<128xf32>
@@ -21,7 +22,11 @@
 // CHECK:     %[[TABLE:.*]] = arith.truncf %[[V]] : vector<128xf32> to vector<128xf16>
 // CHECK:     %[[BITS:.*]] = arith.bitcast %[[TABLE]] : vector<128xf16> to vector<128xi16>
 // CHECK:     %[[T32:.*]] = vector.shuffle %[[BITS]], %[[BITS]] [0, 1, 2, {{.*}}, 15, 0, 1, {{.*}}, 14, 15] : vector<128xi16>, vector<128xi16>
-// CHECK:     %[[LANES:.*]] = arith.trunci %{{.*}} : vector<128xi32> to vector<128xi16>
+// The codes computed in the container's width (the field lies within its int16):
+// CHECK:     %[[SHIFT:.*]] = arith.constant dense<4> : vector<128xi16>
+// CHECK:     %[[FIELD:.*]] = arith.shrui %[[X]], %[[SHIFT]] : vector<128xi16>
+// CHECK:     %[[MASK:.*]] = arith.constant dense<15> : vector<128xi16>
+// CHECK:     %[[LANES:.*]] = arith.andi %[[FIELD]], %[[MASK]] : vector<128xi16>
 // CHECK:     %[[I0:.*]] = vector.extract_strided_slice %[[LANES]] {offsets = [0], sizes = [32], strides = [1]} : vector<128xi16> to vector<32xi16>
 // CHECK:     %[[P0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"(%[[T32]], %[[I0]]) : (vector<32xi16>, vector<32xi16>) -> vector<32xi16>
 // CHECK-COUNT-3: llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"
