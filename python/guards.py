@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-_SUBCHANNEL = re.compile(r"!quant\.uniform<\s*([iu])(\d+)(?:<[^>]*>)?\s*:\s*[A-Za-z0-9]+\s*:\s*\{")
+# storage spelled i8, u8 or as a builtin integer type (ui8, si8: the parser takes those too)
+_SUBCHANNEL = re.compile(r"!quant\.uniform<\s*(ui|si|u|i)(\d+)(?:<[^>]*>)?\s*:\s*[A-Za-z0-9]+\s*:\s*\{")
 _PAIR = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*:\s*([-+]?\d+)")
 _ITERATORS = re.compile(r"\blinalg\.generic\s*\{[^}]*?\biterator_types\s*=\s*\[([^\]]*)\]")
 # a generic op: its quoted name starts a line or follows `=` (a symbol `@"..."(` is no op name)

@@ -17,6 +17,22 @@ func.func @negative(%x: tensor<2x4x!quant.uniform<i8:f32:{0:1, 1:2}, {{1.0:-3, 0
 
 // -----
 
+// Storage spelled as a builtin integer type (ui4, si8), which the parser takes too (found by
+// fuzzing: the first guard only knew i/u).
+// CHECK: parser-crashes.mlir:[[# @LINE + 1]]:84: error: zero point 300 of a sub-channel !quant.uniform with 4-bit storage
+func.func @big_ui4(%x: tensor<2x4x!quant.uniform<ui4:f32:{0:1, 1:2}, {{1.0:7, 0.03:300}, {1.0, 2.0}}>>) {
+  return
+}
+
+// -----
+
+// CHECK: parser-crashes.mlir:[[# @LINE + 1]]:81: error: zero point -3 of a sub-channel !quant.uniform with 8-bit storage
+func.func @negative_si8(%x: tensor<2x4x!quant.uniform<si8:f32:{0:1, 1:2}, {{1.0:-3, 0.5}, {1.0, 2.0}}>>) {
+  return
+}
+
+// -----
+
 // A linalg.generic whose iterator_types are not strings.
 // CHECK: parser-crashes.mlir:[[# @LINE + 3]]:72: error: linalg.generic iterator_types element '1' is not a string: MLIR 22's parser aborts on it
 #map = affine_map<(d0) -> (d0)>
