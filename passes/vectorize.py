@@ -66,6 +66,7 @@ MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
 INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
 
 PLAIN, NT, NT16 = "plain", "nt", "nt16"
+LLVM_BLOCKS_FROM = 64  # blocks along the columns this long or longer: LLVM's on the cached-store path
 TABLE_MIN_CHUNKS = 4  # a per-tile table only for tiles of 4 or more 512-bit vectors (docs/performance.md)
 
 
@@ -78,7 +79,7 @@ class Plan:
     tile: int
     elem_bytes: int
     columns: int | None = None  # the static size of the tiled dim (None: dynamic)
-    blocked: bool = False  # an operand is read in blocks along the tiled dim
+    block: int = 0  # the block (a multiple of it) operands are read in along the tiled dim; 0: none
 
     @property
     def tile_bytes(self) -> int:
@@ -210,7 +211,7 @@ def plan(g) -> Plan | None:
     columns = None if ot.is_dynamic_dim(vdim) else ot.shape[vdim]
     if columns is not None and columns < tile:
         return None  # no whole tile
-    return Plan(g, loops, vdim, inner, tile, e, columns, bool(divide))
+    return Plan(g, loops, vdim, inner, tile, e, columns, divide)
 
 
 # --- python steps -------------------------------------------------------------------------------
@@ -903,12 +904,13 @@ def _enclosing(op, name: str):
 def _wanted_plain(p: Plan) -> bool:
     """On the cached-store path, the generics LLVM's loop vectorizer handles worse (measured,
     docs/performance.md): 16-bit float outputs (bf16: it scalarizes the rounding), packed data
-    (its innermost loop is the 2 or 4 fields of a byte), and blocks along the columns (after
-    dq-strip-mine-blocks, LLVM unrolled a block of 32 of some bodies whole and vectorized across
-    blocks with gathers and scatters: int4 blocked-32 without a zero point took 1175 µs at 1M
-    elements, uint8 blocked-32 with one 977 µs; 81-97 µs here)."""
+    (its innermost loop is the 2 or 4 fields of a byte), and blocks of fewer than
+    `LLVM_BLOCKS_FROM` elements along the columns (after dq-strip-mine-blocks, LLVM unrolled a
+    block of 16 or 32 whole and vectorized across blocks with gathers and scatters: int4
+    blocked-32 without a zero point took 1175 µs at 1M elements, 81-97 µs here; from blocks of
+    64 it vectorizes them well, and blocks of 128 ran up to 2.6x faster there than here)."""
     out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type).element_type
-    return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or p.blocked
+    return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or 0 < p.block < LLVM_BLOCKS_FROM
 
 
 VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.reshape")
@@ -946,7 +948,7 @@ def run(op) -> bool:
         if NONTEMPORAL in f.attributes:
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
-                plans += [p, Plan(other, p.loops, p.vdim, p.inner, p.tile, p.elem_bytes, p.columns, p.blocked)]
+                plans += [p, Plan(other, p.loops, p.vdim, p.inner, p.tile, p.elem_bytes, p.columns, p.block)]
                 modes += [NT16, NT]
             else:
                 plans.append(p)
