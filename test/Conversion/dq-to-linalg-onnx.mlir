@@ -225,41 +225,37 @@ func.func @i32_zero_point(%x: tensor<16xi32>, %s: tensor<f32>, %z: tensor<i32>) 
 
 // -----
 
-// float8e4m3fn decoded from its bits to f32 (bias 7: rebias by 127 - 7 = 120, mantissa
-// shifted by 23 - 3 = 20, subnormals m * 2^-9, S.1111.111 is NaN), then the product rounded
+// float8e4m3fn decoded through f16 (its 4 exponent bits are the low bits of f16's 5, bias 15
+// against 7): the magnitude bits shifted by 10 - 3 = 7 and the sign to bit 15 give the value
+// times 2^-8 as an f16, widened and scaled by 256; S.1111.111 is NaN. Then the product rounded
 // to the bf16 output_dtype.
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0) -> (d0)>
 // CHECK-DAG: #[[SCALAR:map[0-9]*]] = affine_map<(d0) -> ()>
 // CHECK-LABEL: func.func @f8E4M3FN_bf16
-// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : i32
-// CHECK-DAG: %[[C15:.*]] = arith.constant 15 : i32
-// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : i32
-// CHECK-DAG: %[[C120:.*]] = arith.constant 120 : i32
-// CHECK-DAG: %[[C23:.*]] = arith.constant 23 : i32
-// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : i32
-// CHECK-DAG: %[[SUB:.*]] = arith.constant 0.001953125 : f32
-// CHECK-DAG: %[[C127:.*]] = arith.constant 127 : i32
+// CHECK-DAG: %[[C127H:.*]] = arith.constant 127 : i16
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : i16
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : i16
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i16
+// CHECK-DAG: %[[C256:.*]] = arith.constant 2.560000e+02 : f32
 // CHECK-DAG: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK-DAG: %[[C127:.*]] = arith.constant 127 : i32
 // CHECK: tensor.empty() : tensor<16xbf16>
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[SCALAR]], #[[ID]]], iterator_types = ["parallel"]}
 // CHECK-NEXT: ^bb0(%[[XV:[^:]+]]: f8E4M3FN, %[[SV:[^:]+]]: f32, %{{[^:]+}}: bf16):
 // CHECK-NEXT: %[[BITS:.*]] = arith.bitcast %[[XV]] : f8E4M3FN to i8
 // CHECK-NEXT: %[[B:.*]] = arith.extui %[[BITS]] : i8 to i32
-// CHECK-NEXT: %[[E0:.*]] = arith.shrui %[[B]], %[[C3]] : i32
-// CHECK-NEXT: %[[E:.*]] = arith.andi %[[E0]], %[[C15]] : i32
-// CHECK-NEXT: %[[M:.*]] = arith.andi %[[B]], %[[C7]] : i32
-// CHECK-NEXT: %[[SIGN0:.*]] = arith.shrui %[[B]], %[[C7]] : i32
-// CHECK-NEXT: arith.andi %[[SIGN0]]
-// CHECK-NEXT: %[[REB:.*]] = arith.addi %[[E]], %[[C120]] : i32
-// CHECK-NEXT: %[[EB:.*]] = arith.shli %[[REB]], %[[C23]] : i32
-// CHECK-NEXT: %[[MB:.*]] = arith.shli %[[M]], %[[C20]] : i32
-// CHECK-NEXT: %[[NB:.*]] = arith.ori %[[EB]], %[[MB]] : i32
-// CHECK-NEXT: arith.bitcast %[[NB]] : i32 to f32
-// CHECK-NEXT: %[[MF:.*]] = arith.uitofp %[[M]] : i32 to f32
-// CHECK-NEXT: arith.mulf %[[MF]], %[[SUB]] : f32
-// CHECK:      %[[LOW7:.*]] = arith.andi %[[B]], %[[C127]] : i32
+// CHECK-NEXT: %[[H:.*]] = arith.trunci %[[B]] : i32 to i16
+// CHECK-NEXT: %[[EM:.*]] = arith.andi %[[H]], %[[C127H]] : i16
+// CHECK-NEXT: %[[EMS:.*]] = arith.shli %[[EM]], %[[C7]] : i16
+// CHECK-NEXT: %[[S:.*]] = arith.andi %[[H]], %[[C128]] : i16
+// CHECK-NEXT: %[[SS:.*]] = arith.shli %[[S]], %[[C8]] : i16
+// CHECK-NEXT: %[[HB:.*]] = arith.ori %[[EMS]], %[[SS]] : i16
+// CHECK-NEXT: %[[HF:.*]] = arith.bitcast %[[HB]] : i16 to f16
+// CHECK-NEXT: %[[F:.*]] = arith.extf %[[HF]] : f16 to f32
+// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[F]], %[[C256]] : f32
+// CHECK-NEXT: %[[LOW7:.*]] = arith.andi %[[B]], %[[C127]] : i32
 // CHECK-NEXT: %[[ISNAN:.*]] = arith.cmpi eq, %[[LOW7]], %[[C127]] : i32
-// CHECK-NEXT: %[[V:.*]] = arith.select %[[ISNAN]], %[[NAN]], %{{.*}} : f32
+// CHECK-NEXT: %[[V:.*]] = arith.select %[[ISNAN]], %[[NAN]], %[[SCALED]] : f32
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[V]], %[[SV]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.truncf %[[P]] : f32 to bf16
 // CHECK-NEXT: linalg.yield %[[R]] : bf16
@@ -288,24 +284,17 @@ func.func @f8E4M3FN_zero_point(%x: tensor<16xf8E4M3FN>, %s: tensor<f32>, %z: ten
 
 // -----
 
-// float8e5m2 (bias 15: rebias 112, mantissa shift 21, subnormals m * 2^-16; exponent 31 is
-// Inf or NaN) with an f16 scale and output.
+// float8e5m2 is the top byte of an f16 (bias 15 both, infinities and NaNs at exponent 31
+// both): the bits shifted left by 8, widened from f16, with an f16 scale and output.
 // CHECK-LABEL: func.func @f8E5M2_f16
-// CHECK-DAG: %[[C112:.*]] = arith.constant 112 : i32
-// CHECK-DAG: %[[C21:.*]] = arith.constant 21 : i32
-// CHECK-DAG: %[[C31:.*]] = arith.constant 31 : i32
-// CHECK-DAG: %[[INF:.*]] = arith.constant 0x7F800000 : f32
-// CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK-DAG: %[[SUB:.*]] = arith.constant 1.52587891E-5 : f32
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i16
 // CHECK: ^bb0(%[[XV:[^:]+]]: f8E5M2, %[[SV:[^:]+]]: f16, %{{[^:]+}}: f16):
-// CHECK-NEXT: arith.bitcast %[[XV]] : f8E5M2 to i8
-// CHECK: %[[E:.*]] = arith.andi %{{.*}}, %[[C31]] : i32
-// CHECK: arith.addi %[[E]], %[[C112]] : i32
-// CHECK: arith.shli %{{.*}}, %[[C21]] : i32
-// CHECK: arith.mulf %{{.*}}, %[[SUB]] : f32
-// CHECK: arith.select %{{.*}}, %[[NINF]], %[[INF]] : f32
-// CHECK: %[[ISSPECIAL:.*]] = arith.cmpi eq, %[[E]], %[[C31]] : i32
-// CHECK-NEXT: %[[V:.*]] = arith.select %[[ISSPECIAL]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[BITS:.*]] = arith.bitcast %[[XV]] : f8E5M2 to i8
+// CHECK-NEXT: %[[B:.*]] = arith.extui %[[BITS]] : i8 to i32
+// CHECK-NEXT: %[[H:.*]] = arith.trunci %[[B]] : i32 to i16
+// CHECK-NEXT: %[[HB:.*]] = arith.shli %[[H]], %[[C8]] : i16
+// CHECK-NEXT: %[[HF:.*]] = arith.bitcast %[[HB]] : i16 to f16
+// CHECK-NEXT: %[[V:.*]] = arith.extf %[[HF]] : f16 to f32
 // CHECK-NEXT: %[[SF:.*]] = arith.extf %[[SV]] : f16 to f32
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[V]], %[[SF]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.truncf %[[P]] : f32 to f16

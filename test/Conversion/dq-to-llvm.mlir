@@ -74,23 +74,25 @@ func.func @blocked_ui4(%x: tensor<4x64xui4>, %s: tensor<4x2xf16>, %z: tensor<4x2
   return %y : tensor<4x64xf16>
 }
 
-// float8e4m3fn, per-tensor: the byte is loaded as i8 and decoded with integer ops and selects
-// (bias 7 -> 127: add 120; mantissa shifted by 20; S.1111.111 is NaN).
+// float8e4m3fn, per-tensor: the byte is loaded as i8 and decoded through f16 (the exponent and
+// mantissa bits shifted by 7 and the sign to bit 15, widened with fpext, times 256), S.1111.111
+// NaN.
 // CHECK-LABEL: llvm.func @f8E4M3FN(
 // CHECK-SAME: attributes {llvm.emit_c_interface}
-// CHECK-DAG: %[[C120:.*]] = llvm.mlir.constant(120 : i32) : i32
-// CHECK-DAG: %[[C20:.*]] = llvm.mlir.constant(20 : i32) : i32
+// CHECK-DAG: %[[C7:.*]] = llvm.mlir.constant(7 : i16) : i16
+// CHECK-DAG: %[[C256:.*]] = llvm.mlir.constant(2.560000e+02 : f32) : f32
 // CHECK-DAG: %[[C127:.*]] = llvm.mlir.constant(127 : i32) : i32
 // CHECK-DAG: %[[NAN:.*]] = llvm.mlir.constant(0x7FC00000 : f32) : f32
 // CHECK: %[[XB:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
 // CHECK: %[[SV:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
 // CHECK-NEXT: %[[B:.*]] = llvm.zext %[[XB]] : i8 to i32
-// CHECK: llvm.add %{{.*}}, %[[C120]] : i32
-// CHECK: llvm.shl %{{.*}}, %[[C20]] : i32
-// CHECK: llvm.bitcast %{{.*}} : i32 to f32
-// CHECK: %[[LOW:.*]] = llvm.and %[[B]], %[[C127]] : i32
+// CHECK: llvm.shl %{{.*}}, %[[C7]] : i16
+// CHECK: %[[H:.*]] = llvm.bitcast %{{.*}} : i16 to f16
+// CHECK-NEXT: %[[F:.*]] = llvm.fpext %[[H]] : f16 to f32
+// CHECK-NEXT: %[[SCALED:.*]] = llvm.fmul %[[F]], %[[C256]] : f32
+// CHECK-NEXT: %[[LOW:.*]] = llvm.and %[[B]], %[[C127]] : i32
 // CHECK-NEXT: %[[ISNAN:.*]] = llvm.icmp "eq" %[[LOW]], %[[C127]] : i32
-// CHECK-NEXT: %[[V:.*]] = llvm.select %[[ISNAN]], %[[NAN]], %{{.*}} : i1, f32
+// CHECK-NEXT: %[[V:.*]] = llvm.select %[[ISNAN]], %[[NAN]], %[[SCALED]] : i1, f32
 // CHECK-NEXT: %[[Y:.*]] = llvm.fmul %[[V]], %[[SV]] : f32
 // CHECK: llvm.store %[[Y]], %{{.*}} : f32, !llvm.ptr
 // CHECK-LABEL: llvm.func @_mlir_ciface_f8E4M3FN(%{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr)
