@@ -21,6 +21,9 @@ schedule lives in its own module, never in the payload):
                     permutations, canonicalization}
     [python] flatten                          a tile of bytes x fields: vector<T x k> computed as
                                               vector<T*k> in the elements' order, stored contiguous
+    [python] tables (dq.avx512bw)             a 4-bit code's 16 values once per tile, then a permute
+    [python] bf16 rounding (dq.avx512bw)      one word permute; vcvtne2ps2bf16 (dq.avx512bf16)
+                                              for tiles without NaN or subnormal values
     [python] lookups                          a 4-bit float's decode -> a table lookup
     apply_patterns {lower transfers to rank 1, canonicalization}
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
@@ -597,7 +600,7 @@ def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
     if not isinstance(wide.owner, (ir.Operation, ir.OpView)) or wide.owner.name not in ("arith.extui", "arith.extsi"):
         return None
     c = wide.owner.operands[0]
-    if _bits(ir.VectorType(c.type).element_type) > it.width or mask >= 1 << it.width:
+    if not isinstance(c.type, ir.VectorType) or _bits(ir.VectorType(c.type).element_type) > it.width or mask >= 1 << it.width:
         return None
     t = ir.VectorType.get(ir.VectorType(codes.type).shape, it)
     c = c if _bits(ir.VectorType(c.type).element_type) == it.width else arith.extui(t, c)
