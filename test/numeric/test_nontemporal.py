@@ -236,9 +236,13 @@ def test_bf16_rounding_edges(kind):
     """int8 per-axis to bf16 with x = 1 (the product is the scale, rounded only to bf16) and x in
     -3..3: every lane must be the f32 product rounded to nearest even by ml_dtypes, NaN for NaN.
     Whole 16- and 32-lane tiles (4096 columns) take the vectorized rounding."""
-    cols = 4096
-    s = _bf16_edge_scales(cols)
-    for x in (np.ones((2, cols), np.int8), np.random.default_rng(7).integers(-3, 4, (2, cols)).astype(np.int8)):
+    _assert_bf16_products(kind, _bf16_edge_scales(4096), rows=2, seed=7)
+
+
+def _assert_bf16_products(kind: str, s: np.ndarray, rows: int, seed: int) -> None:
+    """int8 per-axis (x = 1, then x in -3..3) times f32 scales `s` to bf16 through the `kind`
+    entry point: each lane the f32 product rounded to nearest even by ml_dtypes."""
+    for x in (np.ones((rows, s.size), np.int8), np.random.default_rng(seed).integers(-3, 4, (rows, s.size)).astype(np.int8)):
         r = Runtime(1)
         r.nontemporal_min_bytes = 0 if kind == "nt" else 1 << 60
         got = ops.OpFunction(ops.onnx_dequantize_linear.opdef, r)(x, s, axis=1, output_dtype=ml_dtypes.bfloat16)
@@ -267,12 +271,4 @@ def test_bf16_conversion_tiles(kind):
     s = np.resize(np.array(_CLEAN, np.uint32), cols)
     for t in range(0, cols // 32, 3):
         s[32 * t + (7 * t) % 32] = _BAD[t % len(_BAD)]
-    s = s.view(np.float32)
-    rng = np.random.default_rng(11)
-    for x in (np.ones((3, cols), np.int8), rng.integers(-3, 4, (3, cols)).astype(np.int8)):
-        r = Runtime(1)
-        r.nontemporal_min_bytes = 0 if kind == "nt" else 1 << 60
-        got = ops.OpFunction(ops.onnx_dequantize_linear.opdef, r)(x, s, axis=1, output_dtype=ml_dtypes.bfloat16)
-        with np.errstate(invalid="ignore", over="ignore"):
-            want = (x.astype(np.float32) * s).astype(ml_dtypes.bfloat16)
-        assert_exact(got, want)
+    _assert_bf16_products(kind, s.view(np.float32), rows=3, seed=11)
