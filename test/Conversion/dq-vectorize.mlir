@@ -240,6 +240,50 @@ func.func @temporary_nt(%x: memref<?x?xi8>, %s: memref<?xi8>, %y: memref<?x?xf32
   return
 }
 
+// A bf16 output in an `_nt` entry: inside the 16-byte-aligned version, rows whose bytes are whole
+// lines are split at the first line boundary (numpy's outputs start 16 bytes past one): the
+// columns before it (at most one line's) are left to LLVM, the rest is tiled with every store
+// declared 64-byte aligned: one 64-byte non-temporal store per tile.
+// CHECK-LABEL: func.func @bf16_lines_nt
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xbf16>)
+// CHECK: scf.if %{{.*}} {
+// CHECK:   %[[N:.*]] = memref.dim %[[Y]], %{{.*}} : memref<?x?xbf16>
+// CHECK:   %[[ROW:.*]] = arith.muli %[[N]], %[[C2:.*]] : index
+// CHECK:   %[[REM:.*]] = arith.remui %[[ROW]], %[[C64:.*]] : index
+// CHECK:   %[[WHOLE:.*]] = arith.cmpi eq, %[[REM]], %{{.*}} : index
+// CHECK:   %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK:   %[[PAST:.*]] = arith.remui %[[P]], %[[C64]] : index
+// CHECK:   %[[TO:.*]] = arith.subi %[[C64]], %[[PAST]] : index
+// CHECK:   %[[TOB:.*]] = arith.remui %[[TO]], %[[C64]] : index
+// CHECK:   %[[K0:.*]] = arith.divui %[[TOB]], %[[C2]] : index
+// CHECK:   %[[K:.*]] = arith.minui %[[K0]], %[[N]] : index
+// CHECK:   scf.if %[[WHOLE]] {
+// CHECK:     %[[REST:.*]] = arith.subi %[[N]], %[[K]] : index
+// CHECK:     %[[XP:.*]] = memref.subview %[[X]][0, 0] [%{{.*}}, %[[K]]] [1, 1]
+// CHECK:     %[[SP:.*]] = memref.subview %[[S]][0] [%[[K]]] [1]
+// CHECK:     %[[YP:.*]] = memref.subview %[[Y]][0, 0] [%{{.*}}, %[[K]]] [1, 1]
+// CHECK:     linalg.generic {{.*}} ins(%[[XP]], %[[SP]] : {{.*}}) outs(%[[YP]] : {{.*}})
+// CHECK:     %[[XR:.*]] = memref.subview %[[X]][0, %[[K]]] [%{{.*}}, %[[REST]]] [1, 1]
+// CHECK:     %[[SR:.*]] = memref.subview %[[S]][%[[K]]] [%[[REST]]] [1]
+// CHECK:     %[[YR:.*]] = memref.subview %[[Y]][0, %[[K]]] [%{{.*}}, %[[REST]]] [1, 1]
+// CHECK:     scf.for
+// CHECK:       scf.for
+// CHECK:         vector.store %{{.*}} {alignment = 64 : i64, nontemporal = true} : memref<32xbf16, {{.*}}>, vector<32xbf16>
+// CHECK:   } else {
+// CHECK:         vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<32xbf16, {{.*}}>, vector<32xbf16>
+// CHECK: } else {
+// CHECK:       vector.store %{{.*}} {nontemporal = true} : memref<32xbf16, {{.*}}>, vector<32xbf16>
+func.func @bf16_lines_nt(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xbf16>) attributes {dq.nontemporal} {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xbf16>) {
+  ^bb0(%a: i8, %b: f32, %o: bf16):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    %h = arith.truncf %r : f32 to bf16
+    linalg.yield %h : bf16
+  }
+  return
+}
+
 // A temporary read packed, as a packed zero point is unpacked ([rows, bytes, 2] into i8 values):
 // vectorized with cached stores (read back at once), even in an `_nt` entry, where the generic
 // reading it stores non-temporal.

