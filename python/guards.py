@@ -23,7 +23,8 @@ import re
 
 # storage spelled i8, u8 or as a builtin integer type (ui8, si8: the parser takes those too)
 _SUBCHANNEL = re.compile(r"!quant\.uniform<\s*(ui|si|u|i)(\d+)(?:<[^>]*>)?\s*:\s*[A-Za-z0-9]+\s*:\s*\{")
-_PAIR = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*:\s*([-+]?\d+)")
+# scale:zero point; the zero point decimal or hexadecimal (the parser takes 0x8000)
+_PAIR = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*:\s*([-+]?(?:0[xX][0-9a-fA-F]+|\d+))")
 _ITERATORS = re.compile(r"\blinalg\.generic\s*\{[^}]*?\biterator_types\s*=\s*\[([^\]]*)\]")
 # a generic op: its quoted name starts a line or follows `=` (a symbol `@"..."(` is no op name)
 _GENERIC_NAME = re.compile(r'(?m)(?:^|=)[ \t]*"((?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*)"\s*\(')
@@ -66,7 +67,7 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
                 continue
             start = dims_end + params.end() - 1
             for z in _PAIR.finditer(text, start, _closing(text, start)):
-                zp = int(z.group(1))
+                zp = int(z.group(1), 16 if "x" in z.group(1).lower() else 10)
                 if not 0 <= zp < 1 << width:
                     found.append((_where(text, z.start(1)),
                                   f"zero point {zp} of a sub-channel !quant.uniform with {width}-bit storage: MLIR 22's "

@@ -33,6 +33,14 @@ func.func @negative_si8(%x: tensor<2x4x!quant.uniform<si8:f32:{0:1, 1:2}, {{1.0:
 
 // -----
 
+// A zero point written in hexadecimal (found by fuzzing: 0x8000 read as 0 by the first guard).
+// CHECK: parser-crashes.mlir:[[# @LINE + 1]]:82: error: zero point 32768 of a sub-channel !quant.uniform with 8-bit storage
+func.func @hex_zero_point(%x: tensor<2x4x!quant.uniform<i8:f32:{0:1, 1:2}, {{1.0:0x8000, 0.5}, {1.0, 2.0}}>>) {
+  return
+}
+
+// -----
+
 // A linalg.generic whose iterator_types are not strings.
 // CHECK: parser-crashes.mlir:[[# @LINE + 3]]:72: error: linalg.generic iterator_types element '1' is not a string: MLIR 22's parser aborts on it
 #map = affine_map<(d0) -> (d0)>
