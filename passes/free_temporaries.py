@@ -19,9 +19,8 @@ from mlir import ir
 from mlir.dialects import memref
 
 from . import Pass
-from .queries import ops_named
+from .queries import MEMREF_VIEWS, ops_named
 
-VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.reshape")
 ESCAPES = ("func.return", "scf.yield", "func.call", "memref.store", "llvm.call", "bufferization.to_tensor")
 
 
@@ -38,7 +37,7 @@ def _local(alloc) -> bool:
                 owner = owner.parent
             elif owner.name in ESCAPES and not (owner.name == "memref.store" and use.operand_number != 0):
                 return False
-            if owner.name in VIEWS:
+            if owner.name in MEMREF_VIEWS:
                 work.extend(owner.results)
             o = owner
             while o.parent is not None and o.block != block:  # (a top-level op has no block)

@@ -72,6 +72,9 @@ def trip_count(loop) -> int | None:
 
 PURE_PRODUCERS = ("arith.constant", "quant.scast", "tensor.bitcast")
 
+# ops whose memref result views their first operand's buffer
+MEMREF_VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.reshape")
+
 
 def erase_dead(values) -> None:
     """Erase the producers of `values` (constants, casts) left without uses, and theirs in turn:

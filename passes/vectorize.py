@@ -64,7 +64,7 @@ from dequant.dialect.walking import walk
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW
-from .queries import constant_int, ops_named
+from .queries import MEMREF_VIEWS, constant_int, ops_named
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -991,12 +991,9 @@ def _wanted_plain(p: Plan) -> bool:
     return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or 0 < p.block < LLVM_BLOCKS_FROM
 
 
-VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.reshape")
-
-
 def root(v: ir.Value) -> ir.Value:
     """The buffer a memref value views (through reshapes, casts and subviews)."""
-    while isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.name in VIEWS:
+    while isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.name in MEMREF_VIEWS:
         v = v.owner.operands[0]
     return v
 
