@@ -50,7 +50,7 @@ element-aligned one in 8-byte pieces (SSE4A `movntsd`, or `movnti`); both write 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from mlir import ir
@@ -1024,9 +1024,9 @@ def run(op) -> bool:
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
                 if _line_eligible(p):
-                    plans.append(Plan(_lines(p), p.loops, p.vdim, p.inner, p.tile, p.elem_bytes, None, p.block))
+                    plans.append(replace(p, generic=_lines(p), columns=None))  # the rest's columns: dynamic
                     modes.append(NT64)
-                plans += [p, Plan(other, p.loops, p.vdim, p.inner, p.tile, p.elem_bytes, p.columns, p.block)]
+                plans += [p, replace(p, generic=other)]
                 modes += [NT16, NT]
             else:
                 plans.append(p)
