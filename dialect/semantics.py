@@ -158,15 +158,11 @@ def decode_bits(b: ir.Value, e: Element) -> ir.Value:
     subnormal = arith.mulf(arith.uitofp(f32, man), const_float(2.0 ** (1 - layout.bias - M), f32))
     magnitude = arith.select(_eq(exp, 0), subnormal, normal)
     value = arith.select(_eq(sign, 1), arith.negf(magnitude), magnitude)
-    nan = const_float(float("nan"), f32)
-    all_ones = (1 << (E + M)) - 1
-    if layout.nan == "fn":  # S.1111.111 is NaN, no infinities
-        return arith.select(_eq(arith.andi(b, const_int(all_ones)), all_ones), nan, value)
-    if layout.nan == "fnuz":  # 1.0000.000 (negative zero's pattern) is the only NaN
-        return arith.select(_eq(b, 1 << (E + M)), nan, value)
+    if layout.nan in ("fn", "fnuz"):
+        return _nan_pattern(b, e, value)
     if layout.nan == "ieee":  # exponent all ones: Inf with a zero mantissa, NaN otherwise
         inf = arith.select(_eq(sign, 1), const_float(float("-inf"), f32), const_float(float("inf"), f32))
-        special = arith.select(_eq(man, 0), inf, nan)
+        special = arith.select(_eq(man, 0), inf, const_float(float("nan"), f32))
         return arith.select(_eq(exp, (1 << E) - 1), special, value)
     if e.bits == 4 and isinstance(b.owner, (ir.Operation, ir.OpView)):  # no NaN, no Inf: 8 magnitudes, a sign bit
         magnitudes = np.arange(8, dtype=np.uint8).view(e.dtype).astype(np.float32)
@@ -196,12 +192,21 @@ def _via_f16(b: ir.Value, e: Element) -> ir.Value:
     value = arith.extf(f32, arith.bitcast(f16, bits))
     if layout.bias != 15:
         value = arith.mulf(value, const_float(2.0 ** (15 - layout.bias), f32))
-    all_ones = (1 << (E + M)) - 1
-    if layout.nan == "fn":  # S.1111.111 is NaN, no infinities
-        return arith.select(_eq(arith.andi(b, const_int(all_ones)), all_ones), const_float(float("nan"), f32), value)
-    if layout.nan == "fnuz":  # 1.0000.000 (negative zero's pattern) is the only NaN
-        return arith.select(_eq(b, 1 << (E + M)), const_float(float("nan"), f32), value)
-    return value  # "ieee" with E = 5: f16's own infinities and NaNs
+    return _nan_pattern(b, e, value)  # "ieee" with E = 5: f16's own infinities and NaNs
+
+
+def _nan_pattern(b: ir.Value, e: Element, value: ir.Value) -> ir.Value:
+    """`value` (the f32 decode of bits `b`), NaN where `b` is the format's NaN pattern for the
+    formats without infinities ("fn": S.1111.111; "fnuz": 1.0000.000, negative zero's pattern);
+    `value` itself for the others."""
+    width = e.minifloat.exp_bits + e.minifloat.man_bits
+    if e.minifloat.nan == "fn":
+        is_nan = _eq(arith.andi(b, const_int((1 << width) - 1)), (1 << width) - 1)
+    elif e.minifloat.nan == "fnuz":
+        is_nan = _eq(b, 1 << width)
+    else:
+        return value
+    return arith.select(is_nan, const_float(float("nan"), ir.F32Type.get()), value)
 
 
 def to_float(v: ir.Value, e: Element, target: ir.Type) -> ir.Value:
