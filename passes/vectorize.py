@@ -3,18 +3,21 @@ stores in the `dq.nontemporal` entry points (dq-nontemporal-entries).
 
 Runs on the bufferized kernels, on each `linalg.generic` writing a result (see `results`) that it
 can vectorize (see `plan`): in a function tagged `dq.nontemporal`, every such generic, its stores
-non-temporal; elsewhere only those LLVM's loop vectorizer handles badly (bf16 and f16 outputs,
-whose rounding it scalarizes; packed sub-byte data read in place, whose innermost loop is the 2 or
-4 fields of a byte; blocks along the columns: see `_wanted_plain`). A generic writing a temporary
+non-temporal; elsewhere those LLVM's loop vectorizer handles badly (bf16 and f16 outputs, whose
+rounding it scalarizes; packed sub-byte data read in place, whose innermost loop is the 2 or 4
+fields of a byte; blocks along the columns: see `_wanted_plain`), and those with an operand every
+row reads at the same index (a per-axis scale along the columns), in tiles of ROWS rows that load
+and convert it once (`_row_tile`, which says why LLVM cannot do this). A generic writing a temporary
 (a packed zero point unpacked) is vectorized when it reads packed data, with cached stores. Other
 generics are left to convert-linalg-to-loops, dq-strip-mine-blocks and LLVM.
 
 The schedule (typed builders, applied with `transform.interpreter.apply_named_sequence`; the
 schedule lives in its own module, never in the payload):
 
-    tile_using_for [1, ..., 1, T(, 0)]        rows one by one, columns by T (a packed byte's fields whole)
-    loop.peel (column loop)                   whole tiles, then one partial tile (left to LLVM)
-    apply_patterns {for-loop, tiling canonicalization, canonicalization}   static 1 x .. x T tiles
+    tile_using_for [1, ..., 1, R, T(, 0)]     rows by R (1, or ROWS: `_row_tile`), columns by T (a
+                                              packed byte's fields whole)
+    loop.peel (column loop, row loop)         whole tiles, then partial ones (left to LLVM)
+    apply_patterns {for-loop, tiling canonicalization, canonicalization}   static 1 x .. x R x T tiles
     [python] block maps                       `d floordiv B` over a tile inside one block -> 0
     structured.vectorize (whole tiles)
     apply_patterns {rank-reducing subviews, cast away leading unit dims, drop unit dims, transfer
@@ -25,7 +28,8 @@ schedule lives in its own module, never in the payload):
     [python] bf16 rounding (dq.avx512bw)      one word permute; vcvtne2ps2bf16 (dq.avx512bf16)
                                               for tiles without NaN or subnormal values
     [python] lookups                          a 4-bit float's decode -> a table lookup
-    apply_patterns {lower transfers to rank 1, canonicalization}
+    apply_patterns {transfers unrolled to rank 1 (a tile of rows: one per row), lower transfers
+                    to rank 1, canonicalization}
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
 
 T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
@@ -75,6 +79,7 @@ MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
 INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
 
 PLAIN, NT, NT16, NT64 = "plain", "nt", "nt16", "nt64"
+ROWS = 4  # rows per tile when an operand is shared by the rows (`_row_tile`)
 LLVM_BLOCKS_FROM = 64  # blocks along the columns this long or longer: LLVM's on the cached-store path
 TABLE_MIN_CHUNKS = 4  # a per-tile table only for tiles of 4 or more 512-bit vectors (docs/performance.md)
 
@@ -89,6 +94,7 @@ class Plan:
     elem_bytes: int
     columns: int | None = None  # the static size of the tiled dim (None: dynamic)
     block: int = 0  # the block (a multiple of it) operands are read in along the tiled dim; 0: none
+    rows: int = 1  # the loop before vdim tiled by this many (operands shared by the rows)
 
     @property
     def tile_bytes(self) -> int:
@@ -97,6 +103,8 @@ class Plan:
     def sizes(self) -> list:
         s = [1] * self.loops
         s[self.vdim] = self.tile
+        if self.rows > 1:
+            s[self.vdim - 1] = self.rows
         if self.inner > 1:
             s[-1] = 0
         return s
@@ -866,8 +874,9 @@ def _i64(v: int) -> ir.IntegerAttr:
 
 
 def _tile(root, plans: list) -> None:
-    """Tile each planned generic (tagged TARGET = its index) and peel its column loop into whole
-    tiles and a partial one (no peel where a static size is a multiple of the tile). Only the
+    """Tile each planned generic (tagged TARGET = its index) and peel its column loop (and row
+    loop, for tiles of rows) into whole tiles and a partial one (no peel where a static size is a
+    multiple of the tile). Only the
     loops' bounds are simplified (general canonicalization would fold single-trip loops away):
     the whole tiles' shapes become static, the partial tiles' stay dynamic."""
 
@@ -879,6 +888,9 @@ def _tile(root, plans: list) -> None:
             tiled = structured.TileUsingForOp([_any()] * (n - 1) + [transform.OperationType.get("scf.for")], g, sizes=sizes)
             if p.columns is None or p.columns % p.tile:
                 loop.LoopPeelOp(_any(), _any(), tiled.loops[n - 1])
+            out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type)
+            if p.rows > 1 and (out.is_dynamic_dim(p.vdim - 1) or out.shape[p.vdim - 1] % p.rows):
+                loop.LoopPeelOp(_any(), _any(), tiled.loops[n - 2])
         funcs = structured.MatchOp.match_op_names(r, ["func.func"])
         patterns = transform.ApplyPatternsOp(funcs)
         with ir.InsertionPoint(patterns.patterns):
@@ -933,6 +945,7 @@ def _lower(root) -> None:
     """Transfers to vector.load/store (rank 1)."""
 
     def patterns():
+        tvector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)  # a tile of rows: one transfer per row
         tvector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
         transform.ApplyCanonicalizationPatternsOp()
 
@@ -962,6 +975,8 @@ def _whole_tile(g, p: Plan) -> bool:
     t = ir.MemRefType(g.operands[len(g.operands) - 1].type)
     want = [1] * p.loops
     want[p.vdim] = p.tile
+    if p.rows > 1:
+        want[p.vdim - 1] = p.rows
     if p.inner > 1:
         want[-1] = p.inner
     static = all(ir.MemRefType(v.type).has_static_shape for v in g.operands)  # a dynamic input: not a tile
@@ -989,6 +1004,38 @@ def _wanted_plain(p: Plan) -> bool:
     64 it vectorizes them well, and blocks of 128 ran up to 2.6x faster there than here)."""
     out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type).element_type
     return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or 0 < p.block < LLVM_BLOCKS_FROM
+
+
+def _row_tile(p: Plan) -> int:
+    """Rows per tile on the cached-store path: ROWS when an input is read along the tiled dim
+    only, at the same index for every row (a per-axis scale and zero point along the columns), so
+    a tile loads and converts it once for ROWS rows; else 1. Only where every input map is a
+    projected permutation, an input read along the tiled dim reads it contiguously (its last
+    index), and the output is not bf16 (its per-tile rounding steps work on one row's vector;
+    4-row tiles measured 1.4x slower there).
+
+    Measured (docs/performance.md, "Per-axis rows"): uint8 per-axis 1.2-1.5x faster from 64K to 4M
+    elements, oneDNN's s32 zero points 1.4-1.7x (their exact split is made once per 4 rows).
+    Unrolling and jamming the scalar loops for LLVM instead does not work: its loop vectorizer
+    hoists the runtime alias checks out of the row loop, where the 4 rows' output ranges (one
+    buffer, a dynamic stride) overlap, and runs the scalar loop (5x slower). With non-temporal
+    stores 4-row tiles were 0.6-1.2x (4 write-combining streams), so `_nt` entries keep rows of 1."""
+    g = p.generic
+    out = ir.MemRefType(g.operands[len(g.operands) - 1].type)
+    if ROWS <= 1 or p.vdim < 1 or p.inner > 1 or p.block or isinstance(out.element_type, ir.BF16Type):
+        return 1
+    if not out.is_dynamic_dim(p.vdim - 1) and out.shape[p.vdim - 1] < ROWS:
+        return 1
+    shared = False
+    for m in _maps(g)[:-1]:
+        results = list(m.results)
+        if not all(isinstance(r, (ir.AffineDimExpr, ir.AffineConstantExpr)) for r in results):
+            return 1
+        dims = [ir.AffineDimExpr(r).position for r in results if isinstance(r, ir.AffineDimExpr)]
+        if p.vdim in dims and dims[-1] != p.vdim:
+            return 1
+        shared |= p.vdim in dims and p.vdim - 1 not in dims
+    return ROWS if shared else 1
 
 
 def root(v: ir.Value) -> ir.Value:
@@ -1031,8 +1078,8 @@ def run(op) -> bool:
             else:
                 plans.append(p)
                 modes.append(NT)
-        elif _wanted_plain(p):
-            plans.append(p)
+        elif _wanted_plain(p) or _row_tile(p) > 1:
+            plans.append(replace(p, rows=_row_tile(p)))
             modes.append(PLAIN)
     for g in temporaries:  # read back at once: cached stores in every entry point
         p = plan(g)

@@ -5,11 +5,13 @@
 // transforms. In a function tagged dq.nontemporal (an `_nt` entry point) every such generic is
 // first versioned on its output's alignment: 16-byte-aligned rows store with vector stores
 // declared 16-byte aligned and non-temporal, others non-temporal with the element's alignment.
-// Elsewhere only 16-bit float outputs, packed data and blocks along the columns are vectorized
-// here; the rest is left to convert-linalg-to-loops and LLVM's loop vectorizer. The tag is consumed.
+// Elsewhere only 16-bit float outputs, packed data, blocks along the columns and operands shared
+// by the rows (tiles of 4 rows) are vectorized here; the rest is left to convert-linalg-to-loops
+// and LLVM's loop vectorizer. The tag is consumed.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
+#row = affine_map<(d0, d1) -> (d0)>
 #blk = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
 #x3 = affine_map<(d0, d1, d2) -> (d0, d1)>
 #s3 = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 16)>
@@ -59,13 +61,87 @@ func.func @per_axis_nt(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32
   return
 }
 
-// The same generic with cached stores and an f32 output: left to LLVM.
+// The same generic with cached stores: tiles of 4 rows by 16 columns, the scale loaded once per
+// tile and shared by its rows (one load per row of x, one store per row of y). The partial row
+// tiles and column tiles stay generics, left to LLVM.
 // CHECK-LABEL: func.func @per_axis
-// CHECK-NEXT: linalg.generic
-// CHECK-NOT: vector.
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// CHECK:   %[[WHOLE_ROWS:.*]] = affine.apply #{{.*}}()[%[[ROWS:.*]]]
+// CHECK:   scf.for %[[I:.*]] = %{{.*}} to %[[WHOLE_ROWS]] step %[[C4:.*]] {
+// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
+// CHECK:       %[[XT:.*]] = memref.subview %[[X]][%[[I]], %[[J]]] [4, 16] [1, 1]
+// CHECK:       %[[ST:.*]] = memref.subview %[[S]][%[[J]]] [16] [1]
+// CHECK:       %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]]] [4, 16] [1, 1]
+// CHECK-COUNT-4: vector.load %[[XT]][%{{.*}}, %{{.*}}] : memref<4x16xi8, {{.*}}>, vector<16xi8>
+// CHECK:       %[[SV:.*]] = vector.load %[[ST]][%{{.*}}] : memref<16xf32, {{.*}}>, vector<16xf32>
+// CHECK-NOT:   vector.load
+// CHECK:       %[[SB:.*]] = vector.broadcast %[[SV]] : vector<16xf32> to vector<4x16xf32>
+// CHECK:       %[[R:.*]] = arith.mulf %{{.*}}, %[[SB]] : vector<4x16xf32>
+// CHECK-NOT:   nontemporal
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[YT]][%{{.*}}, %{{.*}}] : memref<4x16xf32, {{.*}}>, vector<16xf32>
+// CHECK:     }
+// CHECK:     scf.for
+// CHECK:       linalg.generic
+// CHECK-SAME:    outs(%{{.*}} : memref<4x?xf32, {{.*}}>)
+// CHECK:   }
+// CHECK:   scf.for %{{.*}} = %[[WHOLE_ROWS]] to %[[ROWS]] step %[[C4]] {
+// CHECK:     linalg.generic
+// CHECK-SAME:  outs(%{{.*}} : memref<?x16xf32, {{.*}}>)
+// CHECK:     linalg.generic
+// CHECK-SAME:  outs(%{{.*}} : memref<?x?xf32, {{.*}}>)
+// CHECK:   }
 // CHECK: return
 func.func @per_axis(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) {
   linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Every operand read per row (a per-tensor scale, or a scale per row): nothing is shared by the
+// rows, and an f32 output with cached stores is left to LLVM.
+// CHECK-LABEL: func.func @per_row
+// CHECK-NEXT: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @per_row(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Fewer static rows than a row tile: rows one by one, left to LLVM.
+// CHECK-LABEL: func.func @per_axis_two_rows
+// CHECK-NEXT: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @per_axis_two_rows(%x: memref<2x?xi8>, %s: memref<?xf32>, %y: memref<2x?xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<2x?xi8>, memref<?xf32>) outs(%y : memref<2x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A static row count that is a multiple of 4: whole row tiles only (no row loop is peeled), as
+// a static column count that is a multiple of 16 has no partial column tile.
+// CHECK-LABEL: func.func @per_axis_static
+// CHECK:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4:.*]] {
+// CHECK:       scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C16:.*]] {
+// CHECK-COUNT-4: vector.store %{{.*}} : memref<4x16xf32, {{.*}}>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @per_axis_static(%x: memref<8x64xi8>, %s: memref<64xf32>, %y: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<8x64xi8>, memref<64xf32>) outs(%y : memref<8x64xf32>) {
   ^bb0(%a: i8, %b: f32, %o: f32):
     %w = arith.sitofp %a : i8 to f32
     %r = arith.mulf %w, %b : f32
@@ -199,8 +275,10 @@ func.func @float4_lookup(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?
   return
 }
 
-// A bf16 output with cached stores: vectorized here (LLVM's vectorizer scalarizes its rounding).
+// A bf16 output with cached stores: vectorized here (LLVM's vectorizer scalarizes its rounding),
+// rows one by one (the rounding steps work on one row's vector; 4-row tiles measured slower).
 // CHECK-LABEL: func.func @bf16
+// CHECK: memref.subview %{{.*}}[%{{.*}}, %{{.*}}] [1, 32] [1, 1]
 // CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<32xbf16>
 // CHECK: vector.store %{{.*}} : memref<32xbf16, {{.*}}>, vector<32xbf16>
 // CHECK-NOT: nontemporal

@@ -122,6 +122,19 @@ def test_every_input_against_every_zero_point(in_type, zp_type):
     run_and_check(src[:, :40].T.copy(), scales_of(rng, zps.size), zps, qtype="per_channel", axis=-1)
 
 
+@pytest.mark.parametrize("rows, cols", [(4, 16), (5, 17), (7, 33), (8, 64), (9, 47), (3, 48), (13, 100)])
+def test_per_channel_last_axis_tile_edges(rows, cols):
+    """Per channel along the last axis, the zero points and scales shared by the rows of a tile
+    (dq-vectorize's 4-row tiles): row and column counts on and around the tiles' edges, s32 zero
+    points with the extremes where only the exact difference is right."""
+    rng = np.random.default_rng([5, rows, cols])
+    zps = ints(rng, cols, np.int32)
+    zps[: min(cols, len(I32_EXTREMES))] = I32_EXTREMES[:cols]
+    for in_type in INPUTS:
+        src = ints(rng, (rows, cols), INPUTS[in_type])
+        run_and_check(src, scales_of(rng, cols), zps, qtype="per_channel", axis=1)
+
+
 def test_s32_zero_point_exact_difference_hand_computed():
     """1 - (2^24 + 1) = -2^24 exactly; -128 - (2^31 - 1) = -2147483775 -> f32 -2^31;
     255 - (-2^31) = 2147483903 -> f32 2147483904 (one rounding)."""

@@ -180,6 +180,22 @@ def test_per_axis(dql_reference, dql_check, rng, rank, axis, x_name, scale_name,
         check_against(dql_reference, dql_check, x, scale, zp, axis=axis, output_dtype=_out(out_name))
 
 
+ROW_TILES = [(4, 16), (5, 17), (7, 33), (8, 64), (9, 47), (3, 48), (13, 100)]
+
+
+@pytest.mark.parametrize("x_name, out_name", [("uint8", None), ("int16", "float16"), ("int4", None), ("int8", "bfloat16")])
+def test_per_axis_last_axis_tile_edges(dql_reference, dql_check, rng, x_name, out_name):
+    """Per-axis along the last axis, where the scale and zero point are shared by the rows of a
+    tile (dq-vectorize's 4-row tiles; bf16 keeps rows of one): row and column counts on and
+    around the tiles' edges, so whole tiles, partial row tiles and partial column tiles all run."""
+    x_dtype = STORAGE[x_name]
+    for rows, cols in ROW_TILES:
+        x = random_x(rng, x_dtype, (rows, cols))
+        scale = random_scale(rng, F32, (cols,))
+        zp = random_zero_point(rng, x_dtype, (cols,))
+        check_against(dql_reference, dql_check, x, scale, zp, axis=1, output_dtype=_out(out_name))
+
+
 BLOCK_SIZES = [1, 2, 3, 4, 5, 7, 16]
 BLOCKED = [
     pytest.param(r, a, _rotate(i, BLOCK_SIZES), _rotate(5 * i, list(STORAGE)), *_rotate(3 * i, SCALE_OUT), i % 2 == 0,
