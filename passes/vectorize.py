@@ -30,6 +30,8 @@ schedule lives in its own module, never in the payload):
     [python] lookups                          a 4-bit float's decode -> a table lookup
     apply_patterns {transfers unrolled to rank 1 (a tile of rows: one per row), lower transfers
                     to rank 1, canonicalization}
+    [python] sign extension in bytes          a 4-bit field sign-extended in its byte, then widened
+                                              (everywhere but non-temporal tiles: `sign_extend_in_bytes`)
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
 
 T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
@@ -66,6 +68,7 @@ from dequant.dialect.semantics import CODE, FIELD_CODE, LOOKUP
 from dequant.dialect.walking import walk
 
 from . import Pass
+from .fold_nibbles import sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW
 from .queries import MEMREF_VIEWS, constant_int, ops_named
@@ -1086,11 +1089,11 @@ def run(op) -> bool:
         if p is not None and p.inner > 1:
             plans.append(p)
             modes.append(PLAIN)
+    tiles = []
     if plans:
         for i, p in enumerate(plans):
             p.generic.attributes[TARGET] = _i64(i)
         _tile(op, plans)
-        tiles = []
         for g in ops_named(op, "linalg.generic"):
             if TARGET in g.attributes:
                 i = ir.IntegerAttr(g.attributes[TARGET]).value
@@ -1109,11 +1112,16 @@ def run(op) -> bool:
                 bf16_rounding(t, convert=avx512bf16)
             lookups(t)
         _lower(op)
-        for t in tiles:
-            annotate(t)
-            _inline(t)
+    sign_extend_in_bytes(op, skip=_nontemporal_tile)
+    for t in tiles:
+        annotate(t)
+        _inline(t)
     _clean(op)
     return True
+
+
+def _nontemporal_tile(op) -> bool:
+    return op.name == "scf.execute_region" and MODE in op.attributes and ir.StringAttr(op.attributes[MODE]).value != PLAIN
 
 
 def _inline(region) -> None:
