@@ -805,12 +805,19 @@ def targets(data: dict) -> list[tuple[str, str, bool | None]]:
         else:
             out.append((f"faster than {label} from 1M elements, {CORES} threads", "not measured (not installed, or no case it runs)", None))
     pairs = [(r, r["times"]["quant"] / r["times"]["ours_bound"]) for r in rows if r["times"].get("quant") and r["times"].get("ours_bound")]
-    if pairs:
-        worst = min(pairs, key=lambda p: p[1])
-        n_ok = sum(v > 1 for _, v in pairs)
-        out.append(("faster than quant.dcast (lower-quant-ops): both kernels bound, 1 thread",
-                    f"{n_ok}/{len(pairs)} case-sizes; slowest relative: {worst[1]:.2f}x ({worst[0]['case']}, {_n(worst[0]['elements'])}); "
-                    f"median {statistics.median(v for _, v in pairs):.2f}x", n_ok == len(pairs)))  # fmt: skip
+    # the two quant.dcast targets: faster from 1M elements; in cache (64K-4M) at least as
+    # fast, where identical loops (per-tensor int8: the same instructions) differ only by the
+    # spread of repeated timings, 5% as for the thread target
+    for label, sizes, ok in (("faster than quant.dcast (lower-quant-ops) from 1M elements: both kernels bound, 1 thread",
+                              lambda n: n >= 1 << 20, lambda v: v > 1),
+                             ("at least quant.dcast's speed in cache, 64K-4M elements (within 5%): both bound, 1 thread",
+                              lambda n: n <= 1 << 22, lambda v: v >= 0.95)):  # fmt: skip
+        some = [(r, v) for r, v in pairs if sizes(r["elements"])]
+        if some:
+            worst = min(some, key=lambda p: p[1])
+            n_ok = sum(ok(v) for _, v in some)
+            out.append((label, f"{n_ok}/{len(some)} case-sizes; slowest relative: {worst[1]:.2f}x ({worst[0]['case']}, "
+                        f"{_n(worst[0]['elements'])}); median {statistics.median(v for _, v in some):.2f}x", n_ok == len(some)))  # fmt: skip
     lat = data["latency"]
     if lat:
         worst = max(lat.items(), key=lambda kv: kv[1]["first_call_s"])
