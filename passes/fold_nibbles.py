@@ -15,6 +15,7 @@ from mlir.dialects import arith
 from dequant.dialect.walking import walk
 
 from . import Pass
+from .queries import constant_int
 
 
 def _narrow_source(op):
@@ -70,12 +71,12 @@ PASS = Pass("dq-fold-nibble-casts", "Fold sub-byte truncate/extend pairs into sh
 
 def _constant(v: ir.Value) -> int | None:
     """The value of an integer `arith.constant`, scalar or splat vector, else None."""
+    if constant_int(v) is not None:
+        return constant_int(v)
     o = v.owner
     if not isinstance(o, (ir.Operation, ir.OpView)) or o.name != "arith.constant":
         return None
     attr = o.attributes["value"]
-    if isinstance(attr, ir.IntegerAttr):
-        return ir.IntegerAttr(attr).value
     if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseIntElementsAttr(attr).is_splat:
         return ir.IntegerAttr(ir.DenseIntElementsAttr(attr).get_splat_value()).value
     return None
@@ -86,17 +87,13 @@ def _element(t: ir.Type) -> ir.IntegerType | None:
     return ir.IntegerType(e) if isinstance(e, ir.IntegerType) else None
 
 
-def _same_shape(t: ir.Type, e: ir.Type) -> ir.Type:
-    return ir.VectorType.get(ir.VectorType(t).shape, e) if isinstance(t, ir.VectorType) else e
-
-
 def sign_extend_in_bytes(root, skip=None) -> None:
     """`(extsi(b) << c) >>s c` with b a byte (or a vector of bytes) and c = W - k, k < 8 (what
     `fold_extsi` made of a k-bit field) becomes `extsi((b << (8 - k)) >>s (8 - k))`: the field
     sign-extended within its byte, then widened. On x86 with GFNI the byte shifts are one
     `vgf2p8affineqb` pair per 64 bytes and the widening a plain `vpmovsxbd`, where the wide form
-    shifts every 16 lanes twice: int4 per-axis and blocked kernels 1.07-1.29x faster on the
-    cached-store path. Not in non-temporal tiles of 128 lanes, where the byte form's widening from
+    shifts every 16 lanes twice: int4 blocked kernels 1.03-1.25x faster on the cached-store
+    path. Not in non-temporal tiles of 128 lanes, where the byte form's widening from
     registers measured 1.4x slower: `skip(op)` names regions to leave (docs/performance.md)."""
     found = []
 
@@ -125,7 +122,8 @@ def sign_extend_in_bytes(root, skip=None) -> None:
         k = we.width - c
         with ir.InsertionPoint(shr), shr.location:
             bt = byte.type
-            amount = arith.constant(bt, ir.DenseElementsAttr.get_splat(bt, ir.IntegerAttr.get(be, 8 - k)) if isinstance(bt, ir.VectorType) else 8 - k)
+            n = ir.IntegerAttr.get(be, 8 - k)
+            amount = arith.constant(bt, ir.DenseElementsAttr.get_splat(bt, n) if isinstance(bt, ir.VectorType) else n)
             value = arith.extsi(shr.result.type, arith.shrsi(arith.shli(byte, amount), amount))
         shr.result.replace_all_uses_with(value)
         for dead in (shr, shl, ext):

@@ -14,22 +14,26 @@ generics are left to convert-linalg-to-loops, dq-strip-mine-blocks and LLVM.
 The schedule (typed builders, applied with `transform.interpreter.apply_named_sequence`; the
 schedule lives in its own module, never in the payload):
 
-    tile_using_for [1, ..., 1, R, T(, 0)]     rows by R (1, or ROWS: `_row_tile`), columns by T (a
+    [tiles of R = ROWS rows (`_row_tile`): split along the columns at the last whole tile, then
+     tile_using_for [.., R, 0] and loop.peel: the partial columns and the partial rows stay one
+     generic each (left to LLVM)]
+    tile_using_for [1, ..., 1, T(, 0)]        rows one by one (or by R, above), columns by T (a
                                               packed byte's fields whole)
-    loop.peel (column loop, row loop)         whole tiles, then partial ones (left to LLVM)
-    apply_patterns {for-loop, tiling canonicalization, canonicalization}   static 1 x .. x R x T tiles
+    loop.peel (column loop)                   whole tiles, then one partial tile (left to LLVM)
+    apply_patterns {for-loop, tiling canonicalization, canonicalization}   static 1 x .. x T tiles
     [python] block maps                       `d floordiv B` over a tile inside one block -> 0
     structured.vectorize (whole tiles)
     apply_patterns {rank-reducing subviews, cast away leading unit dims, drop unit dims, transfer
                     permutations, canonicalization}
+    [python] rows unrolled                    a tile of R rows as R rows of 1-D vectors (`unroll_rows`)
     [python] flatten                          a tile of bytes x fields: vector<T x k> computed as
                                               vector<T*k> in the elements' order, stored contiguous
     [python] tables (dq.avx512bw)             a 4-bit code's 16 values once per tile, then a permute
     [python] bf16 rounding (dq.avx512bw)      one word permute; vcvtne2ps2bf16 (dq.avx512bf16)
                                               for tiles without NaN or subnormal values
     [python] lookups                          a 4-bit float's decode -> a table lookup
-    apply_patterns {transfers unrolled to rank 1 (a tile of rows: one per row), lower transfers
-                    to rank 1, canonicalization}
+    apply_patterns {transfers unrolled to rank 1 (a tile of rows `unroll_rows` left whole), lower
+                    transfers to rank 1, canonicalization}
     [python] sign extension in bytes          a 4-bit field sign-extended in its byte, then widened
                                               (everywhere but non-temporal tiles: `sign_extend_in_bytes`)
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
@@ -76,6 +80,8 @@ from .queries import MEMREF_VIEWS, constant_int, ops_named
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
 TILE = "dq.vector_tile"
+SPLIT = "dq.vector_split"  # the payload op computing a row-tiled generic's split point (`_tile`)
+WHOLE_COLUMNS = "dq.vector_whole_columns"  # the first part of that split, and the tiles cut from it
 LINE = 64  # bytes of output per tile without blocks: one cache line
 MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>)
 MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
@@ -106,8 +112,6 @@ class Plan:
     def sizes(self) -> list:
         s = [1] * self.loops
         s[self.vdim] = self.tile
-        if self.rows > 1:
-            s[self.vdim - 1] = self.rows
         if self.inner > 1:
             s[-1] = 0
         return s
@@ -877,23 +881,50 @@ def _i64(v: int) -> ir.IntegerAttr:
 
 
 def _tile(root, plans: list) -> None:
-    """Tile each planned generic (tagged TARGET = its index) and peel its column loop (and row
-    loop, for tiles of rows) into whole tiles and a partial one (no peel where a static size is a
-    multiple of the tile). Only the
+    """Tile each planned generic (tagged TARGET = its index) and peel its column loop into whole
+    tiles and a partial one (no peel where a static size is a multiple of the tile). Only the
     loops' bounds are simplified (general canonicalization would fold single-trip loops away):
-    the whole tiles' shapes become static, the partial tiles' stay dynamic."""
+    the whole tiles' shapes become static, the partial tiles' stay dynamic.
+
+    A plan with tiles of rows (`_row_tile`) is first split along the columns at the last whole
+    tile (`structured.split` at (n / T) * T, computed in the payload): the partial columns of
+    every row stay one generic, for LLVM. The first part is tiled by rows, its row loop peeled
+    (the partial rows: one generic), then by columns; the column loop's peeled remainder is then
+    empty and erased (`_erase_empty_remainders`). Left in place, that R x (n mod T) generic was
+    unrolled R times by LLVM, whose loop strength reduction then took 0.2-0.6 s per kernel."""
+    index = ir.IndexType.get()
+    for i, p in enumerate(plans):
+        out = p.generic.operands[len(p.generic.operands) - 1]
+        if p.rows > 1 and (p.columns is None or p.columns % p.tile):
+            with ir.InsertionPoint(p.generic), p.generic.location:
+                t = arith.constant(index, p.tile)
+                whole = arith.muli(arith.divui(memref.dim(out, arith.constant(index, p.vdim)), t), t)
+            whole.owner.attributes[SPLIT] = _i64(i)
 
     def build(r):
         for i, p in enumerate(plans):
             g = _match(r, "linalg.generic", {TARGET: _i64(i)})
             sizes = p.sizes()
+            if p.rows > 1:
+                if p.columns is None or p.columns % p.tile:
+                    parts = structured.SplitOp(g, p.vdim, _match(r, "arith.muli", {SPLIT: _i64(i)}))
+                    g = transform.SplitHandleOp([_any(), _any()], parts.split_list).results[0]
+                    transform.AnnotateOp(g, WHOLE_COLUMNS)  # kept by the tiles cut from it
+                sizes[p.vdim - 1], sizes[p.vdim] = p.rows, 0
+                n = sum(1 for s in sizes if s)
+                tiled = structured.TileUsingForOp([_any()] * (n - 1) + [transform.OperationType.get("scf.for")], g, sizes=sizes)
+                whole = tiled.loops[n - 1]
+                out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type)
+                if out.is_dynamic_dim(p.vdim - 1) or out.shape[p.vdim - 1] % p.rows:
+                    whole = loop.LoopPeelOp(_any(), _any(), whole).peeled_loop
+                g = structured.MatchOp(_any(), whole, ops=ir.ArrayAttr.get([ir.StringAttr.get("linalg.generic")]),
+                                       op_attrs=ir.DictAttr.get({TARGET: _i64(i)})).result  # fmt: skip
+                sizes = [0] * p.loops
+                sizes[p.vdim] = p.tile
             n = sum(1 for s in sizes if s)
             tiled = structured.TileUsingForOp([_any()] * (n - 1) + [transform.OperationType.get("scf.for")], g, sizes=sizes)
-            if p.columns is None or p.columns % p.tile:
+            if p.columns is None or (p.columns % p.tile and p.rows == 1):  # static, split: whole tiles only
                 loop.LoopPeelOp(_any(), _any(), tiled.loops[n - 1])
-            out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type)
-            if p.rows > 1 and (out.is_dynamic_dim(p.vdim - 1) or out.shape[p.vdim - 1] % p.rows):
-                loop.LoopPeelOp(_any(), _any(), tiled.loops[n - 2])
         funcs = structured.MatchOp.match_op_names(r, ["func.func"])
         patterns = transform.ApplyPatternsOp(funcs)
         with ir.InsertionPoint(patterns.patterns):
@@ -901,6 +932,20 @@ def _tile(root, plans: list) -> None:
             structured.ApplyTilingCanonicalizationPatternsOp()
 
     _run(root, build)
+    _erase_empty_remainders(root, plans)
+
+
+def _erase_empty_remainders(root, plans: list) -> None:
+    """Erase the column remainders of whole row tiles (R rows, dynamic columns) cut from the first
+    part of a split (tagged WHOLE_COLUMNS) with dynamic columns: that part's columns end at a
+    multiple of the tile, so the remainder `_tile` peeled from it never runs."""
+    for g in ops_named(root, "linalg.generic"):
+        if TARGET not in g.attributes or WHOLE_COLUMNS not in g.attributes:
+            continue
+        p = plans[ir.IntegerAttr(g.attributes[TARGET]).value]
+        t = ir.MemRefType(g.operands[len(g.operands) - 1].type)
+        if p.columns is None and t.shape[p.vdim - 1] == p.rows and t.is_dynamic_dim(p.vdim):
+            g.erase()
 
 
 def _enclose(g, mode: str):
@@ -944,11 +989,86 @@ def _vectorize(root) -> None:
     _run(root, build)
 
 
+def unroll_rows(tile) -> bool:
+    """A tile of R rows (`_row_tile`) as R rows of 1-D vectors, before the transfers are lowered:
+    the x read and the output write become R row loads and stores, every elementwise op on
+    vector<R x T> becomes R ops on vector<T>, made once when its operands are the same in every
+    row (a broadcast scale or zero point and its conversions). Left 2-D, the tile became
+    `to_elements`/`from_elements` of R x T scalars, which LLVM took 0.3-0.6 s to compile. False
+    (nothing changed) when the tile holds an op this does not know."""
+    block = tile.regions[0].blocks[0]
+    ops = list(block.operations)[:-1]
+
+    def rank2(t) -> bool:
+        return isinstance(t, ir.VectorType) and ir.VectorType(t).rank == 2
+
+    def touches(o) -> bool:
+        return any(rank2(v.type) for v in list(o.operands) + list(o.results))
+
+    def known(o) -> bool:
+        if o.name in ("vector.transfer_read", "vector.transfer_write"):  # unmasked, in bounds, rows of the tile
+            m = ir.AffineMapAttr(o.attributes["permutation_map"]).value
+            memref_at = 0 if o.name == "vector.transfer_read" else 1
+            unmasked = len(o.operands) == memref_at + 1 + ir.MemRefType(o.operands[memref_at].type).rank + (o.name == "vector.transfer_read")
+            in_bounds = all(ir.BoolAttr(b).value for b in ir.ArrayAttr(o.attributes["in_bounds"]))
+            return unmasked and in_bounds and m == ir.AffineMap.get_minor_identity(m.n_dims, 2)
+        if o.name == "vector.broadcast":
+            return not rank2(o.operands[0].type)
+        if o.name == "arith.constant":
+            return isinstance(o.attributes["value"], ir.DenseElementsAttr) and ir.DenseElementsAttr(o.attributes["value"]).is_splat
+        return o.name.startswith("arith.") and len(o.results) == 1
+
+    if not any(touches(o) for o in ops) or not all(known(o) for o in ops if touches(o)):
+        return False
+    rows: dict = {}
+
+    def row_type(t: ir.Type) -> ir.Type:
+        v = ir.VectorType(t)
+        return ir.VectorType.get(v.shape[1:], v.element_type)
+
+    def row_of(v, r):
+        return rows[v][r] if v in rows else v
+
+    index = ir.IndexType.get()
+    for o in ops:
+        if not touches(o):
+            continue
+        with ir.InsertionPoint(o), o.location:
+            if o.name == "vector.transfer_read":
+                n = ir.VectorType(o.result.type).shape[0]
+                base, *idx = list(o.operands)[: 1 + ir.MemRefType(o.operands[0].type).rank]
+                rows[o.result] = [vector.load(row_type(o.result.type), base, idx[:-2] + [arith.addi(idx[-2], arith.constant(index, r)), idx[-1]])
+                                  for r in range(n)]  # fmt: skip
+            elif o.name == "vector.transfer_write":
+                value, base, *idx = list(o.operands)[: 2 + ir.MemRefType(o.operands[1].type).rank]
+                for r, v in enumerate(rows[value]):
+                    vector.store(v, base, idx[:-2] + [arith.addi(idx[-2], arith.constant(index, r)), idx[-1]])
+            elif o.name == "vector.broadcast":
+                n = ir.VectorType(o.result.type).shape[0]
+                src = o.operands[0]
+                one = src if src.type == row_type(o.result.type) else vector.broadcast(row_type(o.result.type), src)
+                rows[o.result] = [one] * n
+            else:
+                n = ir.VectorType(o.result.type).shape[0]
+                uniform = all(v not in rows or len(set(rows[v])) == 1 for v in o.operands)
+                made = []
+                for r in range(1 if uniform else n):
+                    attrs = {k: o.attributes[k] for k in o.attributes}
+                    if o.name == "arith.constant":
+                        attrs["value"] = ir.DenseElementsAttr.get_splat(row_type(o.result.type), ir.DenseElementsAttr(attrs["value"]).get_splat_value())
+                    made.append(ir.Operation.create(o.name, results=[row_type(o.result.type)], operands=[row_of(v, r) for v in o.operands], attributes=attrs).result)
+                rows[o.result] = made * n if uniform else made
+    for o in reversed(ops):
+        if touches(o):
+            o.erase()
+    return True
+
+
 def _lower(root) -> None:
     """Transfers to vector.load/store (rank 1)."""
 
     def patterns():
-        tvector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)  # a tile of rows: one transfer per row
+        tvector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)  # a tile of rows unroll_rows left whole
         tvector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
         transform.ApplyCanonicalizationPatternsOp()
 
@@ -1029,6 +1149,8 @@ def _row_tile(p: Plan) -> int:
         return 1
     if not out.is_dynamic_dim(p.vdim - 1) and out.shape[p.vdim - 1] < ROWS:
         return 1
+    if any(o.operation.name == "linalg.index" for o in g.regions[0].blocks[0].operations):
+        return 1  # rows computed differently (OpenPPL's 4 fields of an int16 along one dim)
     shared = False
     for m in _maps(g)[:-1]:
         results = list(m.results)
@@ -1105,6 +1227,7 @@ def run(op) -> bool:
         avx512bw = module is not None and AVX512BW in module.attributes
         avx512bf16 = module is not None and AVX512BF16 in module.attributes
         for t in tiles:
+            unroll_rows(t)
             flatten_loads(t)
             flatten_stores(t)
             if avx512bw:
@@ -1140,7 +1263,7 @@ def _clean(op) -> None:
             del op.attributes[tag]
 
     def visit(o):
-        for name in (TARGET, MODE, TILE, NONTEMPORAL):
+        for name in (TARGET, MODE, TILE, SPLIT, WHOLE_COLUMNS, NONTEMPORAL):
             if name in o.attributes:
                 del o.attributes[name]
         return ir.WalkResult.ADVANCE

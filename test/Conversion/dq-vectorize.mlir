@@ -16,6 +16,7 @@
 #x3 = affine_map<(d0, d1, d2) -> (d0, d1)>
 #s3 = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 16)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#c3 = affine_map<(d0, d1, d2) -> (d2)>
 
 // CHECK-LABEL: func.func @per_axis_nt
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
@@ -61,38 +62,90 @@ func.func @per_axis_nt(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32
   return
 }
 
-// The same generic with cached stores: tiles of 4 rows by 16 columns, the scale loaded once per
-// tile and shared by its rows (one load per row of x, one store per row of y). The partial row
-// tiles and column tiles stay generics, left to LLVM.
+// The same generic with cached stores: split at the last whole column tile; the first part in
+// tiles of 4 rows by 16 columns, the scale loaded once per tile and shared by its rows (one load
+// per row of x, one store per row of y); the partial rows (one generic) and the partial columns
+// of every row (one generic) are left to LLVM.
 // CHECK-LABEL: func.func @per_axis
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
-// CHECK:   %[[WHOLE_ROWS:.*]] = affine.apply #{{.*}}()[%[[ROWS:.*]]]
+// CHECK:   %[[COLS:.*]] = memref.dim %[[Y]], %{{.*}} : memref<?x?xf32>
+// CHECK:   %[[TILES:.*]] = arith.divui %[[COLS]], %[[C16:.*]] : index
+// CHECK:   %[[SPLIT:.*]] = arith.muli %[[TILES]], %[[C16]] : index
+// CHECK:   %[[W:.*]] = affine.min #{{.*}}()[%[[SPLIT]], %{{.*}}]
+// CHECK:   %[[XA:.*]] = memref.subview %[[X]][0, 0] [%[[ROWS:.*]], %[[W]]] [1, 1]
+// CHECK:   %[[WHOLE_ROWS:.*]] = affine.apply #{{.*}}()[%[[ROWS]]]
 // CHECK:   scf.for %[[I:.*]] = %{{.*}} to %[[WHOLE_ROWS]] step %[[C4:.*]] {
-// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
-// CHECK:       %[[XT:.*]] = memref.subview %[[X]][%[[I]], %[[J]]] [4, 16] [1, 1]
-// CHECK:       %[[ST:.*]] = memref.subview %[[S]][%[[J]]] [16] [1]
-// CHECK:       %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]]] [4, 16] [1, 1]
+// CHECK:     %[[XR:.*]] = memref.subview %[[XA]][%[[I]], 0] [4, %[[W]]] [1, 1]
+// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
+// CHECK:       %[[XT:.*]] = memref.subview %[[XR]][0, %[[J]]] [4, 16] [1, 1]
+// CHECK:       %[[ST:.*]] = memref.subview %{{.*}}[%[[J]]] [16] [1]
+// CHECK:       %[[YT:.*]] = memref.subview %{{.*}}[0, %[[J]]] [4, 16] [1, 1]
 // CHECK-COUNT-4: vector.load %[[XT]][%{{.*}}, %{{.*}}] : memref<4x16xi8, {{.*}}>, vector<16xi8>
 // CHECK:       %[[SV:.*]] = vector.load %[[ST]][%{{.*}}] : memref<16xf32, {{.*}}>, vector<16xf32>
 // CHECK-NOT:   vector.load
-// CHECK:       %[[SB:.*]] = vector.broadcast %[[SV]] : vector<16xf32> to vector<4x16xf32>
-// CHECK:       %[[R:.*]] = arith.mulf %{{.*}}, %[[SB]] : vector<4x16xf32>
+// CHECK-COUNT-4: arith.mulf %{{.*}}, %[[SV]] : vector<16xf32>
 // CHECK-NOT:   nontemporal
 // CHECK-COUNT-4: vector.store %{{.*}}, %[[YT]][%{{.*}}, %{{.*}}] : memref<4x16xf32, {{.*}}>, vector<16xf32>
 // CHECK:     }
-// CHECK:     scf.for
-// CHECK:       linalg.generic
-// CHECK-SAME:    outs(%{{.*}} : memref<4x?xf32, {{.*}}>)
+// CHECK-NOT:   linalg.generic
 // CHECK:   }
 // CHECK:   scf.for %{{.*}} = %[[WHOLE_ROWS]] to %[[ROWS]] step %[[C4]] {
 // CHECK:     linalg.generic
-// CHECK-SAME:  outs(%{{.*}} : memref<?x16xf32, {{.*}}>)
-// CHECK:     linalg.generic
 // CHECK-SAME:  outs(%{{.*}} : memref<?x?xf32, {{.*}}>)
 // CHECK:   }
+// CHECK:   %[[YB:.*]] = memref.subview %[[Y]][0, %[[W]]] [%[[ROWS]], %{{.*}}] [1, 1]
+// CHECK:   linalg.generic
+// CHECK-SAME: outs(%[[YB]] : memref<?x?xf32, {{.*}}>)
 // CHECK: return
 func.func @per_axis(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) {
   linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A zero point shared by the rows is loaded and widened once per tile (`unroll_rows` makes an op
+// whose operands are the same in every row once): 4 + 1 widenings, 4 subtractions.
+// CHECK-LABEL: func.func @per_axis_zero_point
+// CHECK:     scf.for %{{.*}} step %[[C16:.*]] {
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<4x16xi8, {{.*}}>, vector<16xi8>
+// CHECK:       %[[Z:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
+// CHECK-COUNT-4: arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK:       %[[ZW:.*]] = arith.extui %[[Z]] : vector<16xi8> to vector<16xi32>
+// CHECK-NOT:   arith.extui
+// CHECK-COUNT-4: arith.subi %{{.*}}, %[[ZW]] : vector<16xi32>
+// CHECK-NOT:   arith.extui
+// CHECK:       vector.store
+func.func @per_axis_zero_point(%x: memref<?x?xi8>, %s: memref<?xf32>, %z: memref<?xi8>, %y: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s, %z : memref<?x?xi8>, memref<?xf32>, memref<?xi8>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %b: f32, %c: i8, %o: f32):
+    %wa = arith.extui %a : i8 to i32
+    %wc = arith.extui %c : i8 to i32
+    %d = arith.subi %wa, %wc : i32
+    %f = arith.sitofp %d : i32 to f32
+    %r = arith.mulf %f, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A static dim of 4 before the columns (rank 3): its tiles are whole without a row peel; the
+// partial columns of every row stay one generic (its output has 4 rows too: not the empty
+// remainder of a row tile, which is erased).
+// CHECK-LABEL: func.func @per_axis_rank3
+// CHECK:   scf.for
+// CHECK:     scf.for
+// CHECK-COUNT-4: vector.store %{{.*}} : memref<4x16xf32, {{.*}}>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK:   }
+// CHECK:   linalg.generic
+// CHECK-SAME: outs(%{{.*}} : memref<?x4x?xf32, {{.*}}>)
+// CHECK: return
+func.func @per_axis_rank3(%x: memref<?x4x?xi8>, %s: memref<?xf32>, %y: memref<?x4x?xf32>) {
+  linalg.generic {indexing_maps = [#id3, #c3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x4x?xi8>, memref<?xf32>) outs(%y : memref<?x4x?xf32>) {
   ^bb0(%a: i8, %b: f32, %o: f32):
     %w = arith.sitofp %a : i8 to f32
     %r = arith.mulf %w, %b : f32
@@ -142,6 +195,26 @@ func.func @per_axis_two_rows(%x: memref<2x?xi8>, %s: memref<?xf32>, %y: memref<2
 // CHECK: return
 func.func @per_axis_static(%x: memref<8x64xi8>, %s: memref<64xf32>, %y: memref<8x64xf32>) {
   linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<8x64xi8>, memref<64xf32>) outs(%y : memref<8x64xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %w = arith.sitofp %a : i8 to f32
+    %r = arith.mulf %w, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Static sizes that are not multiples of the tile: split at column 32, one whole row tile.
+// CHECK-LABEL: func.func @per_axis_static_partial
+// CHECK:   memref.subview %{{.*}}[0, 0] [6, 32] [1, 1]
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-4: vector.store %{{.*}} : memref<4x16xf32, {{.*}}>, vector<16xf32>
+// CHECK:   linalg.generic
+// CHECK-SAME: outs(%{{.*}} : memref<2x32xf32, {{.*}}>)
+// CHECK:   linalg.generic
+// CHECK-SAME: outs(%{{.*}} : memref<6x8xf32, {{.*}}>)
+// CHECK: return
+func.func @per_axis_static_partial(%x: memref<6x40xi8>, %s: memref<40xf32>, %y: memref<6x40xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<6x40xi8>, memref<40xf32>) outs(%y : memref<6x40xf32>) {
   ^bb0(%a: i8, %b: f32, %o: f32):
     %w = arith.sitofp %a : i8 to f32
     %r = arith.mulf %w, %b : f32
