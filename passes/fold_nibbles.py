@@ -87,19 +87,16 @@ def _element(t: ir.Type) -> ir.IntegerType | None:
     return ir.IntegerType(e) if isinstance(e, ir.IntegerType) else None
 
 
-def sign_extend_in_bytes(root, skip=None) -> None:
+def sign_extend_in_bytes(root) -> None:
     """`(extsi(b) << c) >>s c` with b a byte (or a vector of bytes) and c = W - k, k < 8 (what
     `fold_extsi` made of a k-bit field) becomes `extsi((b << (8 - k)) >>s (8 - k))`: the field
     sign-extended within its byte, then widened. On x86 with GFNI the byte shifts are one
     `vgf2p8affineqb` pair per 64 bytes and the widening a plain `vpmovsxbd`, where the wide form
     shifts every 16 lanes twice: int4 blocked kernels 1.03-1.25x faster on the cached-store
-    path. Not in non-temporal tiles of 128 lanes, where the byte form's widening from
-    registers measured 1.4x slower: `skip(op)` names regions to leave (docs/performance.md)."""
+    path, the same speed in one-line non-temporal tiles (docs/performance.md)."""
     found = []
 
     def visit(o):
-        if skip is not None and skip(o):
-            return ir.WalkResult.SKIP
         if o.name == "arith.shrsi":
             found.append(o)
         return ir.WalkResult.ADVANCE

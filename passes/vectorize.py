@@ -35,11 +35,12 @@ schedule lives in its own module, never in the payload):
     apply_patterns {transfers unrolled to rank 1 (a tile of rows `unroll_rows` left whole), lower
                     transfers to rank 1, canonicalization}
     [python] sign extension in bytes          a 4-bit field sign-extended in its byte, then widened
-                                              (everywhere but non-temporal tiles: `sign_extend_in_bytes`)
+                                              (`sign_extend_in_bytes`)
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
 
 T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
-of the block (the block's scale is then loaded once per tile), at most 512 bytes of output, and
+of the block (the block's scale is then loaded once per tile), at most 512 bytes of output (one
+line with non-temporal stores: NT_MAX_TILE_BYTES), and
 at most one line for packed data (its bytes are repeated per field by one shuffle; wider ones
 cost more than the longer tile saves: docs/performance.md). In a `dq.nontemporal` function a
 generic is versioned first:
@@ -83,7 +84,11 @@ TILE = "dq.vector_tile"
 SPLIT = "dq.vector_split"  # the payload op computing a row-tiled generic's split point (`_tile`)
 WHOLE_COLUMNS = "dq.vector_whole_columns"  # the first part of that split, and the tiles cut from it
 LINE = 64  # bytes of output per tile without blocks: one cache line
-MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>)
+MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>), with cached stores
+# with non-temporal stores at most one line: a 512-byte tile's 16-byte stores, interleaved over 8
+# lines by LLVM's scheduler, ran 2-8x slower in some runs (int4 blocked-128, 16M: 26.3 ms against
+# 3.1 ms; 64M on 2 threads: 61 ms against 11.4 ms; docs/performance.md)
+NT_MAX_TILE_BYTES = LINE
 MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
 INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
 
@@ -1193,6 +1198,8 @@ def run(op) -> bool:
         if p is None or f is None:
             continue
         if NONTEMPORAL in f.attributes:
+            if p.block and p.tile_bytes > LINE:  # one line per tile: see NT_MAX_TILE_BYTES
+                p = replace(p, tile=max(t for t in range(1, NT_MAX_TILE_BYTES // (p.inner * p.elem_bytes) + 1) if p.block % t == 0))
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
                 if _line_eligible(p):
@@ -1235,16 +1242,12 @@ def run(op) -> bool:
                 bf16_rounding(t, convert=avx512bf16)
             lookups(t)
         _lower(op)
-    sign_extend_in_bytes(op, skip=_nontemporal_tile)
+    sign_extend_in_bytes(op)
     for t in tiles:
         annotate(t)
         _inline(t)
     _clean(op)
     return True
-
-
-def _nontemporal_tile(op) -> bool:
-    return op.name == "scf.execute_region" and MODE in op.attributes and ir.StringAttr(op.attributes[MODE]).value != PLAIN
 
 
 def _inline(region) -> None:

@@ -223,22 +223,23 @@ func.func @per_axis_static_partial(%x: memref<6x40xi8>, %s: memref<40xf32>, %y: 
   return
 }
 
-// Blocks of 32 along the columns: a tile is one block, its scale one load and a broadcast.
+// Blocks of 32 along the columns, non-temporal stores: a tile is one line of output (16 of the
+// block's elements, a divisor of it), its scale one load and a broadcast.
 // CHECK-LABEL: func.func @blocked_nt
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
 // CHECK: scf.if
 // CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C32:.*]] {
+// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
 // CHECK:       %[[K:.*]] = affine.apply #{{.*}}(%[[J]])
 // CHECK:       %[[ST:.*]] = memref.subview %[[S]][%[[I]], %[[K]]] [1, 1] [1, 1]
-// CHECK:       %[[XV:.*]] = vector.load %{{.*}} : memref<32xi8, {{.*}}>, vector<32xi8>
+// CHECK:       %[[XV:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
 // CHECK:       %[[SC:.*]] = memref.load %[[ST]][%{{.*}}, %{{.*}}]
-// CHECK:       %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<32xf32>
-// CHECK:       %[[W:.*]] = arith.sitofp %[[XV]] : vector<32xi8> to vector<32xf32>
-// CHECK:       %[[R:.*]] = arith.mulf %[[W]], %[[SB]] : vector<32xf32>
-// CHECK:       vector.store %[[R]], %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<32xf32, {{.*}}>, vector<32xf32>
+// CHECK:       %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<16xf32>
+// CHECK:       %[[W:.*]] = arith.sitofp %[[XV]] : vector<16xi8> to vector<16xf32>
+// CHECK:       %[[R:.*]] = arith.mulf %[[W]], %[[SB]] : vector<16xf32>
+// CHECK:       vector.store %[[R]], %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
 // CHECK: } else {
-// CHECK:       vector.store %{{.*}} {nontemporal = true} : memref<32xf32, {{.*}}>, vector<32xf32>
+// CHECK:       vector.store %{{.*}} {nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
 func.func @blocked_nt(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
   linalg.generic {indexing_maps = [#id, #blk, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%a: i8, %b: f32, %o: f32):
@@ -514,10 +515,11 @@ func.func @rank3_scale_nt(%x: memref<?x?xi8>, %s: memref<1x1x1xbf16>, %y: memref
 }
 
 // A block longer than any tile (block_size 2^63 - 1 is valid ONNX): the tile is the largest
-// divisor of the block within 512 bytes of output (127 = 2^63 - 1's divisor), found without
-// enumerating the block's divisors (that loop ran for ever; found by fuzzing).
+// divisor of the block within a tile's output, found without enumerating the block's divisors
+// (that loop ran for ever; found by fuzzing): 7 within a line (non-temporal), 127 within 512
+// bytes (cached stores).
 // CHECK-LABEL: func.func @huge_block_nt
-// CHECK: vector.store %{{.*}} : memref<127xf32, {{.*}}>, vector<127xf32>
+// CHECK: vector.store %{{.*}} : memref<7xf32, {{.*}}>, vector<7xf32>
 func.func @huge_block_nt(%x: memref<?x?xi8>, %s: memref<?x1xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
   linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0, d1 floordiv 9223372036854775807)>, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x1xf32>) outs(%y : memref<?x?xf32>) {
   ^bb0(%a: i8, %b: f32, %o: f32):
@@ -529,7 +531,7 @@ func.func @huge_block_nt(%x: memref<?x?xi8>, %s: memref<?x1xf32>, %y: memref<?x?
 }
 
 // A 4-bit field sign-extended from its byte (dq-fold-nibble-casts' `(extsi(b) << 28) >>s 28`) is
-// sign-extended within the byte, then widened: in code left to LLVM and in cached-store tiles.
+// sign-extended within the byte, then widened: in code left to LLVM and in vectorized tiles.
 // CHECK-LABEL: func.func @nibble_per_tensor
 // CHECK:   linalg.generic
 // CHECK:   ^bb0(%[[B:.*]]: i8, %{{.*}}: f32):
@@ -574,12 +576,12 @@ func.func @nibble_blocked(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x
   return
 }
 
-// Non-temporal tiles keep the shifts on the widened lanes (the byte form measured 1.4x slower
-// there, docs/performance.md); the partial tiles left to LLVM take the byte form.
+// Non-temporal tiles (one line each) take the byte form too, as do the partial tiles.
 // CHECK-LABEL: func.func @nibble_blocked_nt
-// CHECK:   arith.extsi %{{.*}} : vector<32xi8> to vector<32xi32>
-// CHECK:   arith.shli %{{.*}} : vector<32xi32>
-// CHECK:   arith.shrsi %{{.*}} : vector<32xi32>
+// CHECK:   arith.shli %{{.*}} : vector<16xi8>
+// CHECK:   arith.shrsi %{{.*}} : vector<16xi8>
+// CHECK:   arith.extsi %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK:   vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true}
 // CHECK:   linalg.generic
 // CHECK:     arith.shli %{{.*}} : i8
 // CHECK: return
