@@ -15,7 +15,7 @@ from mlir.dialects import arith
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .queries import constant_int
+from .queries import integer_value
 
 
 def _narrow_source(op):
@@ -69,19 +69,6 @@ def run(op) -> bool:
 PASS = Pass("dq-fold-nibble-casts", "Fold sub-byte truncate/extend pairs into shifts and masks on wide integers", run)
 
 
-def _constant(v: ir.Value) -> int | None:
-    """The value of an integer `arith.constant`, scalar or splat vector, else None."""
-    if constant_int(v) is not None:
-        return constant_int(v)
-    o = v.owner
-    if not isinstance(o, (ir.Operation, ir.OpView)) or o.name != "arith.constant":
-        return None
-    attr = o.attributes["value"]
-    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseIntElementsAttr(attr).is_splat:
-        return ir.IntegerAttr(ir.DenseIntElementsAttr(attr).get_splat_value()).value
-    return None
-
-
 def _element(t: ir.Type) -> ir.IntegerType | None:
     e = ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
     return ir.IntegerType(e) if isinstance(e, ir.IntegerType) else None
@@ -106,8 +93,8 @@ def sign_extend_in_bytes(root) -> None:
         shl = shr.operands[0].owner
         if not isinstance(shl, (ir.Operation, ir.OpView)) or shl.name != "arith.shli":
             continue
-        c = _constant(shr.operands[1])
-        if c is None or _constant(shl.operands[1]) != c:
+        c = integer_value(shr.operands[1])
+        if c is None or integer_value(shl.operands[1]) != c:
             continue
         ext = shl.operands[0].owner
         if not isinstance(ext, (ir.Operation, ir.OpView)) or ext.name != "arith.extsi":

@@ -50,6 +50,20 @@ def constant_int(v: ir.Value) -> int | None:
     return None
 
 
+def integer_value(v: ir.Value) -> int | None:
+    """The integer of an `arith.constant`: a scalar (`constant_int`), or every element of a splat
+    vector; else None."""
+    if constant_int(v) is not None:
+        return constant_int(v)
+    owner = v.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.operation.name != "arith.constant":
+        return None
+    attr = owner.operation.attributes["value"]
+    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseIntElementsAttr(attr).is_splat:
+        return ir.IntegerAttr(ir.DenseIntElementsAttr(attr).get_splat_value()).value
+    return None
+
+
 def is_innermost(loop) -> bool:
     """Whether an scf.for's body holds no loop."""
     return not any(o.operation.name in ("scf.for", "scf.parallel") for o in loop.regions[0].blocks[0].operations)

@@ -76,7 +76,7 @@ from . import Pass
 from .fold_nibbles import sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW
-from .queries import MEMREF_VIEWS, constant_int, ops_named
+from .queries import MEMREF_VIEWS, constant_int, integer_value, ops_named
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -683,7 +683,7 @@ def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
     while isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.name == "arith.andi":
         o = v.owner
         tagged = tagged or FIELD_CODE in o.attributes
-        m = _splat_value(o.operands[1])
+        m = integer_value(o.operands[1])
         if m is None:
             return None
         mask, v = mask & m, o.operands[0]
@@ -698,17 +698,6 @@ def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
     t = ir.VectorType.get(ir.VectorType(codes.type).shape, it)
     c = c if _bits(ir.VectorType(c.type).element_type) == it.width else arith.extui(t, c)
     return arith.andi(arith.shrui(c, arith.trunci(t, shift)), _splat_int(t, mask))
-
-
-def _splat_value(v: ir.Value) -> int | None:
-    """The integer of a splat `arith.constant`, else None."""
-    o = v.owner
-    if not isinstance(o, (ir.Operation, ir.OpView)) or o.name != "arith.constant":
-        return None
-    a = o.attributes["value"]
-    if isinstance(a, ir.DenseIntElementsAttr) and ir.DenseElementsAttr(a).is_splat:
-        return ir.IntegerAttr(ir.DenseElementsAttr(a).get_splat_value()).value
-    return None
 
 
 def _block_order(tile, ops: dict) -> list:
