@@ -111,6 +111,12 @@ class Plan:
     rows: int = 1  # the loop before vdim tiled by this many (operands shared by the rows)
 
     @property
+    def split(self) -> bool:
+        """Whether `_tile` splits the generic along the columns first: tiles of rows, and columns
+        not known to be a multiple of the tile."""
+        return self.rows > 1 and (self.columns is None or self.columns % self.tile != 0)
+
+    @property
     def tile_bytes(self) -> int:
         return self.tile * self.inner * self.elem_bytes
 
@@ -889,7 +895,7 @@ def _tile(root, plans: list) -> None:
     index = ir.IndexType.get()
     for i, p in enumerate(plans):
         out = p.generic.operands[len(p.generic.operands) - 1]
-        if p.rows > 1 and (p.columns is None or p.columns % p.tile):
+        if p.split:
             with ir.InsertionPoint(p.generic), p.generic.location:
                 t = arith.constant(index, p.tile)
                 whole = arith.muli(arith.divui(memref.dim(out, arith.constant(index, p.vdim)), t), t)
@@ -900,7 +906,7 @@ def _tile(root, plans: list) -> None:
             g = _match(r, "linalg.generic", {TARGET: _i64(i)})
             sizes = p.sizes()
             if p.rows > 1:
-                if p.columns is None or p.columns % p.tile:
+                if p.split:
                     parts = structured.SplitOp(g, p.vdim, _match(r, "arith.muli", {SPLIT: _i64(i)}))
                     g = transform.SplitHandleOp([_any(), _any()], parts.split_list).results[0]
                     transform.AnnotateOp(g, WHOLE_COLUMNS)  # kept by the tiles cut from it
@@ -917,7 +923,7 @@ def _tile(root, plans: list) -> None:
                 sizes[p.vdim] = p.tile
             n = sum(1 for s in sizes if s)
             tiled = structured.TileUsingForOp([_any()] * (n - 1) + [transform.OperationType.get("scf.for")], g, sizes=sizes)
-            if p.columns is None or (p.columns % p.tile and p.rows == 1):  # static, split: whole tiles only
+            if p.columns is None or (p.columns % p.tile and not p.split):  # static and split: whole tiles only
                 loop.LoopPeelOp(_any(), _any(), tiled.loops[n - 1])
         funcs = structured.MatchOp.match_op_names(r, ["func.func"])
         patterns = transform.ApplyPatternsOp(funcs)
@@ -1199,9 +1205,11 @@ def run(op) -> bool:
             else:
                 plans.append(p)
                 modes.append(NT)
-        elif _wanted_plain(p) or _row_tile(p) > 1:
-            plans.append(replace(p, rows=_row_tile(p)))
-            modes.append(PLAIN)
+        else:
+            rows = _row_tile(p)
+            if _wanted_plain(p) or rows > 1:
+                plans.append(replace(p, rows=rows))
+                modes.append(PLAIN)
     for g in temporaries:  # read back at once: cached stores in every entry point
         p = plan(g)
         if p is not None and p.inner > 1:
