@@ -193,6 +193,31 @@ def test_row_splits_start_on_whole_bytes(cols):
     assert_exact(got, onnx_reference(x, s, None, 21, axis=0))
 
 
+SPLIT_ZERO_POINTS = [
+    ("per-axis-0", (31, 6), {"axis": 0}, (31,)),  # zero point rows of 1 element: splits at even rows
+    ("per-axis-1", (9, 7), {"axis": 1}, (7,)),  # read whole by every part
+    ("blocked-last-odd", (9, 20), {"axis": 1, "block_size": 4}, (9, 5)),
+    ("blocked-first", (30, 3), {"axis": 0, "block_size": 3}, (10, 3)),
+]
+
+
+@pytest.mark.parametrize("granularity", SPLIT_ZERO_POINTS, ids=lambda g: g[0])
+@pytest.mark.parametrize("name", ["int4", "uint2"])
+def test_row_splits_with_packed_zero_points(name, granularity):
+    """A packed zero point read along the rows is split with the rows, at rows where each part's
+    zero point starts on a whole byte; the call is split (3 native calls) and exact."""
+    _, shape, attrs, zshape = granularity
+    dtype = SUB_BYTE[name]
+    runtime = Runtime(3)
+    runtime.min_parallel = 1
+    rng = np.random.default_rng(len(shape) + zshape[0])
+    x, zp = values(rng, dtype, shape), values(rng, dtype, zshape)
+    s = (rng.random(zshape) + 0.5).astype(np.float32)
+    call = ops.bind(runtime.function("onnx_dequantize_linear"), dequant.pack(x), s, dequant.pack(zp), **attrs)
+    assert len(call._calls) == 3
+    assert_exact(call(), onnx_reference(x, s, zp, 25 if name == "uint2" else 21, **attrs))
+
+
 def test_jit_packed_arguments():
     src = """func.func @f(%x: tensor<?x?xui4>, %s: tensor<?xf32>, %z: tensor<?xui4>) -> tensor<?x?xf32> {
       %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {axis = 1 : i64} : (tensor<?x?xui4>, tensor<?xf32>, tensor<?xui4>) -> tensor<?x?xf32>
