@@ -279,14 +279,28 @@ class Plan:
                 operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
                 roles = [self.opdef.operands[i].role for i in self.present]
                 self.kernel = kernel_for(runtime, operands, roles, self.packed, self.result, self.form)
-            data = self.sig.operands[self.opdef.role("data")]
-            packed_rows = self.packed[0] and data.rank and ELEMENTS[data.elem].per_byte
-            splittable = not any(self.packed[1:])  # a packed zero point is read whole
-            parts = runtime.parallel_parts(self.nbytes) if splittable else 1
-            chunks = row_chunks(self.form, self.out_shape, parts, packed_row=(data.shape[1:], packed_rows))
+            parts = runtime.parallel_parts(self.nbytes)
+            chunks = row_chunks(self.form, self.out_shape, parts, self._packed_rows())
             nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and self.kernel.fn_nt is not None
             found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation))
         return found
+
+    def _packed_rows(self) -> list:
+        """(elements of a row, elements per byte, output rows per row) of each packed operand a
+        part reads from a row of its own (`row_chunks`): the data, and a zero point read along
+        output dim 0. A packed zero point read along the columns only is read whole by every part."""
+        rows = []
+        for i, packed in zip(self.present, self.packed):
+            name = self.opdef.operand_names[i]
+            t = self.sig.operands[name]
+            if not packed or not t.rank:
+                continue
+            role = self.opdef.operands[i].role
+            if role == "data":
+                rows.append((math.prod(t.shape[1:]), ELEMENTS[t.elem].per_byte, 1))
+            elif self.form.zp_map and self.form.zp_map[0].dim == 0:
+                rows.append((math.prod(t.shape[1:]), ELEMENTS[t.elem].per_byte, self.form.zp_map[0].block))
+        return rows
 
     def run(self, arrays: list, out=None) -> np.ndarray:
         self.check_values(arrays)
@@ -546,16 +560,16 @@ def _part(form: canonical.Form, role: str, t: Tensor, begin, end, packed: bool =
     return offset, tuple(shape), tuple(strides)
 
 
-def row_chunks(form: canonical.Form, shape: tuple, parts: int, packed_row=((), 0)) -> list:
+def row_chunks(form: canonical.Form, shape: tuple, parts: int, packed_rows=()) -> list:
     """Split output dim 0 into up to `parts` row ranges, at multiples of every block that dim 0 is
-    read through (int4x4 packing, blocks/groups along dim 0) and, for packed data (`packed_row`:
-    the dims of a row, elements per byte), at rows that start on a whole byte; [] for one call."""
+    read through (int4x4 packing, blocks/groups along dim 0) and, for each packed operand
+    (`packed_rows`: the elements of one of its rows, its elements per byte, the output rows per
+    row), at rows where its part starts on a whole byte; [] for one call."""
     if parts < 2 or not shape:
         return []
     unit = canonical.INT4X4 if form.unpack == "int4x4" else 1
-    row, per_byte = packed_row
-    if per_byte:
-        unit = math.lcm(unit, per_byte // math.gcd(math.prod(row), per_byte))
+    for row, per_byte, block in packed_rows:
+        unit = math.lcm(unit, block * (per_byte // math.gcd(row, per_byte)))
     for r in form.scale_map + form.zp_map:
         if r.dim == 0:
             unit = math.lcm(unit, r.block)
