@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import math
+import time
 from array import array
 
 import numpy as np
@@ -37,7 +38,7 @@ from dequant.dialect.signature import Signature, Tensor
 
 from .kernel import POINTER_HEADER, POINTER_WORDS, data_pointer
 from .packed import Packed
-from .runtime import DEFAULT, Runtime
+from .runtime import DEFAULT, PROBES, Runtime
 
 class OpFunction:
     """The numpy function of one spec op, on a `Runtime`."""
@@ -235,6 +236,8 @@ class Plan:
         self.nbytes = sum(self.in_nbytes) + self.out_nbytes  # what a call reads and writes
         self.kernel = None  # compiled by the first call that passes every check
         self._calls: dict = {}  # runtime settings -> Calls, built once
+        self.seconds = None  # the fastest of the first PROBES single-thread calls, when timed
+        self._times: list = []
 
     # --- checks made per call -----------------------------------------------------------------
 
@@ -279,11 +282,22 @@ class Plan:
                 operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
                 roles = [self.opdef.operands[i].role for i in self.present]
                 self.kernel = kernel_for(runtime, operands, roles, self.packed, self.result, self.form)
-            parts = runtime.parallel_parts(self.nbytes)
+            parts = runtime.parallel_parts(self.nbytes, self.seconds)
             chunks = row_chunks(self.form, self.out_shape, parts, self._packed_rows())
             nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and self.kernel.fn_nt is not None
-            found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation))
+            timed = not chunks and self.seconds is None and runtime.times_calls(self.nbytes)
+            found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation, timed))
         return found
+
+    def timed(self, seconds: float, calls: Calls) -> None:
+        """One single-thread call of `calls` took `seconds`; after PROBES of them the fastest is
+        the plan's `seconds`, and its calls are planned again (split if that time pays for it)."""
+        self._times.append(seconds)
+        if len(self._times) >= PROBES and self.seconds is None:
+            self.seconds = min(self._times)
+            calls.timed = False
+            calls.generation = None  # stale: a Prepared call plans again
+            self._calls.clear()
 
     def _packed_rows(self) -> list:
         """(elements of a row, elements per byte, output rows per row) of each packed operand a
@@ -314,7 +328,7 @@ class Plan:
         inputs = self._inputs(arrays)
         calls = self.calls()
         pointers = [data_pointer(a) for a in inputs] + [data_pointer(out)]
-        return Bound(self.runtime, calls.bound(pointers), arrays, out)
+        return Bound(self.runtime, calls.bound(pointers), arrays, out, (calls, pointers) if calls.timed else None)
 
     def _inputs(self, arrays: list) -> list:
         """The arrays the kernel reads (a Packed's bytes), in argument order."""
@@ -350,7 +364,9 @@ class Calls:
     `kernel_nt`, non-temporal stores, from `Runtime.nontemporal_min_bytes`, else `kernel`. An
     output not aligned to its element size (a numpy view can be) takes `kernel`."""
 
-    def __init__(self, plan: Plan, chunks: list, nontemporal: bool, generation: int):
+    def __init__(self, plan: Plan, chunks: list, nontemporal: bool, generation: int, timed: bool = False):
+        self.plan = plan
+        self.timed = timed  # a single call, timed for the plan (Plan.timed)
         self.kernel = plan.kernel
         self.templates = [CallTemplate(plan, b, e) for b, e in chunks] if chunks else [CallTemplate(plan, None, None)]
         self.nontemporal = nontemporal
@@ -365,10 +381,14 @@ class Calls:
     def run(self, pointers: list) -> None:
         """One call on arrays at `pointers` (the inputs', then the output's)."""
         fn = self.kernel.fn_nt if self.nontemporal and pointers[-1] % self.align == 0 else self.kernel.fn
-        if self.single is not None:
-            self.single.call(pointers, fn)
-        else:
+        if self.single is None:
             self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
+        elif self.timed:
+            start = time.perf_counter()
+            self.single.call(pointers, fn)
+            self.plan.timed(time.perf_counter() - start, self)
+        else:
+            self.single.call(pointers, fn)
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
@@ -585,15 +605,27 @@ class Bound:
     """One op on fixed arrays, checked and compiled once: each call recomputes `out` from the
     arrays' current contents with no per-call checks (see `bind`)."""
 
-    def __init__(self, runtime: Runtime, calls: list, arrays: list, out: np.ndarray):
+    def __init__(self, runtime: Runtime, calls: list, arrays: list, out: np.ndarray, timed=None):
         self._runtime, self._calls, self._arrays, self.out = runtime, calls, arrays, out
+        self._timed = timed  # (Calls, pointers) while the plan times its single-thread calls
 
     def __call__(self) -> np.ndarray:
-        if len(self._calls) == 1:
+        if self._timed is not None:
+            self._time()
+        elif len(self._calls) == 1:
             self._calls[0]()
         else:
             self._runtime.pool.run(self._calls)
         return self.out
+
+    def _time(self) -> None:
+        calls, pointers = self._timed
+        start = time.perf_counter()
+        self._calls[0]()
+        if calls.timed:
+            calls.plan.timed(time.perf_counter() - start, calls)
+        if not calls.timed:  # the plan has its time: the calls it plans now
+            self._calls, self._timed = calls.plan.calls().bound(pointers), None
 
 
 def kernel_for(runtime: Runtime, operands: list, roles: list, packed: list, result: Tensor, form: canonical.Form):

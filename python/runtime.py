@@ -9,8 +9,11 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
 (docs/performance.md):
 - stores: from `nontemporal_min_bytes` the kernel's `_nt` entry point (non-temporal stores, no
   read for ownership, the cache left to other data), below it the entry storing through the cache;
-- threads: `parallel_parts(bytes)` row ranges of dim 0, one per thread, each at least
-  `min_parallel` bytes, at most the thread count; the calling thread runs the first range, the
+- threads: `parallel_parts(bytes, seconds)` row ranges of dim 0, one per thread, at most the
+  thread count: as many as give each range at least `min_parallel` bytes, or, if more, as many as
+  the call's measured single-thread time pays for (each added thread saving `split_seconds`; a
+  call from `PROBE_MIN_BYTES` is timed on one thread for its first `PROBES` calls when its bytes
+  alone would not split it over every thread); the calling thread runs the first range, the
   pool the others, each as one native call (ctypes releases the GIL). The pool is safe across
   `fork()` (a child re-creates its threads on first use) and across `set_num_threads` while calls
   run (a call submits its ranges under a lock; a replaced executor finishes what it was given).
@@ -35,6 +38,14 @@ MIN_PARALLEL = 8 << 20
 # Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
 # (docs/performance.md).
 NONTEMPORAL_MIN_BYTES = 24 << 20
+# Single-thread time each added thread must save for a call to be split by its measured time: the
+# pool's round trip here is 45-70 us, and calls of 250 us or more ran faster split in two, those
+# below 150 us slower: MEASURED (docs/performance.md).
+SPLIT_SECONDS = 125e-6
+# A call whose split its bytes do not settle is timed on one thread this many times first (the
+# fastest counts), from this many bytes (read + written): below, no call took 250 us here.
+PROBES = 3
+PROBE_MIN_BYTES = 2 << 20
 
 
 class LRUCache:
@@ -168,6 +179,7 @@ class Runtime:
         self.generation = 0  # changes with every setting below: prepared calls then re-plan their split
         self._min_parallel = MIN_PARALLEL
         self._nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES
+        self._split_seconds = SPLIT_SECONDS
 
     @property
     def min_parallel(self) -> int:
@@ -189,15 +201,39 @@ class Runtime:
         self._nontemporal_min_bytes = max(0, int(n))
         self.generation += 1
 
+    @property
+    def split_seconds(self) -> float:
+        """Single-thread time each added thread must save for a call to be split by its time."""
+        return self._split_seconds
+
+    @split_seconds.setter
+    def split_seconds(self, seconds: float) -> None:
+        self._split_seconds = max(0.0, float(seconds))
+        self.generation += 1
+
     def settings(self) -> tuple:
         """What a call's native calls depend on besides its arrays: (threads, min_parallel,
-        nontemporal_min_bytes)."""
-        return self.pool.threads, self._min_parallel, self._nontemporal_min_bytes
+        nontemporal_min_bytes, split_seconds)."""
+        return self.pool.threads, self._min_parallel, self._nontemporal_min_bytes, self._split_seconds
 
-    def parallel_parts(self, nbytes: int) -> int:
-        """Row ranges (threads) for a call moving `nbytes`: as many as the threads, each moving at
-        least `min_parallel` bytes; 1 below twice that."""
-        return max(1, min(self.pool.threads, nbytes // self._min_parallel))
+    def parallel_parts(self, nbytes: int, seconds: float | None = None) -> int:
+        """Row ranges (threads) for a call moving `nbytes` that took `seconds` on one thread (None:
+        not timed): at most the threads; as many as give each at least `min_parallel` bytes, or,
+        if more, the largest p whose p-th range saves `split_seconds` of the time
+        (seconds / (p - 1) - seconds / p = seconds / (p * (p - 1)) >= split_seconds)."""
+        threads = self.pool.threads
+        parts = nbytes // self._min_parallel
+        if seconds is not None:
+            p = 1
+            while p < threads and seconds >= self._split_seconds * p * (p + 1):
+                p += 1
+            parts = max(parts, p)
+        return max(1, min(threads, parts))
+
+    def times_calls(self, nbytes: int) -> bool:
+        """Whether a call moving `nbytes` is timed on one thread first (its split chosen by its
+        time): from PROBE_MIN_BYTES, when its bytes do not already split it over every thread."""
+        return self.pool.threads > 1 and nbytes >= PROBE_MIN_BYTES and nbytes // self._min_parallel < self.pool.threads
 
     def set_num_threads(self, n: int | None = None) -> None:
         """Threads for large arrays: a positive integer, or None for the available cores."""

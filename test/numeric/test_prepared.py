@@ -135,3 +135,77 @@ def test_array_valued_attributes_are_keyed_by_value():
         assert np.array_equal(f(x, s, z, type=np.float32, axes=np.array([0])), x * s[:, None])
     s2 = np.array([1, 2], np.float32)
     assert np.array_equal(f(x, s2, z[:2], type=np.float32, axes=np.array([1])), x * s2)
+
+
+# --- the split chosen by a call's measured time (runtime.SPLIT_SECONDS, docs/performance.md) ----
+
+
+@pytest.mark.parametrize("seconds, threads, parts", [
+    (None, 4, 1), (100e-6, 4, 1), (249e-6, 2, 1), (250e-6, 2, 2), (10e-3, 2, 2),
+    (749e-6, 4, 2), (750e-6, 4, 3), (1.5e-3, 4, 4), (1.5e-3, 3, 3),
+])  # fmt: skip
+def test_parts_paid_for_by_the_time(seconds, threads, parts):
+    """p ranges when the p-th saves split_seconds: seconds / (p * (p - 1)) >= 125 us."""
+    runtime = Runtime(threads)
+    runtime.split_seconds = 125e-6
+    assert runtime.parallel_parts(1 << 20, seconds) == parts
+
+
+def test_parts_by_bytes_when_more():
+    runtime = Runtime(4)
+    runtime.min_parallel = 1 << 20
+    assert runtime.parallel_parts(3 << 20, 250e-6) == 3
+    assert runtime.parallel_parts(3 << 20, None) == 3
+    assert runtime.parallel_parts(64 << 20, 250e-6) == 4
+
+
+def _large(rows=512):
+    """An int8 per-axis call of rows x 4096 (10 MiB read + written at 512 rows)."""
+    rng = np.random.default_rng(rows)
+    x = rng.integers(-128, 128, (rows, 4096)).astype(np.int8)
+    s = (rng.random(4096) + 0.5).astype(np.float32)
+    return x, s, x.astype(np.float32) * s
+
+
+@pytest.mark.parametrize("split_seconds, split", [(0.0, True), (1e9, False)])
+def test_timed_calls_then_the_split_their_time_pays_for(split_seconds, split):
+    """A call its bytes do not split runs on one thread, timed, PROBES times; then on as many
+    threads as that time pays for (all of them when split_seconds is 0, none when it is huge)."""
+    from dequant.runtime import PROBES
+
+    runtime = Runtime(2)
+    runtime.split_seconds = split_seconds
+    f = _f(runtime)
+    x, s, want = _large()
+    out = np.empty_like(want)
+    for i in range(PROBES + 2):
+        assert np.array_equal(f(x, s, axis=1, out=out), want)
+        (plan,) = runtime.plans._entries.values()
+        assert (plan.seconds is None) == (i < PROBES - 1)
+    (prepared,) = [p for p in runtime.calls._entries.values() if p]
+    assert len(prepared.calls.templates) == (2 if split else 1)
+
+
+def test_bound_calls_take_the_split_once_timed():
+    from dequant.runtime import PROBES
+
+    runtime = Runtime(2)
+    runtime.split_seconds = 0.0
+    x, s, want = _large()
+    call = ops.bind(_f(runtime), x, s, axis=1)
+    for _ in range(PROBES):
+        assert len(call._calls) == 1
+        assert np.array_equal(call(), want)
+    assert len(call._calls) == 2
+    assert np.array_equal(call(), want)
+
+
+def test_small_calls_are_not_timed():
+    runtime = Runtime(2)
+    runtime.split_seconds = 0.0
+    f = _f(runtime)
+    x, s, want = _large(rows=64)  # 1.25 MiB
+    for _ in range(5):
+        assert np.array_equal(f(x, s, axis=1), want)
+    (plan,) = runtime.plans._entries.values()
+    assert plan.seconds is None
