@@ -10,12 +10,12 @@ form's shifts back onto the byte where that is faster (its docstring).
 from __future__ import annotations
 
 from mlir import ir, rewrite
-from mlir.dialects import arith
+from mlir.dialects import arith, vector
 
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .queries import integer_value
+from .queries import integer_lanes, integer_value
 
 
 def _narrow_source(op):
@@ -113,3 +113,125 @@ def sign_extend_in_bytes(root) -> None:
         for dead in (shr, shl, ext):
             if not any(True for _ in dead.result.uses):
                 dead.erase()
+
+
+def _op(v: ir.Value, name: str):
+    o = v.owner
+    return o if isinstance(o, (ir.Operation, ir.OpView)) and o.name == name else None
+
+
+def _repeated_bytes(shuffle) -> tuple | None:
+    """(b, k) of `vector.shuffle b, b [0 x k, 1 x k, ...]` on a vector of bytes: each byte k times."""
+    if shuffle is None or shuffle.operands[0] != shuffle.operands[1]:
+        return None
+    b = shuffle.operands[0]
+    n, e = ir.VectorType(b.type).shape[0], _element(b.type)
+    mask = list(ir.DenseI64ArrayAttr(shuffle.attributes["mask"]))
+    if e is None or e.width != 8 or not mask or len(mask) % n:
+        return None
+    k = len(mask) // n
+    return (b, k) if mask == [i // k for i in range(len(mask))] else None
+
+
+def _splat(t: ir.Type, v: int) -> ir.Value:
+    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(ir.VectorType(t).element_type, v)))
+
+
+def _erase_unused(values) -> None:
+    """Erase the producers of `values` left without uses (arith ops, vector shuffles, steps and
+    broadcasts: no side effects), and theirs in turn. Collected first, then erased (an op reached
+    twice is erased once)."""
+    ops, work = [], list(values)
+    while work:
+        o = work.pop().owner
+        if not isinstance(o, (ir.Operation, ir.OpView)) or not (o.name.startswith("arith.") or o.name in ("vector.shuffle", "vector.step", "vector.broadcast")):
+            continue
+        if any(o == seen for seen in ops):
+            continue
+        ops.append(o)
+        work.extend(o.operands)
+    erased, changed = set(), True
+    while changed:
+        changed = False
+        for i, o in enumerate(ops):
+            if i not in erased and not any(True for r in o.results for _ in r.uses):
+                o.erase()
+                erased.add(i)
+                changed = True
+
+
+def _interleaved(fields: list) -> ir.Value:
+    """[f_0[0], ..., f_k-1[0], f_0[1], ...] of k = 2^m vectors (interleave f_j with f_j+k/2, then
+    those)."""
+    while len(fields) > 1:
+        half = len(fields) // 2
+        fields = [vector.interleave(fields[i], fields[i + half]) for i in range(half)]
+    return fields[0]
+
+
+def _fields(wide, ext_name: str, shifts) -> tuple | None:
+    """(b, k) when `wide` = `ext(shuffle b [each byte k times])` (ext_name) and lane i of `shifts`
+    is shifts(i % k); else None."""
+    ext = _op(wide, ext_name)
+    repeated = ext and _repeated_bytes(_op(ext.operands[0], "vector.shuffle"))
+    if not repeated:
+        return None
+    b, k = repeated
+    return (b, k) if shifts is not None and shifts == [shifts[i % k] for i in range(len(shifts))] else None
+
+
+def fields_in_bytes(root) -> None:
+    """A packed tile's fields, computed on each byte repeated per field and widened (`ext(shuffle
+    b [each byte k times])`, lane i holding field i % k of byte i / k, the first field in the low
+    bits), are computed on the bytes, then interleaved and widened once:
+    - signed, `(extui(..) << s) >>s c` with lane shifts s = c - bits * (i % k), bits = W - c:
+      `extsi(interleave(f_0, ..))`, f_j = `(b << (8 - bits - bits * j)) >>s (8 - bits)`;
+    - unsigned, `(extui(..) >>u bits * (i % k)) & (2^bits - 1)`:
+      `extui(interleave(f_0, ..))`, f_j = `(b >>u bits * j) & (2^bits - 1)`.
+    k byte shifts for k fields (`vgf2p8affineqb` with GFNI), where the wide form shifts every 16
+    lanes of i32: int4 blocked-32 packed 1.03-1.10x faster (docs/performance.md)."""
+    found = []
+
+    def visit(o):
+        if o.name in ("arith.shrsi", "arith.andi") and isinstance(o.result.type, ir.VectorType):
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    walk(root, visit, ir.WalkOrder.PRE_ORDER)
+    matched = []
+    for top in found:
+        c = integer_value(top.operands[1])
+        shift = _op(top.operands[0], "arith.shli" if top.name == "arith.shrsi" else "arith.shrui")
+        if c is None or shift is None:
+            continue
+        width = _element(top.result.type).width
+        bits = width - c if top.name == "arith.shrsi" else c.bit_length()
+        lanes = integer_lanes(shift.operands[1])
+        found_fields = _fields(shift.operands[0], "arith.extui", lanes)
+        if not found_fields or bits * found_fields[1] != 8:
+            continue
+        b, k = found_fields
+        signed = top.name == "arith.shrsi"
+        if lanes[:k] != ([c - bits * j for j in range(k)] if signed else [bits * j for j in range(k)]):
+            continue
+        if not signed and c != (1 << bits) - 1:
+            continue
+        with ir.InsertionPoint(top), top.location:
+            made = {}
+
+            def splat(v: int) -> ir.Value:
+                if v not in made:
+                    made[v] = _splat(b.type, v)
+                return made[v]
+
+            if signed:  # field j shifted to the top of the byte, then down
+                fields = [arith.shrsi(arith.shli(b, splat(8 - bits * (j + 1))) if j < k - 1 else b, splat(8 - bits)) for j in range(k)]
+            else:  # field j shifted to the bottom, then masked (the last needs no mask)
+                fields = [arith.shrui(b, splat(bits * j)) if j else b for j in range(k)]
+                fields = [arith.andi(f, splat(c)) if j < k - 1 else f for j, f in enumerate(fields)]
+            value = (arith.extsi if signed else arith.extui)(top.result.type, _interleaved(fields))
+            for name in [n for n in top.attributes if n.startswith("dq.")]:  # tags (dq.field_code, dq.lookup_code): the value's
+                value.owner.attributes[name] = top.attributes[name]
+        top.result.replace_all_uses_with(value)
+        matched.append(top)
+    _erase_unused([top.result for top in matched])  # once every match is rewritten: `found` holds no erased op

@@ -64,6 +64,43 @@ def integer_value(v: ir.Value) -> int | None:
     return None
 
 
+def integer_lanes(v: ir.Value, depth: int = 8) -> list | None:
+    """The lanes of an integer or index vector computed from constants alone (`arith.constant`,
+    `vector.step`, `vector.broadcast`, `vector.shuffle`, `arith.index_cast`, `arith.addi`,
+    `arith.subi`, `arith.muli`), as Python ints; else None."""
+    if depth < 0 or not isinstance(v.type, ir.VectorType):
+        return None
+    n = ir.VectorType(v.type).shape[0] if ir.VectorType(v.type).rank == 1 else None
+    o = v.owner
+    if n is None or not isinstance(o, (ir.Operation, ir.OpView)):
+        return None
+    name = o.operation.name
+    if name == "arith.constant":
+        attr = o.operation.attributes["value"]
+        if not isinstance(attr, ir.DenseIntElementsAttr):
+            return None
+        dense = ir.DenseIntElementsAttr(attr)
+        if dense.is_splat:
+            return [ir.IntegerAttr(dense.get_splat_value()).value] * n
+        return [dense[i] for i in range(n)]
+    if name == "vector.step":
+        return list(range(n))
+    if name == "vector.broadcast":
+        c = constant_int(o.operands[0])
+        return None if c is None else [c] * n
+    if name == "arith.index_cast":
+        return integer_lanes(o.operands[0], depth - 1)
+    if name == "vector.shuffle":
+        a, b = integer_lanes(o.operands[0], depth - 1), integer_lanes(o.operands[1], depth - 1)
+        mask = list(ir.DenseI64ArrayAttr(o.operation.attributes["mask"]))
+        return None if a is None or b is None else [(a + b)[m] for m in mask]
+    ops = {"arith.addi": lambda x, y: x + y, "arith.subi": lambda x, y: x - y, "arith.muli": lambda x, y: x * y}
+    if name in ops:
+        a, b = integer_lanes(o.operands[0], depth - 1), integer_lanes(o.operands[1], depth - 1)
+        return None if a is None or b is None else [ops[name](x, y) for x, y in zip(a, b)]
+    return None
+
+
 def is_innermost(loop) -> bool:
     """Whether an scf.for's body holds no loop."""
     return not any(o.operation.name in ("scf.for", "scf.parallel") for o in loop.regions[0].blocks[0].operations)

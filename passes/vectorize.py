@@ -73,7 +73,7 @@ from dequant.dialect.semantics import CODE, FIELD_CODE, LOOKUP
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .fold_nibbles import sign_extend_in_bytes
+from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW
 from .queries import MEMREF_VIEWS, constant_int, integer_value, ops_named
@@ -1239,6 +1239,7 @@ def run(op) -> bool:
                 bf16_rounding(t, convert=avx512bf16)
             lookups(t)
         _lower(op)
+    fields_in_bytes(op)
     sign_extend_in_bytes(op)
     for t in tiles:
         annotate(t)

@@ -272,24 +272,25 @@ func.func @blocked(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>)
 
 // Packed 4-bit data read in place (dq-to-linalg's [rows, bytes, 2] generic; blocks of 32
 // elements are 16 bytes): a tile is one cache line of output, 8 bytes with both fields of each,
-// computed as one vector of 16 in the elements' order: each byte repeated for its two fields
-// (one shuffle), shifted by its field's amount (a vector of shifts), and stored contiguous
-// (cached stores: this function is not an `_nt` entry).
+// computed as one vector of 16 in the elements' order. The fields are cut from the 8 bytes (the
+// low nibble masked, the high one shifted down: `fields_in_bytes`), interleaved, widened once,
+// and stored contiguous (cached stores: this function is not an `_nt` entry).
 // CHECK-LABEL: func.func @packed
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?x2xf32>)
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:   scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C8:.*]] {
 // CHECK:     %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]], 0] [1, 8, 2] [1, 1, 1]
 // CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<8xi8, {{.*}}>, vector<8xi8>
-// CHECK:     %[[EACH:.*]] = vector.shuffle %[[BYTES]], %[[BYTES]] [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7] : vector<8xi8>, vector<8xi8>
 // CHECK:     %[[SC:.*]] = memref.load
 // CHECK:     %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<16xf32>
-// CHECK:     %[[SHIFT:.*]] = arith.muli %{{.*}}, %{{.*}} : vector<2xi32>
-// CHECK:     %[[W:.*]] = arith.extui %[[EACH]] : vector<16xi8> to vector<16xi32>
-// CHECK:     %[[SHIFTS:.*]] = vector.shuffle %[[SHIFT]], %[[SHIFT]] [0, 1, 0, 1, {{.*}}, 0, 1] : vector<2xi32>, vector<2xi32>
-// CHECK:     %[[F:.*]] = arith.shrui %[[W]], %[[SHIFTS]] : vector<16xi32>
-// CHECK:     %[[N:.*]] = arith.andi %[[F]], %{{.*}} : vector<16xi32>
-// CHECK:     %[[V:.*]] = arith.uitofp %[[N]] : vector<16xi32> to vector<16xf32>
+// CHECK:     %[[C4:.*]] = arith.constant dense<4> : vector<8xi8>
+// CHECK:     %[[HIGH:.*]] = arith.shrui %[[BYTES]], %[[C4]] : vector<8xi8>
+// CHECK:     %[[M15:.*]] = arith.constant dense<15> : vector<8xi8>
+// CHECK:     %[[LOW:.*]] = arith.andi %[[BYTES]], %[[M15]] : vector<8xi8>
+// CHECK:     %[[BOTH:.*]] = vector.interleave %[[LOW]], %[[HIGH]] : vector<8xi8> -> vector<16xi8>
+// CHECK:     %[[W:.*]] = arith.extui %[[BOTH]] : vector<16xi8> to vector<16xi32>
+// CHECK-NOT: vector.shuffle
+// CHECK:     %[[V:.*]] = arith.uitofp %[[W]] : vector<16xi32> to vector<16xf32>
 // CHECK:     %[[R:.*]] = arith.mulf %[[V]], %[[SB]] : vector<16xf32>
 // CHECK:     %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<8x2xf32, {{.*}}> into memref<16xf32, {{.*}}>
 // CHECK:     vector.store %[[R]], %[[FLAT]][%{{.*}}] : memref<16xf32, {{.*}}>, vector<16xf32>
@@ -314,11 +315,74 @@ func.func @packed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>
   return
 }
 
+// Signed packed fields (dq-to-linalg's `(extui(b) << (28 - 4 * k)) >>s 28`): the low nibble
+// sign-extended in its byte (shifted up, then arithmetically down), the high one shifted down.
+// CHECK-LABEL: func.func @packed_signed
+// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<8xi8, {{.*}}>, vector<8xi8>
+// CHECK:     %[[C4:.*]] = arith.constant dense<4> : vector<8xi8>
+// CHECK:     %[[UP:.*]] = arith.shli %[[BYTES]], %[[C4]] : vector<8xi8>
+// CHECK:     %[[LOW:.*]] = arith.shrsi %[[UP]], %[[C4]] : vector<8xi8>
+// CHECK:     %[[HIGH:.*]] = arith.shrsi %[[BYTES]], %[[C4]] : vector<8xi8>
+// CHECK:     %[[BOTH:.*]] = vector.interleave %[[LOW]], %[[HIGH]] : vector<8xi8> -> vector<16xi8>
+// CHECK:     %[[W:.*]] = arith.extsi %[[BOTH]] : vector<16xi8> to vector<16xi32>
+// CHECK:     arith.sitofp %[[W]] : vector<16xi32> to vector<16xf32>
+// CHECK:     vector.store
+func.func @packed_signed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>) {
+  %c4 = arith.constant 4 : i32
+  %c28 = arith.constant 28 : i32
+  linalg.generic {indexing_maps = [#x3, #s3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?x2xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i32
+    %sh = arith.muli %ki, %c4 : i32
+    %up = arith.subi %c28, %sh : i32
+    %w = arith.extui %a : i8 to i32
+    %l = arith.shli %w, %up : i32
+    %f = arith.shrsi %l, %c28 : i32
+    %v = arith.sitofp %f : i32 to f32
+    %r = arith.mulf %v, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Four 2-bit fields per byte: cut from the bytes, then interleaved in the elements' order
+// (fields 0 and 2, 1 and 3, then those two).
+// CHECK-LABEL: func.func @packed_uint2
+// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<4xi8, {{.*}}>, vector<4xi8>
+// CHECK:     %[[S1:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<4xi8>
+// CHECK:     %[[S2:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<4xi8>
+// CHECK:     %[[F3:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<4xi8>
+// CHECK:     %[[F0:.*]] = arith.andi %[[BYTES]], %[[M:.*]] : vector<4xi8>
+// CHECK:     %[[F1:.*]] = arith.andi %[[S1]], %[[M]] : vector<4xi8>
+// CHECK:     %[[F2:.*]] = arith.andi %[[S2]], %[[M]] : vector<4xi8>
+// CHECK:     %[[E:.*]] = vector.interleave %[[F0]], %[[F2]] : vector<4xi8> -> vector<8xi8>
+// CHECK:     %[[O:.*]] = vector.interleave %[[F1]], %[[F3]] : vector<4xi8> -> vector<8xi8>
+// CHECK:     %[[ALL:.*]] = vector.interleave %[[E]], %[[O]] : vector<8xi8> -> vector<16xi8>
+// CHECK:     arith.extui %[[ALL]] : vector<16xi8> to vector<16xi32>
+func.func @packed_uint2(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x4xf32>) {
+  %c2 = arith.constant 2 : i32
+  %c3 = arith.constant 3 : i32
+  linalg.generic {indexing_maps = [#x3, #s3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?x?xf32>) outs(%y : memref<?x?x4xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i32
+    %sh = arith.muli %ki, %c2 : i32
+    %w = arith.extui %a : i8 to i32
+    %f = arith.shrui %w, %sh : i32
+    %n = arith.andi %f, %c3 : i32
+    %v = arith.uitofp %n : i32 to f32
+    %r = arith.mulf %v, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
 // A packed 4-bit float: its decode (tagged dq.lookup with the 8 magnitudes by code & 7; here a
 // stand-in, uitofp) becomes a table lookup on the code (tagged dq.lookup_code): each lane's
 // magnitude extracted from the table at its code & 7, the code's bit 3 moved to the sign bit.
 // CHECK-LABEL: func.func @float4_lookup
-// CHECK:     %[[CODE:.*]] = arith.andi %{{.*}}, %{{.*}} {dq.lookup_code} : vector<16xi32>
+// CHECK:     %[[CODE:.*]] = arith.extui %{{.*}} {dq.lookup_code} : vector<16xi8> to vector<16xi32>
 // CHECK:     %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 6.000000e+00]> : vector<8xf32>
 // CHECK:     %[[LANES:.*]] = arith.andi %[[CODE]], %{{.*}} : vector<16xi32>
 // CHECK:     %[[L0:.*]] = vector.extract %[[LANES]][0] : i32 from vector<16xi32>
@@ -441,7 +505,7 @@ func.func @bf16_lines_nt(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xb
 // reading it stores non-temporal.
 // CHECK-LABEL: func.func @packed_temporary_nt
 // CHECK: %[[T:.*]] = memref.alloc
-// CHECK: %[[EACH:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 0, 1, 1, {{.*}}, 31, 31] : vector<32xi8>, vector<32xi8>
+// CHECK: %[[BOTH:.*]] = vector.interleave %{{.*}}, %{{.*}} : vector<32xi8> -> vector<64xi8>
 // CHECK-NOT: nontemporal
 // CHECK: vector.store %{{.*}} : memref<64xi8, {{.*}}>, vector<64xi8>
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true}
