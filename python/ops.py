@@ -236,8 +236,7 @@ class Plan:
         self.nbytes = sum(self.in_nbytes) + self.out_nbytes  # what a call reads and writes
         self.kernel = None  # compiled by the first call that passes every check
         self._calls: dict = {}  # runtime settings -> Calls, built once
-        self.seconds = None  # the fastest of the first PROBES single-thread calls, when timed
-        self._times: list = []
+        self.split = SplitChoice()  # row ranges chosen by timing, when the bytes do not settle them
 
     # --- checks made per call -----------------------------------------------------------------
 
@@ -273,31 +272,32 @@ class Plan:
     # --- native calls -------------------------------------------------------------------------
 
     def calls(self) -> Calls:
-        """The native calls of this plan at the runtime's current settings (built once)."""
+        """The native calls of this plan at the runtime's current settings (built once per
+        settings and row ranges)."""
         runtime = self.runtime
-        key = runtime.settings()
+        parts, timed = runtime.parallel_parts(self.nbytes), False
+        if runtime.times_calls(self.nbytes):
+            probe = self.split.probe()
+            parts, timed = (self.split.parts, False) if probe is None else (probe, True)
+        key = (runtime.settings(), parts, timed)
         found = self._calls.get(key)
         if found is None:
             if self.kernel is None:
                 operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
                 roles = [self.opdef.operands[i].role for i in self.present]
                 self.kernel = kernel_for(runtime, operands, roles, self.packed, self.result, self.form)
-            parts = runtime.parallel_parts(self.nbytes, self.seconds)
             chunks = row_chunks(self.form, self.out_shape, parts, self._packed_rows())
             nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and self.kernel.fn_nt is not None
-            timed = not chunks and self.seconds is None and runtime.times_calls(self.nbytes)
             found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation, timed))
         return found
 
     def timed(self, seconds: float, calls: Calls) -> None:
-        """One single-thread call of `calls` took `seconds`; after PROBES of them the fastest is
-        the plan's `seconds`, and its calls are planned again (split if that time pays for it)."""
-        self._times.append(seconds)
-        if len(self._times) >= PROBES and self.seconds is None:
-            self.seconds = min(self._times)
-            calls.timed = False
-            calls.generation = None  # stale: a Prepared call plans again
-            self._calls.clear()
+        """A timed call of `calls` took `seconds`: a sample of the split choice. When the next
+        call is to take other row ranges, `calls` is stale (a Prepared call plans again)."""
+        if self.split.record(seconds, len(calls.templates), self.runtime):
+            calls.generation = None
+            if self.split.parts is not None:  # chosen: the probes' calls are done with
+                self._calls.clear()
 
     def _packed_rows(self) -> list:
         """(elements of a row, elements per byte, output rows per row) of each packed operand a
@@ -358,6 +358,53 @@ def _overlap(d: OpDef, name: str) -> ValueError:
     return ValueError(f"{d.api}: out overlaps {name}: give an output that shares no memory with the inputs")
 
 
+class SplitChoice:
+    """The row ranges of a plan's calls when its bytes leave the split open
+    (`Runtime.times_calls`), chosen by timing its first calls (docs/performance.md, "Threads"):
+    PROBES calls on one thread; if the fastest pays for more threads (`Runtime.time_parts`), PROBES
+    calls over that many ranges alternating with PROBES on one thread (the same conditions for
+    both: the first calls of a kernel run cold); the split is kept if its fastest call takes at
+    most `Runtime.split_gain` (SPLIT_GAIN) of the alternated single thread's fastest."""
+
+    __slots__ = ("single", "candidate", "split", "parts", "_times")
+
+    def __init__(self):
+        self.single = self.split = None  # the fastest timed call: one thread / over `candidate`
+        self.candidate = None
+        self.parts = None  # the choice, once made
+        self._times: list = []  # (ranges, seconds) of the current probe
+
+    def probe(self) -> int | None:
+        """The ranges the next call is timed over, or None once the choice is made."""
+        if self.parts is not None:
+            return None
+        if self.single is None:
+            return 1
+        return self.candidate if len(self._times) % 2 == 0 else 1
+
+    def record(self, seconds: float, parts: int, runtime: Runtime) -> bool:
+        """A timed call over `parts` ranges took `seconds`; True when the next call is to take
+        other ranges (the probe alternates, or ended)."""
+        if parts != self.probe():
+            return False  # a call planned before the probe moved on
+        self._times.append((parts, seconds))
+        if self.single is None:
+            if len(self._times) < PROBES:
+                return False
+            self.single, self._times = min(t for _, t in self._times), []
+            self.candidate = runtime.time_parts(self.single)
+            if self.candidate == 1:
+                self.parts = 1
+            return True
+        if len(self._times) < 2 * PROBES:
+            return True
+        self.split = min(t for p, t in self._times if p != 1)
+        self.single = min(t for p, t in self._times if p == 1)
+        self.parts = self.candidate if self.split <= runtime.split_gain * self.single else 1
+        self._times = []
+        return True
+
+
 class Calls:
     """The native calls of a plan at one runtime setting: a CallTemplate per row range (one thread
     each), and the entry point, chosen once for the whole call on its bytes (read + written):
@@ -366,7 +413,7 @@ class Calls:
 
     def __init__(self, plan: Plan, chunks: list, nontemporal: bool, generation: int, timed: bool = False):
         self.plan = plan
-        self.timed = timed  # a single call, timed for the plan (Plan.timed)
+        self.timed = timed  # a probe of the plan's split choice: each call timed (Plan.timed)
         self.kernel = plan.kernel
         self.templates = [CallTemplate(plan, b, e) for b, e in chunks] if chunks else [CallTemplate(plan, None, None)]
         self.nontemporal = nontemporal
@@ -381,14 +428,20 @@ class Calls:
     def run(self, pointers: list) -> None:
         """One call on arrays at `pointers` (the inputs', then the output's)."""
         fn = self.kernel.fn_nt if self.nontemporal and pointers[-1] % self.align == 0 else self.kernel.fn
-        if self.single is None:
-            self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
-        elif self.timed:
+        if self.timed:
             start = time.perf_counter()
-            self.single.call(pointers, fn)
+            self._run(pointers, fn)
             self.plan.timed(time.perf_counter() - start, self)
-        else:
+        elif self.single is not None:  # the common path, inline
             self.single.call(pointers, fn)
+        else:
+            self._run(pointers, fn)
+
+    def _run(self, pointers: list, fn) -> None:
+        if self.single is not None:
+            self.single.call(pointers, fn)
+        else:
+            self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
@@ -621,11 +674,14 @@ class Bound:
     def _time(self) -> None:
         calls, pointers = self._timed
         start = time.perf_counter()
-        self._calls[0]()
-        if calls.timed:
-            calls.plan.timed(time.perf_counter() - start, calls)
-        if not calls.timed:  # the plan has its time: the calls it plans now
-            self._calls, self._timed = calls.plan.calls().bound(pointers), None
+        if len(self._calls) == 1:
+            self._calls[0]()
+        else:
+            self._runtime.pool.run(self._calls)
+        calls.plan.timed(time.perf_counter() - start, calls)
+        if calls.generation is None:  # the next call takes other row ranges
+            new = calls.plan.calls()
+            self._calls, self._timed = new.bound(pointers), (new, pointers) if new.timed else None
 
 
 def kernel_for(runtime: Runtime, operands: list, roles: list, packed: list, result: Tensor, form: canonical.Form):

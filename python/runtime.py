@@ -9,23 +9,24 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
 (docs/performance.md):
 - stores: from `nontemporal_min_bytes` the kernel's `_nt` entry point (non-temporal stores, no
   read for ownership, the cache left to other data), below it the entry storing through the cache;
-- threads: `parallel_parts(bytes, seconds)` row ranges of dim 0, one per thread, at most the
-  thread count: as many as give each range at least `min_parallel` bytes, or, if more, as many as
-  the call's measured single-thread time pays for (each added thread saving `split_seconds`; a
-  call from `PROBE_MIN_BYTES` is timed on one thread for its first `PROBES` calls when its bytes
-  alone would not split it over every thread); the calling thread runs the first range, the
-  pool the others, each as one native call (ctypes releases the GIL). The pool is safe across
-  `fork()` (a child re-creates its threads on first use) and across `set_num_threads` while calls
-  run (a call submits its ranges under a lock; a replaced executor finishes what it was given).
+- threads: `parallel_parts(bytes)` row ranges of dim 0, one per thread, each at least
+  `min_parallel` bytes, at most the thread count; a call its bytes would not split (from
+  `PROBE_MIN_BYTES`) has its ranges chosen by timing its first calls (`ops.SplitChoice`: one
+  thread, then as many as `time_parts` of that time, kept if measurably faster); the calling
+  thread runs the first range, the pool's workers the others, each as one native call (ctypes
+  releases the GIL). The pool is safe across `fork()` (a child makes new workers on first use),
+  across `set_num_threads` while calls run (workers stop only when idle) and across Python
+  threads calling at once (one call at a time has the workers; another runs its ranges in its
+  own thread).
 """
 
 from __future__ import annotations
 
+import _thread
 import operator
 import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 
 # Bounds of the caches. A compiled kernel holds an ExecutionEngine with its module, measured at
 # ~3.3 MiB: 32 kernels stay near 100 MiB whatever the inputs. A plan is small (checks, shapes,
@@ -38,12 +39,14 @@ MIN_PARALLEL = 8 << 20
 # Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
 # (docs/performance.md).
 NONTEMPORAL_MIN_BYTES = 24 << 20
-# Single-thread time each added thread must save for a call to be split by its measured time: the
-# pool's round trip here is 45-70 us, and calls of 250 us or more ran faster split in two, those
-# below 150 us slower: MEASURED (docs/performance.md).
-SPLIT_SECONDS = 125e-6
-# A call whose split its bytes do not settle is timed on one thread this many times first (the
-# fastest counts), from this many bytes (read + written): below, no call took 250 us here.
+# A call its bytes do not split (from PROBE_MIN_BYTES, below 2 * MIN_PARALLEL) is timed: PROBES
+# calls on one thread, then, if their time pays for more threads (each added thread saving
+# SPLIT_SECONDS: the pool's round trip is 15-60 us here), PROBES calls over that many alternating
+# with PROBES on one thread; the split is kept if its fastest call takes at most SPLIT_GAIN of one
+# thread's (0.9 kept splits that ran 1.14-1.47x slower after: this machine's noise): MEASURED
+# (docs/performance.md).
+SPLIT_SECONDS = 60e-6
+SPLIT_GAIN = 0.8
 PROBES = 3
 PROBE_MIN_BYTES = 2 << 20
 
@@ -130,41 +133,101 @@ def thread_count(n) -> int:
     return n
 
 
+class _Worker:
+    """A thread running one job at a time: `start` hands it a job, `wait` returns once it ran
+    (with the exception it raised, if any). Each hand-off is one lock release: the pool's round
+    trip is 6-18 us here, where ThreadPoolExecutor's (a Future, a condition, a queue) was 55-75 us
+    (docs/performance.md)."""
+
+    def __init__(self):
+        self._go = _thread.allocate_lock()
+        self._go.acquire()
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._job = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._loop, name="dequant", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            self._go.acquire()
+            job, self._job = self._job, None
+            if job is None:  # stop
+                self._done.release()
+                return
+            try:
+                job()
+            except BaseException as e:  # noqa: BLE001 - raised in the caller by `wait`
+                self._error = e
+            self._done.release()
+
+    def start(self, job) -> None:
+        self._job = job
+        self._go.release()
+
+    def wait(self) -> BaseException | None:
+        self._done.acquire()
+        error, self._error = self._error, None
+        return error
+
+    def stop(self) -> None:
+        self.start(None)
+        self._done.acquire()
+
+
 class WorkerPool:
-    """Threads running all but the first of a call's native calls."""
+    """Threads running all but the first of a call's native calls (the caller runs the first).
+
+    One call at a time uses the workers; a call made while they are busy (from another Python
+    thread) runs its ranges one after the other in its own thread. After a fork, a child makes new
+    workers at its first split call (the parent's threads do not exist in it)."""
 
     def __init__(self, threads: int):
         self._threads = threads
-        self._executor: ThreadPoolExecutor | None = None
+        self._workers: list = []
         self._pid = os.getpid()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the workers: one split call at a time
 
     @property
     def threads(self) -> int:
         return self._threads
 
     def resize(self, threads: int) -> None:
-        with self._lock:
-            old, self._executor, self._threads = self._executor, None, threads
-        if old is not None and self._pid == os.getpid():
-            old.shutdown(wait=False)  # its pending work still runs
+        """Run later calls over `threads`; workers beyond the new count stop once idle."""
+        self._threads = threads
+        if self._pid == os.getpid() and self._lock.acquire(blocking=False):
+            try:
+                while len(self._workers) > max(0, threads - 1):
+                    self._workers.pop().stop()
+            finally:
+                self._lock.release()
 
     def run(self, calls: list) -> None:
-        """Run every call; the calling thread runs the first while the pool runs the others."""
+        """Run every call; the calling thread runs the first while workers run the others."""
         if len(calls) == 1:
             calls[0]()
             return
-        with self._lock:
-            if self._pid != os.getpid():  # a forked child: the parent's threads do not exist here
-                self._executor, self._pid = None, os.getpid()
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=max(1, self._threads - 1), thread_name_prefix="dequant")
-            pending = [self._executor.submit(c) for c in calls[1:]]
+        if self._pid != os.getpid():  # a forked child: the parent's threads and lock states are gone
+            self._workers, self._lock, self._pid = [], threading.Lock(), os.getpid()
+        if not self._lock.acquire(blocking=False):  # another thread's call has the workers
+            for c in calls:
+                c()
+            return
         try:
-            calls[0]()
+            while len(self._workers) < len(calls) - 1:
+                self._workers.append(_Worker())
+            workers = self._workers[: len(calls) - 1]
+            for w, c in zip(workers, calls[1:]):
+                w.start(c)
+            try:
+                calls[0]()
+            finally:
+                errors = [w.wait() for w in workers]
+            for e in errors:
+                if e is not None:
+                    raise e
         finally:
-            for p in pending:
-                p.result()
+            self._lock.release()
 
 
 class Runtime:
@@ -179,7 +242,10 @@ class Runtime:
         self.generation = 0  # changes with every setting below: prepared calls then re-plan their split
         self._min_parallel = MIN_PARALLEL
         self._nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES
-        self._split_seconds = SPLIT_SECONDS
+        # a call's split chosen by timing (ops.SplitChoice): the single-thread time each added
+        # thread must save to be tried, and the fraction of one thread's time it must take to be kept
+        self.split_seconds = SPLIT_SECONDS
+        self.split_gain = SPLIT_GAIN
 
     @property
     def min_parallel(self) -> int:
@@ -201,39 +267,29 @@ class Runtime:
         self._nontemporal_min_bytes = max(0, int(n))
         self.generation += 1
 
-    @property
-    def split_seconds(self) -> float:
-        """Single-thread time each added thread must save for a call to be split by its time."""
-        return self._split_seconds
-
-    @split_seconds.setter
-    def split_seconds(self, seconds: float) -> None:
-        self._split_seconds = max(0.0, float(seconds))
-        self.generation += 1
-
     def settings(self) -> tuple:
         """What a call's native calls depend on besides its arrays: (threads, min_parallel,
-        nontemporal_min_bytes, split_seconds)."""
-        return self.pool.threads, self._min_parallel, self._nontemporal_min_bytes, self._split_seconds
+        nontemporal_min_bytes)."""
+        return self.pool.threads, self._min_parallel, self._nontemporal_min_bytes
 
-    def parallel_parts(self, nbytes: int, seconds: float | None = None) -> int:
-        """Row ranges (threads) for a call moving `nbytes` that took `seconds` on one thread (None:
-        not timed): at most the threads; as many as give each at least `min_parallel` bytes, or,
-        if more, the largest p whose p-th range saves `split_seconds` of the time
+    def parallel_parts(self, nbytes: int) -> int:
+        """Row ranges (threads) for a call moving `nbytes`: as many as the threads, each moving at
+        least `min_parallel` bytes; 1 below twice that."""
+        return max(1, min(self.pool.threads, nbytes // self._min_parallel))
+
+    def time_parts(self, seconds: float) -> int:
+        """Row ranges worth timing for a call that took `seconds` on one thread: the largest p, at
+        most the threads, whose p-th range saves `split_seconds` of the time
         (seconds / (p - 1) - seconds / p = seconds / (p * (p - 1)) >= split_seconds)."""
-        threads = self.pool.threads
-        parts = nbytes // self._min_parallel
-        if seconds is not None:
-            p = 1
-            while p < threads and seconds >= self._split_seconds * p * (p + 1):
-                p += 1
-            parts = max(parts, p)
-        return max(1, min(threads, parts))
+        p = 1
+        while p < self.pool.threads and seconds >= self.split_seconds * p * (p + 1):
+            p += 1
+        return p
 
     def times_calls(self, nbytes: int) -> bool:
-        """Whether a call moving `nbytes` is timed on one thread first (its split chosen by its
-        time): from PROBE_MIN_BYTES, when its bytes do not already split it over every thread."""
-        return self.pool.threads > 1 and nbytes >= PROBE_MIN_BYTES and nbytes // self._min_parallel < self.pool.threads
+        """Whether a call moving `nbytes` has its split chosen by timing (`ops.SplitChoice`):
+        from PROBE_MIN_BYTES, when its bytes would not split it."""
+        return self.pool.threads > 1 and PROBE_MIN_BYTES <= nbytes < 2 * self._min_parallel
 
     def set_num_threads(self, n: int | None = None) -> None:
         """Threads for large arrays: a positive integer, or None for the available cores."""

@@ -137,26 +137,63 @@ def test_array_valued_attributes_are_keyed_by_value():
     assert np.array_equal(f(x, s2, z[:2], type=np.float32, axes=np.array([1])), x * s2)
 
 
-# --- the split chosen by a call's measured time (runtime.SPLIT_SECONDS, docs/performance.md) ----
+# --- the split chosen by timing (ops.SplitChoice, docs/performance.md "Threads") -----------------
 
 
 @pytest.mark.parametrize("seconds, threads, parts", [
-    (None, 4, 1), (100e-6, 4, 1), (249e-6, 2, 1), (250e-6, 2, 2), (10e-3, 2, 2),
+    (100e-6, 4, 1), (249e-6, 2, 1), (250e-6, 2, 2), (10e-3, 2, 2),
     (749e-6, 4, 2), (750e-6, 4, 3), (1.5e-3, 4, 4), (1.5e-3, 3, 3),
 ])  # fmt: skip
-def test_parts_paid_for_by_the_time(seconds, threads, parts):
-    """p ranges when the p-th saves split_seconds: seconds / (p * (p - 1)) >= 125 us."""
+def test_parts_worth_timing(seconds, threads, parts):
+    """p ranges when the p-th saves split_seconds: seconds / (p * (p - 1)) >= 125 us here."""
     runtime = Runtime(threads)
     runtime.split_seconds = 125e-6
-    assert runtime.parallel_parts(1 << 20, seconds) == parts
+    assert runtime.time_parts(seconds) == parts
 
 
-def test_parts_by_bytes_when_more():
-    runtime = Runtime(4)
-    runtime.min_parallel = 1 << 20
-    assert runtime.parallel_parts(3 << 20, 250e-6) == 3
-    assert runtime.parallel_parts(3 << 20, None) == 3
-    assert runtime.parallel_parts(64 << 20, 250e-6) == 4
+def test_which_calls_are_timed():
+    from dequant.runtime import PROBE_MIN_BYTES
+
+    runtime = Runtime(2)
+    runtime.min_parallel = 8 << 20
+    assert not runtime.times_calls(PROBE_MIN_BYTES - 1)
+    assert runtime.times_calls(PROBE_MIN_BYTES)
+    assert runtime.times_calls((16 << 20) - 1)
+    assert not runtime.times_calls(16 << 20)  # its bytes split it
+    assert not Runtime(1).times_calls(PROBE_MIN_BYTES)
+
+
+def test_split_choice_keeps_the_faster():
+    """One thread timed PROBES times; then the candidate split alternating with one thread, PROBES
+    each; the split is kept only if its fastest call takes at most split_gain of the alternated
+    single thread's fastest (a sample for ranges the probe has moved past is ignored)."""
+    from dequant.ops import SplitChoice
+    from dequant.runtime import PROBES
+
+    runtime = Runtime(2)
+    runtime.split_seconds = 100e-6
+    runtime.split_gain = 0.9
+    for split_time, parts in ((0.9e-3, 2), (0.95e-3, 1)):
+        choice = SplitChoice()
+        assert choice.probe() == 1
+        ended = [choice.record(t, 1, runtime) for t in [3e-3, 2e-3, 2.5e-3][:PROBES]]  # cold calls
+        assert ended == [False] * (PROBES - 1) + [True] and choice.single == 2e-3
+        assert choice.probe() == 2 and not choice.record(5e-3, 1, runtime)
+        for _ in range(PROBES):
+            assert choice.probe() == 2 and choice.record(split_time, 2, runtime)
+            assert choice.probe() in (1, None) and choice.record(1e-3, 1, runtime)
+        assert choice.parts == parts and choice.probe() is None
+        assert choice.single == 1e-3 and choice.split == split_time
+
+
+def test_split_choice_of_a_short_call_is_one_thread():
+    from dequant.ops import SplitChoice
+    from dequant.runtime import PROBES
+
+    choice = SplitChoice()
+    for _ in range(PROBES):
+        choice.record(50e-6, 1, Runtime(2))
+    assert choice.parts == 1 and choice.probe() is None
 
 
 def _large(rows=512):
@@ -167,45 +204,49 @@ def _large(rows=512):
     return x, s, x.astype(np.float32) * s
 
 
-@pytest.mark.parametrize("split_seconds, split", [(0.0, True), (1e9, False)])
-def test_timed_calls_then_the_split_their_time_pays_for(split_seconds, split):
-    """A call its bytes do not split runs on one thread, timed, PROBES times; then on as many
-    threads as that time pays for (all of them when split_seconds is 0, none when it is huge)."""
+def _runtime(gain: float) -> Runtime:
+    runtime = Runtime(2)
+    runtime.split_seconds = 0.0  # any time is worth timing a split
+    runtime.split_gain = gain  # 1e9: the split always kept; 0: never
+    return runtime
+
+
+@pytest.mark.parametrize("gain, split", [(1e9, True), (0.0, False)])
+def test_timed_calls_then_the_chosen_split(gain, split):
+    """Prepared calls: PROBES on one thread, PROBES split in two, then the choice; every result exact."""
     from dequant.runtime import PROBES
 
-    runtime = Runtime(2)
-    runtime.split_seconds = split_seconds
+    runtime = _runtime(gain)
     f = _f(runtime)
     x, s, want = _large()
     out = np.empty_like(want)
-    for i in range(PROBES + 2):
+    seen = []
+    for _ in range(3 * PROBES + 2):
         assert np.array_equal(f(x, s, axis=1, out=out), want)
-        (plan,) = runtime.plans._entries.values()
-        assert (plan.seconds is None) == (i < PROBES - 1)
-    (prepared,) = [p for p in runtime.calls._entries.values() if p]
-    assert len(prepared.calls.templates) == (2 if split else 1)
+        (prepared,) = [p for p in runtime.calls._entries.values() if p]
+        seen.append(len(prepared.calls.templates))
+    assert seen[:PROBES] == [1] * PROBES
+    assert seen[PROBES : 3 * PROBES] == [2, 1] * PROBES  # alternated
+    assert seen[-1] == (2 if split else 1)
 
 
-def test_bound_calls_take_the_split_once_timed():
+@pytest.mark.parametrize("gain, split", [(1e9, True), (0.0, False)])
+def test_bound_calls_take_the_chosen_split(gain, split):
     from dequant.runtime import PROBES
 
-    runtime = Runtime(2)
-    runtime.split_seconds = 0.0
     x, s, want = _large()
-    call = ops.bind(_f(runtime), x, s, axis=1)
-    for _ in range(PROBES):
-        assert len(call._calls) == 1
+    call = ops.bind(_f(_runtime(gain)), x, s, axis=1)
+    for _ in range(3 * PROBES):
         assert np.array_equal(call(), want)
-    assert len(call._calls) == 2
+    assert len(call._calls) == (2 if split else 1)
     assert np.array_equal(call(), want)
 
 
 def test_small_calls_are_not_timed():
-    runtime = Runtime(2)
-    runtime.split_seconds = 0.0
+    runtime = _runtime(1e9)
     f = _f(runtime)
     x, s, want = _large(rows=64)  # 1.25 MiB
-    for _ in range(5):
+    for _ in range(8):
         assert np.array_equal(f(x, s, axis=1), want)
     (plan,) = runtime.plans._entries.values()
-    assert plan.seconds is None
+    assert plan.split.single is None and plan.split.parts is None

@@ -189,6 +189,49 @@ def test_set_num_threads_during_a_call(dq_threads):
     assert not errors, errors[0]
 
 
+def test_pool_raises_a_workers_exception_and_keeps_working():
+    from dequant.runtime import WorkerPool
+
+    pool = WorkerPool(3)
+    ran = []
+
+    def fail():
+        raise ZeroDivisionError("in a worker")
+
+    with pytest.raises(ZeroDivisionError, match="in a worker"):
+        pool.run([lambda: ran.append(0), fail, lambda: ran.append(2)])
+    assert sorted(ran) == [0, 2]  # every range ran before the exception was raised
+    pool.run([lambda: ran.append(3), lambda: ran.append(4)])
+    assert sorted(ran) == [0, 2, 3, 4]
+
+
+def test_pool_shared_by_threads_calling_at_once():
+    """Calls from several Python threads at once: one has the workers, the others run their
+    ranges in their own thread; every range runs exactly once."""
+    from dequant.runtime import WorkerPool
+
+    pool = WorkerPool(2)
+    counts = [0] * 8
+    lock = threading.Lock()
+
+    def bump(i):
+        def f():
+            with lock:
+                counts[i] += 1
+        return f
+
+    def caller(i):
+        for _ in range(500):
+            pool.run([bump(2 * i), bump(2 * i + 1)])
+
+    threads = [threading.Thread(target=caller, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counts == [500] * 8
+
+
 @pytest.mark.parametrize("n", [0, -3, 2.5, "4", True])
 def test_set_num_threads_rejects_non_counts(n):
     with pytest.raises((TypeError, ValueError)):
