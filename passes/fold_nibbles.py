@@ -189,7 +189,7 @@ def fields_in_bytes(root) -> None:
     - unsigned, `(extui(..) >>u bits * (i % k)) & (2^bits - 1)`:
       `extui(interleave(f_0, ..))`, f_j = `(b >>u bits * j) & (2^bits - 1)`.
     k byte shifts for k fields (`vgf2p8affineqb` with GFNI), where the wide form shifts every 16
-    lanes of i32: int4 blocked-32 packed 1.03-1.10x faster (docs/performance.md)."""
+    lanes of i32: int4 blocked-32 packed 1.04-1.11x faster (docs/performance.md)."""
     found = []
 
     def visit(o):
