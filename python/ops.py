@@ -279,6 +279,7 @@ class Plan:
         if runtime.times_calls(self.nbytes):
             probe = self.split.probe()
             parts, timed = (self.split.parts, False) if probe is None else (probe, True)
+            parts = min(parts, runtime.pool.threads)  # chosen with more threads than there are now
         key = (runtime.settings(), parts, timed)
         found = self._calls.get(key)
         if found is None:
@@ -294,7 +295,7 @@ class Plan:
     def timed(self, seconds: float, calls: Calls) -> None:
         """A timed call of `calls` took `seconds`: a sample of the split choice. When the next
         call is to take other row ranges, `calls` is stale (a Prepared call plans again)."""
-        if self.split.record(seconds, len(calls.templates), self.runtime):
+        if self.split.record(seconds, len(calls.templates), self.runtime, self.runtime.parallel_parts(self.nbytes)):
             calls.generation = None
             if self.split.parts is not None:  # chosen: the probes' calls are done with
                 self._calls.clear()
@@ -359,12 +360,14 @@ def _overlap(d: OpDef, name: str) -> ValueError:
 
 
 class SplitChoice:
-    """The row ranges of a plan's calls when its bytes leave the split open
-    (`Runtime.times_calls`), chosen by timing its first calls (docs/performance.md, "Threads"):
-    PROBES calls on one thread; if the fastest pays for more threads (`Runtime.time_parts`), PROBES
-    calls over that many ranges alternating with PROBES on one thread (the same conditions for
-    both: the first calls of a kernel run cold); the split is kept if its fastest call takes at
-    most `Runtime.split_gain` (SPLIT_GAIN) of the alternated single thread's fastest."""
+    """The row ranges of a plan's calls of 2-32 MiB (`Runtime.times_calls`), chosen by timing its
+    first calls (docs/performance.md, "Threads chosen by timing"): PROBES calls on one thread;
+    if their fastest pays for more threads (`Runtime.time_parts`), or the call's bytes split it
+    anyway (`Runtime.parallel_parts`), PROBES calls over that many ranges, then PROBES on one
+    thread again (a kernel's first calls run cold; each block's first call pays for the cache
+    state the other left). The split is kept if its fastest call takes at most
+    `Runtime.split_gain` (SPLIT_GAIN) of the single thread's fastest; a split the bytes ask for,
+    unless it is slower."""
 
     __slots__ = ("single", "candidate", "split", "parts", "_times")
 
@@ -380,19 +383,19 @@ class SplitChoice:
             return None
         if self.single is None:
             return 1
-        return self.candidate if len(self._times) % 2 == 0 else 1
+        return self.candidate if len(self._times) < PROBES else 1
 
-    def record(self, seconds: float, parts: int, runtime: Runtime) -> bool:
-        """A timed call over `parts` ranges took `seconds`; True when the next call is to take
-        other ranges (the probe alternates, or ended)."""
+    def record(self, seconds: float, parts: int, runtime: Runtime, base: int) -> bool:
+        """A timed call over `parts` ranges took `seconds` (`base`: the ranges its bytes ask
+        for); True when the next call is to take other ranges (the probe moved on, or ended)."""
         if parts != self.probe():
             return False  # a call planned before the probe moved on
         self._times.append((parts, seconds))
+        if len(self._times) % PROBES:
+            return False
         if self.single is None:
-            if len(self._times) < PROBES:
-                return False
             self.single, self._times = min(t for _, t in self._times), []
-            self.candidate = runtime.time_parts(self.single)
+            self.candidate = max(base, runtime.time_parts(self.single))
             if self.candidate == 1:
                 self.parts = 1
             return True
@@ -400,7 +403,8 @@ class SplitChoice:
             return True
         self.split = min(t for p, t in self._times if p != 1)
         self.single = min(t for p, t in self._times if p == 1)
-        self.parts = self.candidate if self.split <= runtime.split_gain * self.single else 1
+        gain = 1.0 if self.candidate == base else runtime.split_gain
+        self.parts = self.candidate if self.split <= gain * self.single else 1
         self._times = []
         return True
 

@@ -10,10 +10,11 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
 - stores: from `nontemporal_min_bytes` the kernel's `_nt` entry point (non-temporal stores, no
   read for ownership, the cache left to other data), below it the entry storing through the cache;
 - threads: `parallel_parts(bytes)` row ranges of dim 0, one per thread, each at least
-  `min_parallel` bytes, at most the thread count; a call its bytes would not split (from
-  `PROBE_MIN_BYTES`) has its ranges chosen by timing its first calls (`ops.SplitChoice`: one
-  thread, then as many as `time_parts` of that time, kept if measurably faster); the calling
-  thread runs the first range, the pool's workers the others, each as one native call (ctypes
+  `min_parallel` bytes, at most the thread count; a call of `PROBE_MIN_BYTES` to
+  4 `min_parallel` has its ranges chosen by timing its first calls (`ops.SplitChoice`: one
+  thread, then as many ranges as `time_parts` of that time or its bytes give, kept if measured
+  faster); the calling thread runs the first range, the pool's workers the others, each as one
+  native call (ctypes
   releases the GIL). The pool is safe across `fork()` (a child makes new workers on first use),
   across `set_num_threads` while calls run (workers stop only when idle) and across Python
   threads calling at once (one call at a time has the workers; another runs its ranges in its
@@ -39,12 +40,12 @@ MIN_PARALLEL = 8 << 20
 # Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
 # (docs/performance.md).
 NONTEMPORAL_MIN_BYTES = 24 << 20
-# A call its bytes do not split (from PROBE_MIN_BYTES, below 2 * MIN_PARALLEL) is timed: PROBES
-# calls on one thread, then, if their time pays for more threads (each added thread saving
-# SPLIT_SECONDS: the pool's round trip is 15-60 us here), PROBES calls over that many alternating
-# with PROBES on one thread; the split is kept if its fastest call takes at most SPLIT_GAIN of one
-# thread's (0.9 kept splits that ran 1.14-1.47x slower after: this machine's noise): MEASURED
-# (docs/performance.md).
+# A call of PROBE_MIN_BYTES to 4 * MIN_PARALLEL is timed (ops.SplitChoice): PROBES calls on one
+# thread, then, if their time pays for more threads (each added thread saving SPLIT_SECONDS: the
+# pool's round trip is 15-60 us here) or its bytes split it, PROBES calls over that many and PROBES
+# on one thread; a split is kept if its fastest call takes at most SPLIT_GAIN of one thread's
+# (0.9 kept splits that ran 1.14-1.47x slower after: this machine's noise), a split its bytes ask
+# for unless it is slower: MEASURED (docs/performance.md).
 SPLIT_SECONDS = 60e-6
 SPLIT_GAIN = 0.8
 PROBES = 3
@@ -288,8 +289,8 @@ class Runtime:
 
     def times_calls(self, nbytes: int) -> bool:
         """Whether a call moving `nbytes` has its split chosen by timing (`ops.SplitChoice`):
-        from PROBE_MIN_BYTES, when its bytes would not split it."""
-        return self.pool.threads > 1 and PROBE_MIN_BYTES <= nbytes < 2 * self._min_parallel
+        from PROBE_MIN_BYTES to below 4 `min_parallel` (32 MiB; above, the bytes decide)."""
+        return self.pool.threads > 1 and PROBE_MIN_BYTES <= nbytes < 4 * self._min_parallel
 
     def set_num_threads(self, n: int | None = None) -> None:
         """Threads for large arrays: a positive integer, or None for the available cores."""

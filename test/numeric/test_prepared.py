@@ -158,15 +158,15 @@ def test_which_calls_are_timed():
     runtime.min_parallel = 8 << 20
     assert not runtime.times_calls(PROBE_MIN_BYTES - 1)
     assert runtime.times_calls(PROBE_MIN_BYTES)
-    assert runtime.times_calls((16 << 20) - 1)
-    assert not runtime.times_calls(16 << 20)  # its bytes split it
+    assert runtime.times_calls((32 << 20) - 1)
+    assert not runtime.times_calls(32 << 20)  # its bytes decide
     assert not Runtime(1).times_calls(PROBE_MIN_BYTES)
 
 
 def test_split_choice_keeps_the_faster():
-    """One thread timed PROBES times; then the candidate split alternating with one thread, PROBES
-    each; the split is kept only if its fastest call takes at most split_gain of the alternated
-    single thread's fastest (a sample for ranges the probe has moved past is ignored)."""
+    """One thread timed PROBES times; then the candidate split PROBES times and one thread PROBES
+    times again; the split is kept only if its fastest call takes at most split_gain of the second
+    single-thread block's fastest (a sample for ranges the probe has moved past is ignored)."""
     from dequant.ops import SplitChoice
     from dequant.runtime import PROBES
 
@@ -176,14 +176,35 @@ def test_split_choice_keeps_the_faster():
     for split_time, parts in ((0.9e-3, 2), (0.95e-3, 1)):
         choice = SplitChoice()
         assert choice.probe() == 1
-        ended = [choice.record(t, 1, runtime) for t in [3e-3, 2e-3, 2.5e-3][:PROBES]]  # cold calls
+        ended = [choice.record(t, 1, runtime, 1) for t in [3e-3, 2e-3, 2.5e-3][:PROBES]]  # cold calls
         assert ended == [False] * (PROBES - 1) + [True] and choice.single == 2e-3
-        assert choice.probe() == 2 and not choice.record(5e-3, 1, runtime)
-        for _ in range(PROBES):
-            assert choice.probe() == 2 and choice.record(split_time, 2, runtime)
-            assert choice.probe() in (1, None) and choice.record(1e-3, 1, runtime)
+        assert choice.probe() == 2 and not choice.record(5e-3, 1, runtime, 1)
+        ended = [choice.record(split_time, 2, runtime, 1) for _ in range(PROBES)]
+        assert ended == [False] * (PROBES - 1) + [True] and choice.probe() == 1
+        ended = [choice.record(1e-3, 1, runtime, 1) for _ in range(PROBES)]
+        assert ended == [False] * (PROBES - 1) + [True]
         assert choice.parts == parts and choice.probe() is None
         assert choice.single == 1e-3 and choice.split == split_time
+
+
+@pytest.mark.parametrize("split_time, parts", [(0.99e-3, 2), (1.01e-3, 1)])
+def test_split_choice_keeps_the_bytes_split_unless_slower(split_time, parts):
+    """A call its bytes split (base 2) is probed too: one thread is kept only if the split is
+    slower, whatever split_gain."""
+    from dequant.ops import SplitChoice
+    from dequant.runtime import PROBES
+
+    runtime = Runtime(2)
+    runtime.split_seconds = 1.0  # the time alone would never pay for a second thread
+    choice = SplitChoice()
+    for _ in range(PROBES):
+        choice.record(1e-3, 1, runtime, 2)
+    assert choice.candidate == 2
+    for _ in range(PROBES):
+        choice.record(split_time, 2, runtime, 2)
+    for _ in range(PROBES):
+        choice.record(1e-3, 1, runtime, 2)
+    assert choice.parts == parts
 
 
 def test_split_choice_of_a_short_call_is_one_thread():
@@ -192,7 +213,7 @@ def test_split_choice_of_a_short_call_is_one_thread():
 
     choice = SplitChoice()
     for _ in range(PROBES):
-        choice.record(50e-6, 1, Runtime(2))
+        choice.record(50e-6, 1, Runtime(2), 1)
     assert choice.parts == 1 and choice.probe() is None
 
 
@@ -225,8 +246,7 @@ def test_timed_calls_then_the_chosen_split(gain, split):
         assert np.array_equal(f(x, s, axis=1, out=out), want)
         (prepared,) = [p for p in runtime.calls._entries.values() if p]
         seen.append(len(prepared.calls.templates))
-    assert seen[:PROBES] == [1] * PROBES
-    assert seen[PROBES : 3 * PROBES] == [2, 1] * PROBES  # alternated
+    assert seen[: 3 * PROBES] == [1] * PROBES + [2] * PROBES + [1] * PROBES
     assert seen[-1] == (2 if split else 1)
 
 
