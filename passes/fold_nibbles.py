@@ -15,7 +15,7 @@ from mlir.dialects import arith, vector
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .queries import integer_lanes, integer_value
+from .queries import erase_dead, integer_lanes, integer_value, splat_int
 
 
 def _narrow_source(op):
@@ -74,6 +74,11 @@ def _element(t: ir.Type) -> ir.IntegerType | None:
     return ir.IntegerType(e) if isinstance(e, ir.IntegerType) else None
 
 
+def _op(v: ir.Value, name: str):
+    o = v.owner
+    return o if isinstance(o, (ir.Operation, ir.OpView)) and o.name == name else None
+
+
 def sign_extend_in_bytes(root) -> None:
     """`(extsi(b) << c) >>s c` with b a byte (or a vector of bytes) and c = W - k, k < 8 (what
     `fold_extsi` made of a k-bit field) becomes `extsi((b << (8 - k)) >>s (8 - k))`: the field
@@ -90,14 +95,14 @@ def sign_extend_in_bytes(root) -> None:
 
     walk(root, visit, ir.WalkOrder.PRE_ORDER)
     for shr in found:
-        shl = shr.operands[0].owner
-        if not isinstance(shl, (ir.Operation, ir.OpView)) or shl.name != "arith.shli":
+        shl = _op(shr.operands[0], "arith.shli")
+        if shl is None:
             continue
         c = integer_value(shr.operands[1])
         if c is None or integer_value(shl.operands[1]) != c:
             continue
-        ext = shl.operands[0].owner
-        if not isinstance(ext, (ir.Operation, ir.OpView)) or ext.name != "arith.extsi":
+        ext = _op(shl.operands[0], "arith.extsi")
+        if ext is None:
             continue
         byte = ext.operands[0]
         be, we = _element(byte.type), _element(shr.result.type)
@@ -115,11 +120,6 @@ def sign_extend_in_bytes(root) -> None:
                 dead.erase()
 
 
-def _op(v: ir.Value, name: str):
-    o = v.owner
-    return o if isinstance(o, (ir.Operation, ir.OpView)) and o.name == name else None
-
-
 def _repeated_bytes(shuffle) -> tuple | None:
     """(b, k) of `vector.shuffle b, b [0 x k, 1 x k, ...]` on a vector of bytes: each byte k times."""
     if shuffle is None or shuffle.operands[0] != shuffle.operands[1]:
@@ -133,31 +133,10 @@ def _repeated_bytes(shuffle) -> tuple | None:
     return (b, k) if mask == [i // k for i in range(len(mask))] else None
 
 
-def _splat(t: ir.Type, v: int) -> ir.Value:
-    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(ir.VectorType(t).element_type, v)))
-
-
-def _erase_unused(values) -> None:
-    """Erase the producers of `values` left without uses (arith ops, vector shuffles, steps and
-    broadcasts: no side effects), and theirs in turn. Collected first, then erased (an op reached
-    twice is erased once)."""
-    ops, work = [], list(values)
-    while work:
-        o = work.pop().owner
-        if not isinstance(o, (ir.Operation, ir.OpView)) or not (o.name.startswith("arith.") or o.name in ("vector.shuffle", "vector.step", "vector.broadcast")):
-            continue
-        if any(o == seen for seen in ops):
-            continue
-        ops.append(o)
-        work.extend(o.operands)
-    erased, changed = set(), True
-    while changed:
-        changed = False
-        for i, o in enumerate(ops):
-            if i not in erased and not any(True for r in o.results for _ in r.uses):
-                o.erase()
-                erased.add(i)
-                changed = True
+def _side_effect_free(o) -> bool:
+    """The ops `fields_in_bytes` leaves unused (the repeated bytes, their widening and shifts, the
+    shift vector's constants, steps and casts): none has side effects."""
+    return o.name.startswith("arith.") or o.name in ("vector.shuffle", "vector.step", "vector.broadcast")
 
 
 def _interleaved(fields: list) -> ir.Value:
@@ -221,7 +200,7 @@ def fields_in_bytes(root) -> None:
 
             def splat(v: int) -> ir.Value:
                 if v not in made:
-                    made[v] = _splat(b.type, v)
+                    made[v] = splat_int(b.type, v)
                 return made[v]
 
             if signed:  # field j shifted to the top of the byte, then down
@@ -234,4 +213,4 @@ def fields_in_bytes(root) -> None:
                 value.owner.attributes[name] = top.attributes[name]
         top.result.replace_all_uses_with(value)
         matched.append(top)
-    _erase_unused([top.result for top in matched])  # once every match is rewritten: `found` holds no erased op
+    erase_dead([top.result for top in matched], _side_effect_free)  # once every match is rewritten: `found` holds no erased op

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import arith
+
 from dequant.dialect.attributes import text
 from dequant.dialect.walking import walk
 
@@ -127,16 +129,29 @@ PURE_PRODUCERS = ("arith.constant", "quant.scast", "tensor.bitcast")
 MEMREF_VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.reshape")
 
 
-def erase_dead(values) -> None:
-    """Erase the producers of `values` (constants, casts) left without uses, and theirs in turn:
-    what a greedy rewrite would have cleaned up after a rewrite done by hand."""
-    work = list(values)
+def erase_dead(values, erasable=lambda o: o.name in PURE_PRODUCERS) -> None:
+    """Erase the producers of `values` left without uses, and theirs in turn, among the ops
+    `erasable` accepts (default: constants and casts): what a greedy rewrite would have cleaned
+    up after a rewrite done by hand. The ops are collected first, then erased: an op reached
+    twice is erased once."""
+    ops, seen, work = [], set(), list(values)
     while work:
-        v = work.pop()
-        owner = v.owner
-        if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name not in PURE_PRODUCERS:
+        o = work.pop().owner
+        if not isinstance(o, (ir.Operation, ir.OpView)) or o.operation in seen or not erasable(o):
             continue
-        if any(True for r in owner.results for _ in r.uses):
-            continue
-        work.extend(owner.operands)
-        owner.erase()
+        seen.add(o.operation)
+        ops.append(o)
+        work.extend(o.operands)
+    erased, changed = set(), True
+    while changed:  # users before producers is not guaranteed: repeat until nothing is left to erase
+        changed = False
+        for i, o in enumerate(ops):
+            if i not in erased and not any(True for r in o.results for _ in r.uses):
+                o.erase()
+                erased.add(i)
+                changed = True
+
+
+def splat_int(t: ir.VectorType, v: int) -> ir.Value:
+    """An `arith.constant` of vector type `t` with every element the integer `v`."""
+    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(ir.VectorType(t).element_type, v)))

@@ -76,7 +76,7 @@ from . import Pass
 from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW
-from .queries import MEMREF_VIEWS, constant_int, integer_value, ops_named
+from .queries import MEMREF_VIEWS, constant_int, integer_value, ops_named, splat_int
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -649,7 +649,7 @@ def tables(tile) -> None:
                         new.operands[k] = mapping[v]
                 for old, r in zip(op.results, new.results):
                     mapping[old] = r
-            looked_up = _looked_up(mapping[y], arith.andi(code, _splat_int(lane_type, n - 1)), n)
+            looked_up = _looked_up(mapping[y], arith.andi(code, splat_int(lane_type, n - 1)), n)
         store.operands[0] = looked_up
 
 
@@ -703,7 +703,7 @@ def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
         return None
     t = ir.VectorType.get(ir.VectorType(codes.type).shape, it)
     c = c if _bits(ir.VectorType(c.type).element_type) == it.width else arith.extui(t, c)
-    return arith.andi(arith.shrui(c, arith.trunci(t, shift)), _splat_int(t, mask))
+    return arith.andi(arith.shrui(c, arith.trunci(t, shift)), splat_int(t, mask))
 
 
 def _block_order(tile, ops: dict) -> list:
@@ -760,12 +760,12 @@ def _rounded(v: ir.Value, result: ir.Type) -> ir.Value:
     i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
     words, halves = ir.VectorType.get([n], i32), ir.VectorType.get([n], i16)
     bits = arith.bitcast(words, v)
-    odd = arith.andi(arith.shrui(bits, _splat_int(words, 16)), _splat_int(words, 1))
-    rounded = arith.addi(arith.addi(bits, _splat_int(words, 0x7FFF)), odd)
+    odd = arith.andi(arith.shrui(bits, splat_int(words, 16)), splat_int(words, 1))
+    rounded = arith.addi(arith.addi(bits, splat_int(words, 0x7FFF)), odd)
     pairs = vector.bitcast(ir.VectorType.get([2 * n], i16), rounded)
     high = vector.shuffle(pairs, pairs, [2 * k + 1 for k in range(n)])
     nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
-    return arith.bitcast(result, arith.select(nan, _splat_int(halves, 0x7FC0), high))
+    return arith.bitcast(result, arith.select(nan, splat_int(halves, 0x7FC0), high))
 
 
 FPCLASS_NAN_OR_SUBNORMAL = 0x01 | 0x20 | 0x80  # vfpclassps classes: quiet NaN, denormal, signaling NaN
@@ -833,18 +833,14 @@ def lookups(tile) -> None:
         ints = ir.VectorType.get([n], i32)
         with ir.InsertionPoint(op), op.location:
             table = arith.constant(ir.VectorType.get([8], f32), op.attributes[LOOKUP])
-            lanes = arith.andi(code, _splat_int(ints, 7))
+            lanes = arith.andi(code, splat_int(ints, 7))
             magnitude = vector.from_elements(t, [
                 vector.extract(table, [arith.index_cast(index, vector.extract(lanes, [], [k]))], [ir.ShapedType.get_dynamic_size()])
                 for k in range(n)
             ])  # fmt: skip
-            sign = arith.shli(arith.andi(code, _splat_int(ints, 8)), _splat_int(ints, 28))
+            sign = arith.shli(arith.andi(code, splat_int(ints, 8)), splat_int(ints, 28))
             value = arith.bitcast(t, arith.ori(arith.bitcast(ints, magnitude), sign))
         op.results[0].replace_all_uses_with(value)
-
-
-def _splat_int(t: ir.VectorType, v: int) -> ir.Value:
-    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, v)))
 
 
 def _collapsed_type(t: ir.MemRefType) -> ir.MemRefType:

@@ -14,11 +14,10 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
   4 `min_parallel` has its ranges chosen by timing its first calls (`ops.SplitChoice`: one
   thread, then as many ranges as `time_parts` of that time or its bytes give, kept if measured
   faster); the calling thread runs the first range, the pool's workers the others, each as one
-  native call (ctypes
-  releases the GIL). The pool is safe across `fork()` (a child makes new workers on first use),
-  across `set_num_threads` while calls run (workers stop only when idle) and across Python
-  threads calling at once (one call at a time has the workers; another runs its ranges in its
-  own thread).
+  native call (ctypes releases the GIL). The pool is safe across `fork()` (a child makes new
+  workers on first use), across `set_num_threads` while calls run (workers stop only when idle)
+  and across Python threads calling at once (one call at a time has the workers; another runs
+  its ranges in its own thread).
 """
 
 from __future__ import annotations
