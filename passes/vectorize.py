@@ -39,11 +39,11 @@ schedule lives in its own module, never in the payload):
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
 
 T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
-of the block (the block's scale is then loaded once per tile), at most 512 bytes of output (one
-line with non-temporal stores: NT_MAX_TILE_BYTES), and
-at most one line for packed data (its bytes are repeated per field by one shuffle; wider ones
-cost more than the longer tile saves: docs/performance.md). In a `dq.nontemporal` function a
-generic is versioned first:
+of the block (the block's scale is then loaded once per tile), at most 512 bytes of output; for
+packed data 256 bytes of output (PACKED_TILE_BYTES: its fields cut from 32-64 bytes at once, and a
+4-bit float's table built once per 4 vectors), or a divisor of the block up to that. With
+non-temporal stores every tile is at most one line (NT_MAX_TILE_BYTES). In a `dq.nontemporal`
+function a generic is versioned first:
 
     scf.if (out % 16 == 0 and row bytes % 16 == 0) { generic (stores declared 16-byte aligned) }
     else { generic (stores with the element's alignment) }
@@ -89,6 +89,9 @@ MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>), with 
 # lines by LLVM's scheduler, ran 2-8x slower in some runs (int4 blocked-128, 16M: 26.3 ms against
 # 3.1 ms; 64M on 2 threads: 61 ms against 11.4 ms; docs/performance.md)
 NT_MAX_TILE_BYTES = LINE
+# a packed tile's output at most, with cached stores: 1.02-1.13x faster than one line for int4
+# blocked-32 and per-axis, 1.14-1.34x for blocked-128, 1.17-1.58x for float4 (docs/performance.md)
+PACKED_TILE_BYTES = 256
 MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
 INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
 
@@ -236,14 +239,17 @@ def plan(g) -> Plan | None:
             if c is not None:
                 divide = math.gcd(divide, c)
     row = inner * e
+    columns = None if ot.is_dynamic_dim(vdim) else ot.shape[vdim]
+    longest = (PACKED_TILE_BYTES if inner > 1 else MAX_TILE_BYTES if divide else LINE) // row
+    while inner > 1 and columns is not None and columns < longest and longest * row > LINE:
+        longest //= 2  # a packed row shorter than the long tile: a shorter one (at least a line)
     if divide:
-        fits = [t for t in range(1, min(divide, (LINE if inner > 1 else MAX_TILE_BYTES) // row) + 1) if divide % t == 0]  # divide may be ~2^63
+        fits = [t for t in range(1, min(divide, longest) + 1) if divide % t == 0]  # divide may be ~2^63
         tile = max(fits) if fits else 0
     else:
-        tile = max(1, LINE // row)
+        tile = max(1, longest)
     if tile * row < MIN_TILE_BYTES:
         return None
-    columns = None if ot.is_dynamic_dim(vdim) else ot.shape[vdim]
     if columns is not None and columns < tile:
         return None  # no whole tile
     return Plan(g, loops, vdim, inner, tile, e, columns, divide)
@@ -1189,8 +1195,7 @@ def run(op) -> bool:
         if p is None or f is None:
             continue
         if NONTEMPORAL in f.attributes:
-            if p.block and p.tile_bytes > LINE:  # one line per tile: see NT_MAX_TILE_BYTES
-                p = replace(p, tile=max(t for t in range(1, NT_MAX_TILE_BYTES // (p.inner * p.elem_bytes) + 1) if p.block % t == 0))
+            p = _at_most(p, NT_MAX_TILE_BYTES)
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
                 if _line_eligible(p):
@@ -1209,7 +1214,7 @@ def run(op) -> bool:
     for g in temporaries:  # read back at once: cached stores in every entry point
         p = plan(g)
         if p is not None and p.inner > 1:
-            plans.append(p)
+            plans.append(_at_most(p, LINE))  # rows of a few blocks' zero points: a long tile would not fill
             modes.append(PLAIN)
     tiles = []
     if plans:
@@ -1242,6 +1247,14 @@ def run(op) -> bool:
         _inline(t)
     _clean(op)
     return True
+
+
+def _at_most(p: Plan, nbytes: int) -> Plan:
+    """`p` with tiles of at most `nbytes` of output (still a divisor of its block)."""
+    if p.tile_bytes <= nbytes:
+        return p
+    longest = max(1, nbytes // (p.inner * p.elem_bytes))
+    return replace(p, tile=max(t for t in range(1, longest + 1) if not p.block or p.block % t == 0))
 
 
 def _inline(region) -> None:

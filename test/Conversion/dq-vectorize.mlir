@@ -17,6 +17,7 @@
 #s3 = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 16)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #c3 = affine_map<(d0, d1, d2) -> (d2)>
+#t3 = affine_map<(d0, d1, d2) -> ()>
 
 // CHECK-LABEL: func.func @per_axis_nt
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
@@ -271,29 +272,30 @@ func.func @blocked(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>)
 }
 
 // Packed 4-bit data read in place (dq-to-linalg's [rows, bytes, 2] generic; blocks of 32
-// elements are 16 bytes): a tile is one cache line of output, 8 bytes with both fields of each,
-// computed as one vector of 16 in the elements' order. The fields are cut from the 8 bytes (the
-// low nibble masked, the high one shifted down: `fields_in_bytes`), interleaved, widened once,
-// and stored contiguous (cached stores: this function is not an `_nt` entry).
+// elements are 16 bytes): a tile is one block, 16 bytes with both fields of each (packed tiles
+// are up to 256 bytes of output, a divisor of the block), computed as one vector of 32 in the
+// elements' order. The fields are cut from the 16 bytes (the low nibble masked, the high one
+// shifted down: `fields_in_bytes`), interleaved, widened once, and stored contiguous (cached
+// stores: this function is not an `_nt` entry).
 // CHECK-LABEL: func.func @packed
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xi8>, %[[S:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?x2xf32>)
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C8:.*]] {
-// CHECK:     %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]], 0] [1, 8, 2] [1, 1, 1]
-// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<8xi8, {{.*}}>, vector<8xi8>
+// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
+// CHECK:     %[[YT:.*]] = memref.subview %[[Y]][%[[I]], %[[J]], 0] [1, 16, 2] [1, 1, 1]
+// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
 // CHECK:     %[[SC:.*]] = memref.load
-// CHECK:     %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<16xf32>
-// CHECK:     %[[C4:.*]] = arith.constant dense<4> : vector<8xi8>
-// CHECK:     %[[HIGH:.*]] = arith.shrui %[[BYTES]], %[[C4]] : vector<8xi8>
-// CHECK:     %[[M15:.*]] = arith.constant dense<15> : vector<8xi8>
-// CHECK:     %[[LOW:.*]] = arith.andi %[[BYTES]], %[[M15]] : vector<8xi8>
-// CHECK:     %[[BOTH:.*]] = vector.interleave %[[LOW]], %[[HIGH]] : vector<8xi8> -> vector<16xi8>
-// CHECK:     %[[W:.*]] = arith.extui %[[BOTH]] : vector<16xi8> to vector<16xi32>
+// CHECK:     %[[SB:.*]] = vector.broadcast %[[SC]] : f32 to vector<32xf32>
+// CHECK:     %[[C4:.*]] = arith.constant dense<4> : vector<16xi8>
+// CHECK:     %[[HIGH:.*]] = arith.shrui %[[BYTES]], %[[C4]] : vector<16xi8>
+// CHECK:     %[[M15:.*]] = arith.constant dense<15> : vector<16xi8>
+// CHECK:     %[[LOW:.*]] = arith.andi %[[BYTES]], %[[M15]] : vector<16xi8>
+// CHECK:     %[[BOTH:.*]] = vector.interleave %[[LOW]], %[[HIGH]] : vector<16xi8> -> vector<32xi8>
+// CHECK:     %[[W:.*]] = arith.extui %[[BOTH]] : vector<32xi8> to vector<32xi32>
 // CHECK-NOT: vector.shuffle
-// CHECK:     %[[V:.*]] = arith.uitofp %[[W]] : vector<16xi32> to vector<16xf32>
-// CHECK:     %[[R:.*]] = arith.mulf %[[V]], %[[SB]] : vector<16xf32>
-// CHECK:     %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<8x2xf32, {{.*}}> into memref<16xf32, {{.*}}>
-// CHECK:     vector.store %[[R]], %[[FLAT]][%{{.*}}] : memref<16xf32, {{.*}}>, vector<16xf32>
+// CHECK:     %[[V:.*]] = arith.uitofp %[[W]] : vector<32xi32> to vector<32xf32>
+// CHECK:     %[[R:.*]] = arith.mulf %[[V]], %[[SB]] : vector<32xf32>
+// CHECK:     %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<16x2xf32, {{.*}}> into memref<32xf32, {{.*}}>
+// CHECK:     vector.store %[[R]], %[[FLAT]][%{{.*}}] : memref<32xf32, {{.*}}>, vector<32xf32>
 // CHECK:   }
 // CHECK:   scf.for
 // CHECK:     linalg.generic
@@ -318,14 +320,14 @@ func.func @packed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>
 // Signed packed fields (dq-to-linalg's `(extui(b) << (28 - 4 * k)) >>s 28`): the low nibble
 // sign-extended in its byte (shifted up, then arithmetically down), the high one shifted down.
 // CHECK-LABEL: func.func @packed_signed
-// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<8xi8, {{.*}}>, vector<8xi8>
-// CHECK:     %[[C4:.*]] = arith.constant dense<4> : vector<8xi8>
-// CHECK:     %[[UP:.*]] = arith.shli %[[BYTES]], %[[C4]] : vector<8xi8>
-// CHECK:     %[[LOW:.*]] = arith.shrsi %[[UP]], %[[C4]] : vector<8xi8>
-// CHECK:     %[[HIGH:.*]] = arith.shrsi %[[BYTES]], %[[C4]] : vector<8xi8>
-// CHECK:     %[[BOTH:.*]] = vector.interleave %[[LOW]], %[[HIGH]] : vector<8xi8> -> vector<16xi8>
-// CHECK:     %[[W:.*]] = arith.extsi %[[BOTH]] : vector<16xi8> to vector<16xi32>
-// CHECK:     arith.sitofp %[[W]] : vector<16xi32> to vector<16xf32>
+// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
+// CHECK:     %[[C4:.*]] = arith.constant dense<4> : vector<16xi8>
+// CHECK:     %[[UP:.*]] = arith.shli %[[BYTES]], %[[C4]] : vector<16xi8>
+// CHECK:     %[[LOW:.*]] = arith.shrsi %[[UP]], %[[C4]] : vector<16xi8>
+// CHECK:     %[[HIGH:.*]] = arith.shrsi %[[BYTES]], %[[C4]] : vector<16xi8>
+// CHECK:     %[[BOTH:.*]] = vector.interleave %[[LOW]], %[[HIGH]] : vector<16xi8> -> vector<32xi8>
+// CHECK:     %[[W:.*]] = arith.extsi %[[BOTH]] : vector<32xi8> to vector<32xi32>
+// CHECK:     arith.sitofp %[[W]] : vector<32xi32> to vector<32xf32>
 // CHECK:     vector.store
 func.func @packed_signed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>) {
   %c4 = arith.constant 4 : i32
@@ -349,17 +351,17 @@ func.func @packed_signed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?
 // Four 2-bit fields per byte: cut from the bytes, then interleaved in the elements' order
 // (fields 0 and 2, 1 and 3, then those two).
 // CHECK-LABEL: func.func @packed_uint2
-// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<4xi8, {{.*}}>, vector<4xi8>
-// CHECK:     %[[S1:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<4xi8>
-// CHECK:     %[[S2:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<4xi8>
-// CHECK:     %[[F3:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<4xi8>
-// CHECK:     %[[F0:.*]] = arith.andi %[[BYTES]], %[[M:.*]] : vector<4xi8>
-// CHECK:     %[[F1:.*]] = arith.andi %[[S1]], %[[M]] : vector<4xi8>
-// CHECK:     %[[F2:.*]] = arith.andi %[[S2]], %[[M]] : vector<4xi8>
-// CHECK:     %[[E:.*]] = vector.interleave %[[F0]], %[[F2]] : vector<4xi8> -> vector<8xi8>
-// CHECK:     %[[O:.*]] = vector.interleave %[[F1]], %[[F3]] : vector<4xi8> -> vector<8xi8>
-// CHECK:     %[[ALL:.*]] = vector.interleave %[[E]], %[[O]] : vector<8xi8> -> vector<16xi8>
-// CHECK:     arith.extui %[[ALL]] : vector<16xi8> to vector<16xi32>
+// CHECK:     %[[BYTES:.*]] = vector.load %{{.*}} : memref<16xi8, {{.*}}>, vector<16xi8>
+// CHECK:     %[[S1:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<16xi8>
+// CHECK:     %[[S2:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<16xi8>
+// CHECK:     %[[F3:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<16xi8>
+// CHECK:     %[[F0:.*]] = arith.andi %[[BYTES]], %[[M:.*]] : vector<16xi8>
+// CHECK:     %[[F1:.*]] = arith.andi %[[S1]], %[[M]] : vector<16xi8>
+// CHECK:     %[[F2:.*]] = arith.andi %[[S2]], %[[M]] : vector<16xi8>
+// CHECK:     %[[E:.*]] = vector.interleave %[[F0]], %[[F2]] : vector<16xi8> -> vector<32xi8>
+// CHECK:     %[[O:.*]] = vector.interleave %[[F1]], %[[F3]] : vector<16xi8> -> vector<32xi8>
+// CHECK:     %[[ALL:.*]] = vector.interleave %[[E]], %[[O]] : vector<32xi8> -> vector<64xi8>
+// CHECK:     arith.extui %[[ALL]] : vector<64xi8> to vector<64xi32>
 func.func @packed_uint2(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x4xf32>) {
   %c2 = arith.constant 2 : i32
   %c3 = arith.constant 3 : i32
@@ -382,19 +384,19 @@ func.func @packed_uint2(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x
 // stand-in, uitofp) becomes a table lookup on the code (tagged dq.lookup_code): each lane's
 // magnitude extracted from the table at its code & 7, the code's bit 3 moved to the sign bit.
 // CHECK-LABEL: func.func @float4_lookup
-// CHECK:     %[[CODE:.*]] = arith.extui %{{.*}} {dq.lookup_code} : vector<16xi8> to vector<16xi32>
+// CHECK:     %[[CODE:.*]] = arith.extui %{{.*}} {dq.lookup_code} : vector<32xi8> to vector<32xi32>
 // CHECK:     %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 6.000000e+00]> : vector<8xf32>
-// CHECK:     %[[LANES:.*]] = arith.andi %[[CODE]], %{{.*}} : vector<16xi32>
-// CHECK:     %[[L0:.*]] = vector.extract %[[LANES]][0] : i32 from vector<16xi32>
+// CHECK:     %[[LANES:.*]] = arith.andi %[[CODE]], %{{.*}} : vector<32xi32>
+// CHECK:     %[[L0:.*]] = vector.extract %[[LANES]][0] : i32 from vector<32xi32>
 // CHECK:     %[[I0:.*]] = arith.index_cast %[[L0]] : i32 to index
 // CHECK:     %[[M0:.*]] = vector.extract %[[TABLE]][%[[I0]]] : f32 from vector<8xf32>
-// CHECK:     %[[MAG:.*]] = vector.from_elements %[[M0]], %{{.*}} : vector<16xf32>
-// CHECK:     %[[SIGN:.*]] = arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
-// CHECK:     %[[BITS:.*]] = arith.bitcast %[[MAG]] : vector<16xf32> to vector<16xi32>
-// CHECK:     %[[SIGNED:.*]] = arith.ori %[[BITS]], %[[SIGN]] : vector<16xi32>
-// CHECK:     %[[VALUE:.*]] = arith.bitcast %[[SIGNED]] : vector<16xi32> to vector<16xf32>
-// CHECK:     %[[R:.*]] = arith.mulf %[[VALUE]], %{{.*}} : vector<16xf32>
-// CHECK:     vector.store %[[R]], %{{.*}} : memref<16xf32, {{.*}}>, vector<16xf32>
+// CHECK:     %[[MAG:.*]] = vector.from_elements %[[M0]], %{{.*}} : vector<32xf32>
+// CHECK:     %[[SIGN:.*]] = arith.shli %{{.*}}, %{{.*}} : vector<32xi32>
+// CHECK:     %[[BITS:.*]] = arith.bitcast %[[MAG]] : vector<32xf32> to vector<32xi32>
+// CHECK:     %[[SIGNED:.*]] = arith.ori %[[BITS]], %[[SIGN]] : vector<32xi32>
+// CHECK:     %[[VALUE:.*]] = arith.bitcast %[[SIGNED]] : vector<32xi32> to vector<32xf32>
+// CHECK:     %[[R:.*]] = arith.mulf %[[VALUE]], %{{.*}} : vector<32xf32>
+// CHECK:     vector.store %[[R]], %{{.*}} : memref<32xf32, {{.*}}>, vector<32xf32>
 func.func @float4_lookup(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>) {
   %c4 = arith.constant 4 : i32
   %c15 = arith.constant 15 : i32
@@ -407,6 +409,53 @@ func.func @float4_lookup(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?
     %f = arith.shrui %w, %sh : i32
     %n = arith.andi %f, %c15 {dq.lookup_code} : i32
     %v = arith.uitofp %n {dq.lookup = dense<[0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]> : vector<8xf32>} : i32 to f32
+    %r = arith.mulf %v, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Without blocks a packed tile is 256 bytes of output (PACKED_TILE_BYTES): 32 bytes, 64 lanes,
+// with cached stores; in an `_nt` entry one line (8 bytes, 16 lanes), as every non-temporal tile.
+// CHECK-LABEL: func.func @packed_per_tensor
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C32:.*]] {
+// CHECK:     vector.load %{{.*}} : memref<32xi8, {{.*}}>, vector<32xi8>
+// CHECK:     vector.interleave %{{.*}}, %{{.*}} : vector<32xi8> -> vector<64xi8>
+// CHECK-NOT: nontemporal
+// CHECK:     vector.store %{{.*}}, %{{.*}} : memref<64xf32, {{.*}}>, vector<64xf32>
+// CHECK-LABEL: func.func @packed_per_tensor_nt
+// CHECK:     vector.load %{{.*}} : memref<8xi8, {{.*}}>, vector<8xi8>
+// CHECK:     vector.interleave %{{.*}}, %{{.*}} : vector<8xi8> -> vector<16xi8>
+// CHECK:     vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
+func.func @packed_per_tensor(%x: memref<?x?xi8>, %s: memref<f32>, %y: memref<?x?x2xf32>) {
+  %c4 = arith.constant 4 : i32
+  %c15 = arith.constant 15 : i32
+  linalg.generic {indexing_maps = [#x3, #t3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<f32>) outs(%y : memref<?x?x2xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i32
+    %sh = arith.muli %ki, %c4 : i32
+    %w = arith.extui %a : i8 to i32
+    %f = arith.shrui %w, %sh : i32
+    %n = arith.andi %f, %c15 : i32
+    %v = arith.uitofp %n : i32 to f32
+    %r = arith.mulf %v, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @packed_per_tensor_nt(%x: memref<?x?xi8>, %s: memref<f32>, %y: memref<?x?x2xf32>) attributes {dq.nontemporal} {
+  %c4 = arith.constant 4 : i32
+  %c15 = arith.constant 15 : i32
+  linalg.generic {indexing_maps = [#x3, #t3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<f32>) outs(%y : memref<?x?x2xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i32
+    %sh = arith.muli %ki, %c4 : i32
+    %w = arith.extui %a : i8 to i32
+    %f = arith.shrui %w, %sh : i32
+    %n = arith.andi %f, %c15 : i32
+    %v = arith.uitofp %n : i32 to f32
     %r = arith.mulf %v, %b : f32
     linalg.yield %r : f32
   }
