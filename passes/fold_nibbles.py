@@ -9,13 +9,16 @@ form's shifts back onto the byte where that is faster (its docstring).
 
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir, rewrite
-from mlir.dialects import arith, vector
+from mlir.dialects import arith, llvm, vector
 
 from dequant.dialect.walking import walk
 
 from . import Pass
 from .queries import erase_dead, integer_lanes, integer_value, splat_int
+
+MULTISHIFT = "llvm.x86.avx512.pmultishift.qb.512"  # vpmultishiftqb zmm (control, data)
 
 
 def _narrow_source(op):
@@ -148,6 +151,23 @@ def _interleaved(fields: list) -> ir.Value:
     return fields[0]
 
 
+def _byte_fields(b: ir.Value, k: int, bits: int, mask: int, signed: bool) -> list:
+    """The k fields of bytes `b`, each in its byte: signed, field j shifted to the top of the byte,
+    then arithmetically down; unsigned, shifted to the bottom, then masked (the last needs no
+    mask)."""
+    made = {}
+
+    def splat(v: int) -> ir.Value:
+        if v not in made:
+            made[v] = splat_int(b.type, v)
+        return made[v]
+
+    if signed:
+        return [arith.shrsi(arith.shli(b, splat(8 - bits * (j + 1))) if j < k - 1 else b, splat(8 - bits)) for j in range(k)]
+    fields = [arith.shrui(b, splat(bits * j)) if j else b for j in range(k)]
+    return [arith.andi(f, splat(mask)) if j < k - 1 else f for j, f in enumerate(fields)]
+
+
 def _fields(wide, ext_name: str, shifts) -> tuple | None:
     """(b, k) when `wide` = `ext(shuffle b [each byte k times])` (ext_name) and lane i of `shifts`
     is shifts(i % k); else None."""
@@ -159,7 +179,36 @@ def _fields(wide, ext_name: str, shifts) -> tuple | None:
     return (b, k) if shifts is not None and shifts == [shifts[i % k] for i in range(len(shifts))] else None
 
 
-def fields_in_bytes(root) -> None:
+def _multishifted(b: ir.Value, bits: int, lanes: int, signed: bool, t: ir.Type) -> ir.Value:
+    """The `lanes` fields of bytes `b` (`bits` each, lane i at bit bits * i of the bytes) as i32
+    vector `t`, 16 lanes at a time: the qword holding their fields broadcast to 512 bits, one
+    `vpmultishiftqb` putting field j's byte-wide window (the 8 bits ending at its last bit) at
+    the top of i32 lane j, then one shift down by 32 - bits (arithmetic for a signed field)."""
+    i8, i32, i64 = (ir.IntegerType.get_signless(w) for w in (8, 32, 64))
+    qwords = vector.bitcast(ir.VectorType.get([ir.VectorType(b.type).shape[0] // 8], i64), b)
+    window = ir.VectorType.get([64], i8)
+    down = None
+    controls, groups = {}, []
+    for g in range(lanes // 16):
+        q, first = divmod(bits * 16 * g, 64)  # the 16 fields' qword, their first bit in it
+        if first not in controls:
+            control = np.zeros(64, np.int8)
+            control[3::4] = [(first + bits * (j + 1) - 8) % 64 for j in range(16)]  # byte 3 of lane j
+            controls[first] = arith.constant(window, ir.DenseElementsAttr.get(control, type=window))
+        data = vector.bitcast(window, vector.broadcast(ir.VectorType.get([8], i64), vector.extract(qwords, [], [q])))
+        moved = llvm.call_intrinsic(window, MULTISHIFT, [controls[first], data], [], [])
+        top = vector.bitcast(ir.VectorType.get([16], i32), moved)
+        down = down or splat_int(top.type, 32 - bits)
+        groups.append(arith.shrsi(top, down) if signed else arith.shrui(top, down))
+    while len(groups) > 1:  # concatenated in order
+        pairs = [(groups[i], groups[i + 1]) for i in range(0, len(groups) - 1, 2)]
+        n = [ir.VectorType(x.type).shape[0] + ir.VectorType(y.type).shape[0] for x, y in pairs]
+        groups = [vector.shuffle(x, y, list(range(m))) for (x, y), m in zip(pairs, n)] + groups[len(pairs) * 2 :]
+    assert groups[0].type == t
+    return groups[0]
+
+
+def fields_in_bytes(root, multishift: bool = False) -> None:
     """A packed tile's fields, computed on each byte repeated per field and widened (`ext(shuffle
     b [each byte k times])`, lane i holding field i % k of byte i / k, the first field in the low
     bits), are computed on the bytes, then interleaved and widened once:
@@ -168,7 +217,14 @@ def fields_in_bytes(root) -> None:
     - unsigned, `(extui(..) >>u bits * (i % k)) & (2^bits - 1)`:
       `extui(interleave(f_0, ..))`, f_j = `(b >>u bits * j) & (2^bits - 1)`.
     k byte shifts for k fields (`vgf2p8affineqb` with GFNI), where the wide form shifts every 16
-    lanes of i32: int4 blocked-32 packed 1.04-1.11x faster (docs/performance.md)."""
+    lanes of i32: int4 blocked-32 packed 1.04-1.11x faster (docs/performance.md).
+
+    With `multishift` (AVX-512 VBMI: dq-target-features' `dq.avx512vbmi`), an i32 result of a
+    multiple of 16 lanes from whole qwords of bytes is made by `_multishifted` instead: one
+    `vpmultishiftqb` (its 8 bytes broadcast from memory) and one shift per 16 lanes, no
+    interleave, no widening shuffle (docs/performance.md, "Packed fields by vpmultishiftqb").
+    Not where every use truncates the result (a packed zero point unpacked to bytes: the byte
+    form stays in bytes)."""
     found = []
 
     def visit(o):
@@ -195,22 +251,16 @@ def fields_in_bytes(root) -> None:
             continue
         if not signed and c != (1 << bits) - 1:
             continue
+        n = ir.VectorType(top.result.type).shape[0]
+        wide = multishift and width == 32 and n % 16 == 0 and ir.VectorType(b.type).shape[0] % 8 == 0
+        wide = wide and not all(u.owner.name == "arith.trunci" for u in top.result.uses)
         with ir.InsertionPoint(top), top.location:
-            made = {}
-
-            def splat(v: int) -> ir.Value:
-                if v not in made:
-                    made[v] = splat_int(b.type, v)
-                return made[v]
-
-            if signed:  # field j shifted to the top of the byte, then down
-                fields = [arith.shrsi(arith.shli(b, splat(8 - bits * (j + 1))) if j < k - 1 else b, splat(8 - bits)) for j in range(k)]
-            else:  # field j shifted to the bottom, then masked (the last needs no mask)
-                fields = [arith.shrui(b, splat(bits * j)) if j else b for j in range(k)]
-                fields = [arith.andi(f, splat(c)) if j < k - 1 else f for j, f in enumerate(fields)]
-            value = (arith.extsi if signed else arith.extui)(top.result.type, _interleaved(fields))
-            for name in [n for n in top.attributes if n.startswith("dq.")]:  # tags (dq.field_code, dq.lookup_code): the value's
-                value.owner.attributes[name] = top.attributes[name]
+            if wide:
+                value = _multishifted(b, bits, n, signed, top.result.type)
+            else:
+                value = (arith.extsi if signed else arith.extui)(top.result.type, _interleaved(_byte_fields(b, k, bits, c, signed)))
+            for tag in [a for a in top.attributes if a.startswith("dq.")]:  # tags (dq.field_code, dq.lookup_code): the value's
+                value.owner.attributes[tag] = top.attributes[tag]
         top.result.replace_all_uses_with(value)
         matched.append(top)
     erase_dead([top.result for top in matched], _side_effect_free)  # once every match is rewritten: `found` holds no erased op

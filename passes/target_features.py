@@ -11,10 +11,14 @@ schedules depend on (the ExecutionEngine and `--emit=object` compile for this ho
 `dq.avx512bf16` (unit attribute): the host also has AVX-512DQ and AVX512_BF16. dq-vectorize then
 rounds f32 -> bf16 with `vcvtne2ps2bf16` in every tile whose values are neither NaN nor subnormal
 (`vfpclassps` tests them; such a tile takes the exact rounding above).
+`dq.avx512vbmi` (unit attribute): the host has AVX-512F, BW and VBMI. dq-vectorize then cuts
+packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 lanes
+(`fold_nibbles.fields_in_bytes`).
+
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine.
 
-A module holding either attribute already (set by hand, e.g. in a test) is left as it is.
+A module holding any of these attributes already (set by hand, e.g. in a test) is left as it is.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from . import Pass
 
 AVX512BW = "dq.avx512bw"
 AVX512BF16 = "dq.avx512bf16"
+AVX512VBMI = "dq.avx512vbmi"
+TAGS = (AVX512BW, AVX512BF16, AVX512VBMI)
 
 
 def _features() -> dict:
@@ -51,14 +57,18 @@ def host_has_avx512bf16() -> bool:
     return host_has_avx512bw() and bool(f.get("AVX512DQ") and f.get("AVX512BF16"))
 
 
+def host_has_avx512vbmi() -> bool:
+    """AVX-512F, BW and VBMI on this host (False where numpy does not say)."""
+    return host_has_avx512bw() and bool(_features().get("AVX512VBMI"))
+
+
 def run(op) -> bool:
-    if op.name != "builtin.module" or AVX512BW in op.attributes or AVX512BF16 in op.attributes:
+    if op.name != "builtin.module" or any(tag in op.attributes for tag in TAGS):
         return True  # tagged by hand (a test) or already
-    if host_has_avx512bw():
-        op.attributes[AVX512BW] = ir.UnitAttr.get()
-    if host_has_avx512bf16():
-        op.attributes[AVX512BF16] = ir.UnitAttr.get()
+    for tag, present in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi())):
+        if present:
+            op.attributes[tag] = ir.UnitAttr.get()
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16)", run)
+PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi)", run)

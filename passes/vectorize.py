@@ -34,6 +34,9 @@ schedule lives in its own module, never in the payload):
     [python] lookups                          a 4-bit float's decode -> a table lookup
     apply_patterns {transfers unrolled to rank 1 (a tile of rows `unroll_rows` left whole), lower
                     transfers to rank 1, canonicalization}
+    [python] fields cut from bytes            a packed tile's fields from its bytes, interleaved and
+                                              widened once; on dq.avx512vbmi one vpmultishiftqb and
+                                              one shift per 16 i32 lanes (`fields_in_bytes`)
     [python] sign extension in bytes          a 4-bit field sign-extended in its byte, then widened
                                               (`sign_extend_in_bytes`)
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
@@ -75,7 +78,7 @@ from dequant.dialect.walking import walk
 from . import Pass
 from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
-from .target_features import AVX512BF16, AVX512BW
+from .target_features import AVX512BF16, AVX512BW, AVX512VBMI, TAGS
 from .queries import MEMREF_VIEWS, constant_int, integer_value, ops_named, splat_int
 
 TARGET = "dq.vector_target"
@@ -1188,6 +1191,8 @@ def results(op) -> tuple:
 
 def run(op) -> bool:
     plans, modes = [], []
+    module = _enclosing(op, "builtin.module")
+    avx512bw, avx512bf16, avx512vbmi = (module is not None and tag in module.attributes for tag in (AVX512BW, AVX512BF16, AVX512VBMI))
     written, temporaries = results(op)
     for g in written:
         p = plan(g)
@@ -1228,9 +1233,6 @@ def run(op) -> bool:
                     simplify_block_maps(g)
                     tiles.append(_enclose(g, modes[i]))
         _vectorize(op)
-        module = _enclosing(op, "builtin.module")
-        avx512bw = module is not None and AVX512BW in module.attributes
-        avx512bf16 = module is not None and AVX512BF16 in module.attributes
         for t in tiles:
             unroll_rows(t)
             flatten_loads(t)
@@ -1240,7 +1242,7 @@ def run(op) -> bool:
                 bf16_rounding(t, convert=avx512bf16)
             lookups(t)
         _lower(op)
-    fields_in_bytes(op)
+    fields_in_bytes(op, multishift=avx512vbmi)
     sign_extend_in_bytes(op)
     for t in tiles:
         annotate(t)
@@ -1268,7 +1270,7 @@ def _inline(region) -> None:
 def _clean(op) -> None:
     """Drop the schedule's tags, and dq-nontemporal-entries' and dq-target-features' (this pass
     consumed them)."""
-    for tag in (AVX512BW, AVX512BF16):
+    for tag in TAGS:
         if op.name == "builtin.module" and tag in op.attributes:  # run on a module (dq-to-llvm): consumed
             del op.attributes[tag]
 

@@ -218,6 +218,40 @@ def test_row_splits_with_packed_zero_points(name, granularity):
     assert_exact(call(), onnx_reference(x, s, zp, 25 if name == "uint2" else 21, **attrs))
 
 
+WHOLE_TILES = [
+    ("per-tensor", (3, 512), {}, ()),
+    ("per-axis-last", (3, 512), {"axis": 1}, (512,)),
+    ("blocked-32", (3, 512), {"axis": 1, "block_size": 32}, (3, 16)),
+    ("blocked-128", (3, 512), {"axis": 1, "block_size": 128}, (3, 4)),
+]
+
+
+@pytest.mark.parametrize("nontemporal", [False, True], ids=["cached", "nontemporal"])
+@pytest.mark.parametrize("multishift", [False, True], ids=["byte-fields", "multishift"])
+@pytest.mark.parametrize("granularity", WHOLE_TILES, ids=lambda g: g[0])
+@pytest.mark.parametrize("name", ["int4", "uint4", "float4e2m1", "int2", "uint2"])
+def test_fields_both_ways(name, granularity, multishift, nontemporal, monkeypatch):
+    """Rows of whole tiles, so the vector loops (not only LLVM's remainders) compute every value:
+    the fields cut in bytes and interleaved (any host), and by vpmultishiftqb (AVX-512 VBMI hosts,
+    dq-target-features' dq.avx512vbmi), through both entry points, exact against onnx."""
+    from dequant.passes import target_features
+
+    if multishift and not target_features.host_has_avx512vbmi():
+        pytest.skip("the host has no AVX-512 VBMI: vpmultishiftqb is never emitted")
+    monkeypatch.setattr(target_features, "host_has_avx512vbmi", lambda: multishift)
+    _, shape, attrs, sshape = granularity
+    dtype = SUB_BYTE[name]
+    rng = np.random.default_rng([len(name), len(granularity[0])])
+    x = values(rng, dtype, shape)
+    scale = (rng.uniform(0.5, 1, sshape) * np.exp2(rng.integers(-6, 6, sshape))).astype(np.float32)
+    zp = None if name == "float4e2m1" else values(rng, dtype, sshape)
+    runtime = Runtime(1)
+    runtime.nontemporal_min_bytes = 0 if nontemporal else 1 << 62
+    f = runtime.function("onnx_dequantize_linear")
+    want = onnx_reference(x, scale, zp, 25 if name in ("int2", "uint2") else 23, **attrs)
+    assert_exact(f(dequant.pack(x), scale, None if zp is None else dequant.pack(zp), **attrs), want)
+
+
 def test_jit_packed_arguments():
     src = """func.func @f(%x: tensor<?x?xui4>, %s: tensor<?xf32>, %z: tensor<?xui4>) -> tensor<?x?xf32> {
       %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {axis = 1 : i64} : (tensor<?x?xui4>, tensor<?xf32>, tensor<?xui4>) -> tensor<?x?xf32>
