@@ -7,6 +7,7 @@ text, a dq pass as a Python pass that runs on every op of its anchor (e.g. each 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from mlir import ir, passmanager
@@ -142,25 +143,46 @@ def _python_pass(p, anchor: str | None):
     return run
 
 
+# upstream's refusal of an op-specific pass (e.g. lower-quant-ops, on func.func) added at the top
+_RESTRICTED = re.compile(r"Can't add pass '[^']*' restricted to '([\w.]+)'")
+
 # dq passes run before an upstream pass that would kill the process on input it does not expect
-# (found by fuzzing: one-shot-bufferize on a tensor of !quant.uniform).
-GUARDS = {"one-shot-bufferize": "dq-check-lowerable"}
+# (found by fuzzing: one-shot-bufferize on a tensor of !quant.uniform, lower-quant-ops on a cast of
+# !quant.any), on the same ops as that pass (nested under the same anchors).
+GUARDS = {"one-shot-bufferize": "dq-check-lowerable", "lower-quant-ops": "dq-check-quant-lowerable"}
 
 
 def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str], context=None) -> None:
     """Add elements nested under the anchors `prefix` (ops inside the top-level module)."""
     upstream: list[str] = []
 
+    def nested(texts: list[str]) -> str:
+        text = ",".join(texts)
+        for anchor in reversed(prefix):
+            text = f"{anchor}({text})"
+        return text
+
+    def add(texts: list[str]) -> None:
+        try:
+            pm.add(nested(texts))
+        except ValueError as e:  # upstream's message: "MLIR Textual PassPipeline Parser:1:1: error: ..."
+            first = str(e).strip().splitlines()[0]
+            restricted = _RESTRICTED.search(first)
+            if restricted and len(texts) > 1:  # one of them op-specific: each on its own
+                for t in texts:
+                    add([t])
+                return
+            if restricted and not prefix:  # an op-specific pass at the top: nested on its ops, as mlir-opt does
+                try:
+                    pm.add(f"{restricted.group(1)}({texts[0]})")
+                    return
+                except ValueError:
+                    pass
+            raise PipelineError(first.split("error: ", 1)[-1], _unknown(texts, prefix, context)) from None
+
     def flush():
         if upstream:
-            text = ",".join(upstream)
-            for anchor in reversed(prefix):
-                text = f"{anchor}({text})"
-            try:
-                pm.add(text)
-            except ValueError as e:  # upstream's message: "MLIR Textual PassPipeline Parser:1:1: error: ..."
-                first = str(e).strip().splitlines()[0]
-                raise PipelineError(first.split("error: ", 1)[-1], _unknown(upstream, prefix, context)) from None
+            add(upstream)
             upstream.clear()
 
     for el in elements:
@@ -170,10 +192,10 @@ def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]
                 _add(pm, el.children, prefix + [el.name], context)
             else:
                 upstream.append(el.spelled())
-        elif el.name in GUARDS and not prefix:
+        elif el.name in GUARDS:
             flush()
             p = PASSES[GUARDS[el.name]]
-            pm.add(_python_pass(p, None), name=p.name, argument=p.name, description=p.description)
+            pm.add(_python_pass(p, prefix[-1] if prefix else None), name=p.name, argument=p.name, description=p.description)
             upstream.append(el.spelled())
         elif el.name in PASSES:
             if el.options:
@@ -210,9 +232,10 @@ def _unknown(texts: list[str], prefix: list[str], context) -> str | None:
 
 
 def _has_python(el: Element) -> bool:
+    """Whether `el` holds a dq pass or an upstream pass with a guard (GUARDS)."""
     if el.children is not None:
         return any(_has_python(c) for c in el.children)
-    return el.name in PASSES
+    return el.name in PASSES or el.name in GUARDS
 
 
 def build(text: str, context: ir.Context | None = None) -> passmanager.PassManager:
