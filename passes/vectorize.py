@@ -45,8 +45,9 @@ T is 64 bytes of output (one cache line), or, when scales are blocked along the 
 of the block (the block's scale is then loaded once per tile), at most 512 bytes of output; for
 packed data 256 bytes of output (PACKED_TILE_BYTES: its fields cut from 32-64 bytes at once, and a
 4-bit float's table built once per 4 vectors), or a divisor of the block up to that. With
-non-temporal stores every tile is at most one line (NT_MAX_TILE_BYTES). In a `dq.nontemporal`
-function a generic is versioned first:
+non-temporal stores every tile is at most one line (NT_MAX_TILE_BYTES), but 4 lines for f16
+values taken from a per-tile table (NT_TABLE_TILE_BYTES, `_nt_table_tile`). In a
+`dq.nontemporal` function a generic is versioned first:
 
     scf.if (out % 16 == 0 and row bytes % 16 == 0) { generic (stores declared 16-byte aligned) }
     else { generic (stores with the element's alignment) }
@@ -102,6 +103,7 @@ PLAIN, NT, NT16, NT64 = "plain", "nt", "nt16", "nt64"
 ROWS = 4  # rows per tile when an operand is shared by the rows (`_row_tile`)
 LLVM_BLOCKS_FROM = 64  # blocks along the columns this long or longer: LLVM's on the cached-store path
 TABLE_MIN_CHUNKS = 4  # a per-tile table only for tiles of 4 or more 512-bit vectors (docs/performance.md)
+NT_TABLE_TILE_BYTES = TABLE_MIN_CHUNKS * LINE  # non-temporal tiles of f16 values from a per-tile table (`_nt_table_tile`)
 
 
 @dataclass
@@ -1200,7 +1202,7 @@ def run(op) -> bool:
         if p is None or f is None:
             continue
         if NONTEMPORAL in f.attributes:
-            p = _at_most(p, NT_MAX_TILE_BYTES)
+            p = _at_most(p, NT_TABLE_TILE_BYTES if avx512bw and _nt_table_tile(p) else NT_MAX_TILE_BYTES)
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
                 if _line_eligible(p):
@@ -1249,6 +1251,24 @@ def run(op) -> bool:
         _inline(t)
     _clean(op)
     return True
+
+
+def _nt_table_tile(p: Plan) -> bool:
+    """Whether `p`'s non-temporal tiles may be NT_TABLE_TILE_BYTES: an f16 output computed from a
+    packed 4-bit code (an op tagged dq.field_code) and otherwise from values the same across a
+    tile (no input but one reads the tiled dim itself: per-tensor, blocked or grouped scales), so
+    that `tables` replaces the tile's arithmetic by a per-tile table, which needs TABLE_MIN_CHUNKS
+    vectors. Measured on OpenPPL's int4x4 (f16, groups of 128), one thread, 4-line / 1-line
+    tiles: 1.36-1.54x faster at 4M-64M (two threads 1.04-1.23x); f32 outputs, memory bound, gain
+    nothing from it (0.91-1.06x), so their non-temporal tiles stay one line (docs/performance.md)."""
+    g = p.generic
+    out = ir.MemRefType(g.operands[len(g.operands) - 1].type).element_type
+    if not isinstance(out, ir.F16Type):
+        return False
+    if not any(FIELD_CODE in o.attributes for o in g.regions[0].blocks[0].operations):
+        return False
+    plain = [m for m in _maps(g)[:-1] if any(isinstance(r, ir.AffineDimExpr) and ir.AffineDimExpr(r).position == p.vdim for r in m.results)]
+    return len(plain) <= 1
 
 
 def _at_most(p: Plan, nbytes: int) -> Plan:

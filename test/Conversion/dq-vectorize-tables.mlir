@@ -206,3 +206,54 @@ module attributes {dq.avx512bw, dq.avx512bf16} {
     return
   }
 }
+
+// -----
+
+// In a non-temporal entry the same group's tiles are 4 lines (128 f16, NT_TABLE_TILE_BYTES), so
+// the table still serves 4 permutes; without a table (f32 outputs, or no dq.field_code) every
+// non-temporal tile is one line.
+// CHECK-LABEL: func.func @group_of_128_nt
+// CHECK:     vector.load %{{.*}} : memref<128xi16, {{.*}}>, vector<128xi16>
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"
+// CHECK:     vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<128xf16, {{.*}}>, vector<128xf16>
+// CHECK-LABEL: func.func @group_of_128_f32_nt
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK:     vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#g = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
+module attributes {dq.avx512bw} {
+  func.func @group_of_128_nt(%x: memref<?x?xi16>, %s: memref<?x?xf16>, %y: memref<?x?xf16>) attributes {dq.nontemporal} {
+    %c4 = arith.constant 4 : i32
+    %c8 = arith.constant 8 : i32
+    %c15 = arith.constant 15 : i32
+    linalg.generic {indexing_maps = [#x, #g, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi16>, memref<?x?xf16>) outs(%y : memref<?x?xf16>) {
+    ^bb0(%a: i16, %b: f16, %o: f16):
+      %w = arith.extui %a : i16 to i32
+      %f = arith.shrui %w, %c4 : i32
+      %n = arith.andi %f, %c15 {dq.field_code = 4 : i32} : i32
+      %q = arith.subi %n, %c8 : i32
+      %v = arith.sitofp %q : i32 to f32
+      %sf = arith.extf %b : f16 to f32
+      %r = arith.mulf %v, %sf : f32
+      %h = arith.truncf %r : f32 to f16
+      linalg.yield %h : f16
+    }
+    return
+  }
+  func.func @group_of_128_f32_nt(%x: memref<?x?xi16>, %s: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
+    %c4 = arith.constant 4 : i32
+    %c8 = arith.constant 8 : i32
+    %c15 = arith.constant 15 : i32
+    linalg.generic {indexing_maps = [#x, #g, #x], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi16>, memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+    ^bb0(%a: i16, %b: f32, %o: f32):
+      %w = arith.extui %a : i16 to i32
+      %f = arith.shrui %w, %c4 : i32
+      %n = arith.andi %f, %c15 {dq.field_code = 4 : i32} : i32
+      %q = arith.subi %n, %c8 : i32
+      %v = arith.sitofp %q : i32 to f32
+      %r = arith.mulf %v, %b : f32
+      linalg.yield %r : f32
+    }
+    return
+  }
+}
