@@ -103,17 +103,21 @@ GRANULARITIES = [
 ]
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES, ids=lambda g: g[0])
-@pytest.mark.parametrize("name", ["int4", "uint4", "float4e2m1", "int2", "uint2"])
-def test_onnx_packed_against_the_reference(name, granularity):
+def onnx_case(name, granularity) -> tuple:
+    """(x, scale, zero point or None, attrs, onnx's reference output) of a packed type's case."""
     _, shape, attrs, sshape = granularity
     dtype = SUB_BYTE[name]
     rng = np.random.default_rng([len(name), len(granularity[0])])
     x = values(rng, dtype, shape)
     scale = (rng.uniform(0.5, 1, sshape) * np.exp2(rng.integers(-6, 6, sshape))).astype(np.float32)
     zp = None if name == "float4e2m1" else values(rng, dtype, sshape)
-    opset = 25 if name in ("int2", "uint2") else 23
-    want = onnx_reference(x, scale, zp, opset, **attrs)
+    return x, scale, zp, attrs, onnx_reference(x, scale, zp, 25 if name in ("int2", "uint2") else 23, **attrs)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES, ids=lambda g: g[0])
+@pytest.mark.parametrize("name", ["int4", "uint4", "float4e2m1", "int2", "uint2"])
+def test_onnx_packed_against_the_reference(name, granularity):
+    x, scale, zp, attrs, want = onnx_case(name, granularity)
     packed_zp = None if zp is None else dequant.pack(zp)
     assert_exact(ops.onnx_dequantize_linear(dequant.pack(x), scale, zp, **attrs), want)
     assert_exact(ops.onnx_dequantize_linear(dequant.pack(x), scale, packed_zp, **attrs), want)
@@ -239,16 +243,10 @@ def test_fields_both_ways(name, granularity, multishift, nontemporal, monkeypatc
     if multishift and not target_features.host_has_avx512vbmi():
         pytest.skip("the host has no AVX-512 VBMI: vpmultishiftqb is never emitted")
     monkeypatch.setattr(target_features, "host_has_avx512vbmi", lambda: multishift)
-    _, shape, attrs, sshape = granularity
-    dtype = SUB_BYTE[name]
-    rng = np.random.default_rng([len(name), len(granularity[0])])
-    x = values(rng, dtype, shape)
-    scale = (rng.uniform(0.5, 1, sshape) * np.exp2(rng.integers(-6, 6, sshape))).astype(np.float32)
-    zp = None if name == "float4e2m1" else values(rng, dtype, sshape)
+    x, scale, zp, attrs, want = onnx_case(name, granularity)
     runtime = Runtime(1)
     runtime.nontemporal_min_bytes = 0 if nontemporal else 1 << 62
     f = runtime.function("onnx_dequantize_linear")
-    want = onnx_reference(x, scale, zp, 25 if name in ("int2", "uint2") else 23, **attrs)
     assert_exact(f(dequant.pack(x), scale, None if zp is None else dequant.pack(zp), **attrs), want)
 
 
