@@ -15,8 +15,8 @@ from mlir.dialects import quant
 from dequant.dialect.walking import walk
 
 from . import Pass
+from .from_quant import UNIFORM
 
-UNIFORM = (quant.UniformQuantizedType, quant.UniformQuantizedPerAxisType, quant.UniformQuantizedSubChannelType)
 CASTS = {"quant.dcast": "operand", "quant.qcast": "result"}  # where each cast's quantized type is
 
 

@@ -248,11 +248,7 @@ def plan(g) -> Plan | None:
     longest = (PACKED_TILE_BYTES if inner > 1 else MAX_TILE_BYTES if divide else LINE) // row
     while inner > 1 and columns is not None and columns < longest and longest * row > LINE:
         longest //= 2  # a packed row shorter than the long tile: a shorter one (at least a line)
-    if divide:
-        fits = [t for t in range(1, min(divide, longest) + 1) if divide % t == 0]  # divide may be ~2^63
-        tile = max(fits) if fits else 0
-    else:
-        tile = max(1, longest)
+    tile = _divisor_at_most(longest, divide) if divide else max(1, longest)
     if tile * row < MIN_TILE_BYTES:
         return None
     if columns is not None and columns < tile:
@@ -1276,7 +1272,12 @@ def _at_most(p: Plan, nbytes: int) -> Plan:
     if p.tile_bytes <= nbytes:
         return p
     longest = max(1, nbytes // (p.inner * p.elem_bytes))
-    return replace(p, tile=max(t for t in range(1, longest + 1) if not p.block or p.block % t == 0))
+    return replace(p, tile=_divisor_at_most(longest, p.block) if p.block else longest)
+
+
+def _divisor_at_most(n: int, block: int) -> int:
+    """The largest divisor of `block` up to `n` (0 when n < 1); `block` may be ~2^63."""
+    return max((t for t in range(1, min(block, n) + 1) if block % t == 0), default=0)
 
 
 def _inline(region) -> None:
