@@ -1255,7 +1255,7 @@ def _nt_table_tile(p: Plan) -> bool:
     tile (no input but one reads the tiled dim itself: per-tensor, blocked or grouped scales), so
     that `tables` replaces the tile's arithmetic by a per-tile table, which needs TABLE_MIN_CHUNKS
     vectors. Measured on OpenPPL's int4x4 (f16, groups of 128), one thread, 4-line / 1-line
-    tiles: 1.36-1.54x faster at 4M-64M (two threads 1.04-1.23x); f32 outputs, memory bound, gain
+    tiles: 1.35-1.54x faster at 4M-64M (two threads 1.04-1.23x); f32 outputs, memory bound, gain
     nothing from it (0.91-1.06x), so their non-temporal tiles stay one line (docs/performance.md)."""
     g = p.generic
     out = ir.MemRefType(g.operands[len(g.operands) - 1].type).element_type
