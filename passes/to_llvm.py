@@ -24,6 +24,7 @@ FLOATS_TO_SUPPORTED = [
     "arith-expand{include-bf16=true include-f8e8m0=true include-f4e2m1=true}",
 ]
 
+WIDEN_SCALES_ONCE = "dq-widen-scales-once"  # an f16/bf16 scale the rows share, widened to f32 once per call
 NONTEMPORAL_ENTRIES = "dq-nontemporal-entries"  # <name>_nt beside <name>: the caller picks one per call
 
 LOWERING = (
@@ -40,6 +41,7 @@ LOWERING = (
         "dq-emit-c-interface",
         "dq-copies-to-loops",
         NONTEMPORAL_ENTRIES,
+        WIDEN_SCALES_ONCE,
         "dq-target-features",  # the host's permutes: dq-vectorize's per-tile tables
         "dq-vectorize",  # transform schedules: every generic of <name>_nt, bf16 and packed ones of <name>
         "func.func(convert-linalg-to-loops)",  # the rest, and the partial tiles
