@@ -97,6 +97,16 @@ def onnx_i8_per_axis_bf16(rng, rows, cols):
     return ops.onnx_dequantize_linear, (x, s, z), {"axis": 1}, BF16, want
 
 
+def onnx_i8_per_axis_f16(rng, rows, cols):
+    """An f16 scale along the columns: widened to f32 once per call (dq-widen-scales-once), in
+    both entries."""
+    x = rng.integers(-128, 128, (rows, cols), dtype=np.int8)
+    s, z = _scales(rng, cols, np.float16), rng.integers(-128, 128, cols, dtype=np.int8)
+    d = x.astype(np.int32) - z  # exact; then one f32 product, rounded once to f16
+    want = (d.astype(np.float32) * s.astype(np.float32)).astype(np.float16)
+    return ops.onnx_dequantize_linear, (x, s, z), {"axis": 1}, F16, want
+
+
 def onnx_i4_packed_block32(rng, rows, cols):
     """int4 data packed two per byte (dequant.Packed), read in place: whole-byte rows take the
     [rows, bytes, 2] tiles, odd rows the element-wise read."""
@@ -155,7 +165,7 @@ def pmx_int4x4_g128(rng, rows, cols):
 
 
 CASES = [onnx_i8_per_axis, onnx_u4_block32_f16, onnx_f8_per_tensor_bf16, onnx_i16_axis0, onednn_s32_zps,
-         ngraph_axes01, pmx_int4x4_zp, onnx_i8_per_axis_bf16, onnx_i4_packed_block32, onnx_f4_packed_per_tensor,
+         ngraph_axes01, pmx_int4x4_zp, onnx_i8_per_axis_bf16, onnx_i8_per_axis_f16, onnx_i4_packed_block32, onnx_f4_packed_per_tensor,
          onnx_i4_packed_per_axis, onnx_u2_packed_per_axis, pmx_int4x4, pmx_int4x4_g128]  # fmt: skip
 
 

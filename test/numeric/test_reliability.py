@@ -354,11 +354,32 @@ def test_jit_refuses_text_mlir_parser_aborts_on(text, words):
 # --- the kernels' temporaries are freed ------------------------------------------------------------
 
 
-def test_packed_zero_point_temporary_is_freed():
-    """A packed zero point is unpacked into a temporary each call (and packed x's rows are viewed
-    through a shape buffer); bufferization allocated both and nothing freed them: 64 KiB leaked
-    per call here. dq-free-temporaries frees them. Run in a child process, which reads its own
-    resident size (Linux /proc) before and after 2000 bound calls."""
+TEMPORARIES = {
+    # a packed zero point unpacked (and packed x's rows viewed through a shape buffer): 64 KiB a call
+    "packed_zero_point": """
+        x = dequant.pack(rng.integers(-8, 8, (512, 4096)).astype(ml_dtypes.int4))
+        s = rng.random((512, 128), dtype=np.float32)
+        z = dequant.pack(rng.integers(-8, 8, (512, 128)).astype(ml_dtypes.int4))
+        out = np.empty((512, 4096), np.float32)
+        call = ops.bind(ops.onnx_dequantize_linear, x, s, z, axis=1, block_size=32, out=out)
+    """,
+    # an f16 per-axis scale widened to f32 (dq-widen-scales-once): 64 KiB a call
+    "widened_scale": """
+        x = rng.integers(-128, 128, (64, 16384)).astype(np.int8)
+        s = rng.random(16384, dtype=np.float32).astype(np.float16)
+        out = np.empty((64, 16384), np.float16)
+        call = ops.bind(ops.onnx_dequantize_linear, x, s, axis=1, out=out)
+    """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(TEMPORARIES))
+def test_temporaries_are_freed(case):
+    """A kernel's temporaries (a packed zero point unpacked each call, packed x's rows viewed
+    through a shape buffer, a 16-bit scale widened once per call) are freed before it returns:
+    bufferization allocated the first two and nothing freed them (64 KiB leaked per call until
+    dq-free-temporaries); dq-widen-scales-once frees its own. Run in a child process, which reads
+    its own resident size (Linux /proc) before and after 2000 bound calls."""
     if not os.path.exists("/proc/self/statm"):
         pytest.skip("reads the resident size from /proc/self/statm (Linux)")
     r = run_isolated(
@@ -367,11 +388,9 @@ def test_packed_zero_point_temporary_is_freed():
         import ml_dtypes, numpy as np, dequant
         from dequant import ops
         rng = np.random.default_rng(0)
-        x = dequant.pack(rng.integers(-8, 8, (512, 4096)).astype(ml_dtypes.int4))
-        s = rng.random((512, 128), dtype=np.float32)
-        z = dequant.pack(rng.integers(-8, 8, (512, 128)).astype(ml_dtypes.int4))
-        out = np.empty((512, 4096), np.float32)
-        call = ops.bind(ops.onnx_dequantize_linear, x, s, z, axis=1, block_size=32, out=out)
+        """
+        + TEMPORARIES[case]
+        + """
         def resident():
             return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         call()
