@@ -140,6 +140,11 @@ def _maps(g) -> list:
     return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 
+def _output(g) -> ir.Value:
+    """The buffer a bufferized generic `g` writes: its one output, its last operand."""
+    return g.operands[len(g.operands) - 1]
+
+
 def _bits(t: ir.Type) -> int | None:
     for cls in (ir.FloatType, ir.IntegerType):
         try:
@@ -208,7 +213,7 @@ def plan(g) -> Plan | None:
     loops = maps[0].n_dims if maps else 0
     if loops == 0 or len(g.regions[0].blocks) != 1:
         return None
-    out = g.operands[len(g.operands) - 1]
+    out = _output(g)
     if not isinstance(out.type, ir.MemRefType) or len(list(g.results)):
         return None
     ot = ir.MemRefType(out.type)
@@ -262,7 +267,7 @@ def plan(g) -> Plan | None:
 def _version(p: Plan) -> tuple:
     """scf.if (16-byte aligned output rows) { generic } else { generic' }: (then, else) generics."""
     g = p.generic
-    out = g.operands[len(g.operands) - 1]
+    out = _output(g)
     index = ir.IndexType.get()
     with ir.InsertionPoint(g), g.location:
         c = lambda v: arith.constant(index, v)  # noqa: E731
@@ -289,7 +294,7 @@ def _line_eligible(p: Plan) -> bool:
     64-byte store per line; f32 outputs ran 2-10% slower, f16 ones -1% to +9%), element reads
     along the columns (no blocks, no packed fields), every operand a plain buffer, tiles of whole
     lines."""
-    out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type).element_type
+    out = ir.MemRefType(_output(p.generic).type).element_type
     if not isinstance(out, ir.BF16Type) or p.inner > 1 or p.block or p.tile_bytes % LINE:
         return False
     if not all(_identity_layout(ir.MemRefType(v.type)) for v in p.generic.operands):
@@ -305,7 +310,7 @@ def _lines(p: Plan):
     four 16-byte stores and three extracts per line. The prefix (fewer than one line of columns)
     is left to LLVM. Returns the generic on the rest."""
     g = p.generic
-    out = g.operands[len(g.operands) - 1]
+    out = _output(g)
     index = ir.IndexType.get()
     with ir.InsertionPoint(g), g.location:
         c = lambda v: arith.constant(index, v)  # noqa: E731
@@ -897,7 +902,7 @@ def _tile(root, plans: list) -> None:
     unrolled R times by LLVM, whose loop strength reduction then took 0.2-0.6 s per kernel."""
     index = ir.IndexType.get()
     for i, p in enumerate(plans):
-        out = p.generic.operands[len(p.generic.operands) - 1]
+        out = _output(p.generic)
         if p.split:
             with ir.InsertionPoint(p.generic), p.generic.location:
                 t = arith.constant(index, p.tile)
@@ -917,7 +922,7 @@ def _tile(root, plans: list) -> None:
                 n = sum(1 for s in sizes if s)
                 tiled = structured.TileUsingForOp([_any()] * (n - 1) + [transform.OperationType.get("scf.for")], g, sizes=sizes)
                 whole = tiled.loops[n - 1]
-                out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type)
+                out = ir.MemRefType(_output(p.generic).type)
                 if out.is_dynamic_dim(p.vdim - 1) or out.shape[p.vdim - 1] % p.rows:
                     whole = loop.LoopPeelOp(_any(), _any(), whole).peeled_loop
                 g = structured.MatchOp(_any(), whole, ops=ir.ArrayAttr.get([ir.StringAttr.get("linalg.generic")]),
@@ -946,7 +951,7 @@ def _erase_empty_remainders(root, plans: list) -> None:
         if TARGET not in g.attributes or WHOLE_COLUMNS not in g.attributes:
             continue
         p = plans[ir.IntegerAttr(g.attributes[TARGET]).value]
-        t = ir.MemRefType(g.operands[len(g.operands) - 1].type)
+        t = ir.MemRefType(_output(g).type)
         if p.columns is None and t.shape[p.vdim - 1] == p.rows and t.is_dynamic_dim(p.vdim):
             g.erase()
 
@@ -1098,7 +1103,7 @@ def annotate(tile) -> None:
 def _whole_tile(g, p: Plan) -> bool:
     """Whether tiled generic `g` (of plan `p`) covers a whole tile: a static output of the
     tile's shape (a partial tile's is dynamic or smaller)."""
-    t = ir.MemRefType(g.operands[len(g.operands) - 1].type)
+    t = ir.MemRefType(_output(g).type)
     want = [1] * p.loops
     want[p.vdim] = p.tile
     if p.rows > 1:
@@ -1128,7 +1133,7 @@ def _wanted_plain(p: Plan) -> bool:
     block of 16 or 32 whole and vectorized across blocks with gathers and scatters: int4
     blocked-32 without a zero point took 1175 µs at 1M elements, 81-97 µs here; from blocks of
     64 it vectorizes them well, and blocks of 128 ran up to 2.6x faster there than here)."""
-    out = ir.MemRefType(p.generic.operands[len(p.generic.operands) - 1].type).element_type
+    out = ir.MemRefType(_output(p.generic).type).element_type
     return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or 0 < p.block < LLVM_BLOCKS_FROM
 
 
@@ -1147,7 +1152,7 @@ def _row_tile(p: Plan) -> int:
     buffer, a dynamic stride) overlap, and runs the scalar loop (5x slower). With non-temporal
     stores 4-row tiles were 0.6-1.2x (4 write-combining streams), so `_nt` entries keep rows of 1."""
     g = p.generic
-    out = ir.MemRefType(g.operands[len(g.operands) - 1].type)
+    out = ir.MemRefType(_output(g).type)
     if ROWS <= 1 or p.vdim < 1 or p.inner > 1 or p.block or isinstance(out.element_type, ir.BF16Type):
         return 1
     if not out.is_dynamic_dim(p.vdim - 1) and out.shape[p.vdim - 1] < ROWS:
@@ -1175,7 +1180,8 @@ def root(v: ir.Value) -> ir.Value:
 
 def results(op) -> tuple:
     """(the linalg.generics of `op` that write a result, those that write a temporary another
-    generic reads: a packed zero point unpacked before the dequantize's generic reads it)."""
+    generic reads: a packed zero point unpacked, or a scale widened by dq-widen-scales-once,
+    before the dequantize's generic reads it)."""
     found = ops_named(op, "linalg.generic")
     read = set()
     for g in found:
@@ -1183,8 +1189,8 @@ def results(op) -> tuple:
         for v in list(g.operands)[: len(list(g.operands)) - outs]:
             if isinstance(v.type, ir.MemRefType):
                 read.add(root(v))
-    written = [g for g in found if root(g.operands[len(g.operands) - 1]) not in read]
-    return written, [g for g in found if root(g.operands[len(g.operands) - 1]) in read]
+    written = [g for g in found if root(_output(g)) not in read]
+    return written, [g for g in found if root(_output(g)) in read]
 
 
 def run(op) -> bool:
@@ -1258,7 +1264,7 @@ def _nt_table_tile(p: Plan) -> bool:
     tiles: 1.35-1.54x faster at 4M-64M (two threads 1.04-1.23x); f32 outputs, memory bound, gain
     nothing from it (0.91-1.06x), so their non-temporal tiles stay one line (docs/performance.md)."""
     g = p.generic
-    out = ir.MemRefType(g.operands[len(g.operands) - 1].type).element_type
+    out = ir.MemRefType(_output(g).type).element_type
     if not isinstance(out, ir.F16Type):
         return False
     if not any(FIELD_CODE in o.attributes for o in g.regions[0].blocks[0].operations):
