@@ -83,10 +83,12 @@ def _narrow(g) -> tuple:
 
 def candidates(g) -> list[int]:
     """The inputs of generic `g` to widen once (see the module docstring), all sharing one map."""
-    maps = _maps(g)
-    if len(g.results) or len(g.regions[0].blocks) != 1 or maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims):
+    if len(g.results) or len(g.outputs) != 1 or len(g.regions[0].blocks) != 1:
         return []
-    if len(g.outputs) != 1 or not all(str(a) == PARALLEL for a in ir.ArrayAttr(g.attributes["iterator_types"])):
+    maps = _maps(g)
+    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or not isinstance(g.outputs[0].type, ir.MemRefType):
+        return []
+    if not all(str(a) == PARALLEL for a in ir.ArrayAttr(g.attributes["iterator_types"])):
         return []
     body = g.regions[0].blocks[0]
     narrow = _narrow(g)
