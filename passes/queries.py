@@ -22,6 +22,19 @@ def ops_named(root, name: str) -> list:
     return found
 
 
+def indexing_maps(g) -> list:
+    """The indexing maps (ir.AffineMap) of a linalg structured op `g`, inputs first."""
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(g.attributes["indexing_maps"])]
+
+
+def enclosing(op, name: str):
+    """`op` itself or its nearest ancestor named `name` (an ir.Operation), or None."""
+    m = op.operation if hasattr(op, "operation") else op
+    while m is not None and m.name != name:
+        m = m.parent
+    return m
+
+
 def public_functions(module) -> list:
     """The `func.func`s with a body and no private/nested visibility directly in `module` (an
     ir.Module or a builtin.module operation)."""

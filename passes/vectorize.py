@@ -80,7 +80,7 @@ from . import Pass
 from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW, AVX512VBMI, TAGS
-from .queries import MEMREF_VIEWS, constant_int, integer_value, ops_named, splat_int
+from .queries import MEMREF_VIEWS, constant_int, enclosing, indexing_maps, integer_value, ops_named, splat_int
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -134,10 +134,6 @@ class Plan:
         if self.inner > 1:
             s[-1] = 0
         return s
-
-
-def _maps(g) -> list:
-    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 
 def _output(g) -> ir.Value:
@@ -209,7 +205,7 @@ def _block_constraint(e, vdim: int, last: int, inner: int):
 
 def plan(g) -> Plan | None:
     """How to tile and vectorize generic `g`, or None when it is left to LLVM."""
-    maps = _maps(g)
+    maps = indexing_maps(g)
     loops = maps[0].n_dims if maps else 0
     if loops == 0 or len(g.regions[0].blocks) != 1:
         return None
@@ -299,7 +295,7 @@ def _line_eligible(p: Plan) -> bool:
         return False
     if not all(_identity_layout(ir.MemRefType(v.type)) for v in p.generic.operands):
         return False
-    return all(isinstance(e, ir.AffineDimExpr) for m in _maps(p.generic) for e in m.results)
+    return all(isinstance(e, ir.AffineDimExpr) for m in indexing_maps(p.generic) for e in m.results)
 
 
 def _lines(p: Plan):
@@ -339,7 +335,7 @@ def _columns(g, vdim: int, start, size) -> list:
     operand read along it; the others as they are)."""
     index, dynamic = ir.IndexType.get(), ir.ShapedType.get_dynamic_size()
     views = []
-    for v, m in zip(g.operands, _maps(g)):
+    for v, m in zip(g.operands, indexing_maps(g)):
         at = [r for r, e in enumerate(m.results) if ir.AffineDimExpr(e).position == vdim]
         if not at:
             views.append(v)
@@ -357,7 +353,7 @@ def _columns(g, vdim: int, start, size) -> list:
 
 def _ranges(g) -> list:
     """Static loop ranges of a generic, from its operands' static dims (None where unknown)."""
-    maps = _maps(g)
+    maps = indexing_maps(g)
     ranges = [None] * maps[0].n_dims
     for v, m in zip(g.operands, maps):
         t = ir.ShapedType(v.type)
@@ -381,7 +377,7 @@ def simplify_block_maps(g) -> None:
     permutations with zeros, which the vectorizer takes (the block's scale: one load, broadcast)."""
     ranges = _ranges(g)
     new = []
-    for m in _maps(g):
+    for m in indexing_maps(g):
         results = []
         for r in m.results:
             if not isinstance(r, (ir.AffineDimExpr, ir.AffineConstantExpr)):
@@ -1117,14 +1113,6 @@ def _whole_tile(g, p: Plan) -> bool:
 # --- the pass -------------------------------------------------------------------------------------
 
 
-def _enclosing(op, name: str):
-    """`op` itself or its nearest ancestor named `name`, or None."""
-    m = op.operation if hasattr(op, "operation") else op
-    while m is not None and m.name != name:
-        m = m.parent
-    return m
-
-
 def _wanted_plain(p: Plan) -> bool:
     """On the cached-store path, the generics LLVM's loop vectorizer handles worse (measured,
     docs/performance.md): 16-bit float outputs (bf16: it scalarizes the rounding), packed data
@@ -1160,7 +1148,7 @@ def _row_tile(p: Plan) -> int:
     if any(o.operation.name == "linalg.index" for o in g.regions[0].blocks[0].operations):
         return 1  # rows computed differently (OpenPPL's 4 fields of an int16 along one dim)
     shared = False
-    for m in _maps(g)[:-1]:
+    for m in indexing_maps(g)[:-1]:
         results = list(m.results)
         if not all(isinstance(r, (ir.AffineDimExpr, ir.AffineConstantExpr)) for r in results):
             return 1
@@ -1195,12 +1183,12 @@ def results(op) -> tuple:
 
 def run(op) -> bool:
     plans, modes = [], []
-    module = _enclosing(op, "builtin.module")
+    module = enclosing(op, "builtin.module")
     avx512bw, avx512bf16, avx512vbmi = (module is not None and tag in module.attributes for tag in (AVX512BW, AVX512BF16, AVX512VBMI))
     written, temporaries = results(op)
     for g in written:
         p = plan(g)
-        f = _enclosing(g, "func.func")
+        f = enclosing(g, "func.func")
         if p is None or f is None:
             continue
         if NONTEMPORAL in f.attributes:
@@ -1269,7 +1257,7 @@ def _nt_table_tile(p: Plan) -> bool:
         return False
     if not any(FIELD_CODE in o.attributes for o in g.regions[0].blocks[0].operations):
         return False
-    plain = [m for m in _maps(g)[:-1] if any(isinstance(r, ir.AffineDimExpr) and ir.AffineDimExpr(r).position == p.vdim for r in m.results)]
+    plain = [m for m in indexing_maps(g)[:-1] if any(isinstance(r, ir.AffineDimExpr) and ir.AffineDimExpr(r).position == p.vdim for r in m.results)]
     return len(plain) <= 1
 
 

@@ -38,15 +38,11 @@ from mlir.dialects import arith, linalg, memref
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
-from .queries import ops_named
+from .queries import enclosing, indexing_maps, ops_named
+from .vectorize import LINE  # the temporary's alignment: one cache line, as bufferization's
 
-LINE = 64  # bytes: the temporary's alignment, as bufferization's
 MIN_ROWS = 16  # below this the temporary does not pay (measured: docs/performance.md)
 PARALLEL = "#linalg.iterator_type<parallel>"
-
-
-def _maps(g) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(g.attributes["indexing_maps"])]
 
 
 def _dims(m: ir.AffineMap) -> list[int] | None:
@@ -75,9 +71,7 @@ def _widenings(arg: ir.BlockArgument) -> list:
 
 def _narrow(g) -> tuple:
     """The scale element types widened in `g`'s function: f16, and bf16 outside `_nt` entries."""
-    f = g.operation
-    while f is not None and f.name != "func.func":
-        f = f.parent
+    f = enclosing(g, "func.func")
     return (ir.F16Type,) if f is not None and NONTEMPORAL in f.attributes else (ir.F16Type, ir.BF16Type)
 
 
@@ -85,7 +79,7 @@ def candidates(g) -> list[int]:
     """The inputs of generic `g` to widen once (see the module docstring), all sharing one map."""
     if len(g.results) or len(g.outputs) != 1 or len(g.regions[0].blocks) != 1:
         return []
-    maps = _maps(g)
+    maps = indexing_maps(g)
     if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or not isinstance(g.outputs[0].type, ir.MemRefType):
         return []
     if not all(str(a) == PARALLEL for a in ir.ArrayAttr(g.attributes["iterator_types"])):
@@ -101,10 +95,6 @@ def candidates(g) -> list[int]:
     return found
 
 
-def _i64(v: int) -> ir.IntegerAttr:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
-
-
 def _index(v: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), v)
 
@@ -114,7 +104,7 @@ def _widened(scales: list[ir.Value]) -> list[ir.Value]:
     t = ir.MemRefType(scales[0].type)
     f32 = ir.F32Type.get()
     dynamic = [memref.dim(scales[0], _index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
-    temps = [memref.alloc(ir.MemRefType.get(t.shape, f32), dynamic, [], alignment=_i64(LINE)) for _ in scales]
+    temps = [memref.alloc(ir.MemRefType.get(t.shape, f32), dynamic, [], alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), LINE)) for _ in scales]
     identity = ir.AffineMap.get_identity(t.rank)
 
     @linalg.generic(scales, temps, [identity] * (2 * len(scales)), [linalg.IteratorType.parallel] * t.rank)
@@ -131,7 +121,7 @@ def _reading(g, members: list[int], widened: list[ir.Value]) -> None:
     inputs = list(g.inputs)
     for i, w in zip(members, widened):
         inputs[i] = w
-    maps = _maps(g)
+    maps = indexing_maps(g)
     body = g.regions[0].blocks[0]
     widenings = [w for i in members for w in _widenings(body.arguments[i])]
 
@@ -174,7 +164,7 @@ def _few_rows(g, read: set[int]) -> bool:
 def widen_once(g) -> bool:
     """Rewrite generic `g` as the module docstring says; False when it has no such input."""
     members = candidates(g)
-    if not members or _few_rows(g, set(_dims(_maps(g)[members[0]]))):
+    if not members or _few_rows(g, set(_dims(indexing_maps(g)[members[0]]))):
         return False
     with ir.InsertionPoint(g), g.location:
         temps = _widened([g.inputs[i] for i in members])
