@@ -838,7 +838,7 @@ def markdown(data: dict) -> str:
         "",
         f"{m['date']}, {m['mode']} run: {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}, "
         f"onnxruntime {m['onnxruntime']}, MLIR bindings {m['mlir']}. Median of repeated calls after a warm-up; "
-        f"sizes in output elements (rows of {COLS} columns). Implementations are timed in interleaved rounds at "
+        f"sizes in output elements (rows of {COLS} columns). Implementations are timed in {m.get('rounds', 'several')} interleaved rounds at "
         f"each size. {m['seconds']:.0f} s; load average (1 min) {m['load_average_start'][0]:.2f} at the start, "
         f"{m['load_average_end'][0]:.2f} at the end (this run included; other processes on the cores disturb the numbers).",
         "",
@@ -988,7 +988,9 @@ def main(argv=None) -> int:
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     args = p.parse_args(argv)
     sizes = SIZES_QUICK if args.quick else SIZES_FULL
-    budget = Budget(0.03, 3, 50, 3) if args.quick else Budget(0.3, 10, 2000, 5)
+    # full: 30 rounds of about 10 ms per implementation, so that a disturbance of the shared host
+    # (often 100 ms or more) falls on every implementation alike (docs/performance.md, Benchmark)
+    budget = Budget(0.03, 3, 50, 3) if args.quick else Budget(0.3, 10, 2000, 30)
     chosen = [c for c in cases() if not args.cases or c.name in args.cases.split(",")]
     if args.out is None:
         import tempfile
@@ -1000,7 +1002,7 @@ def main(argv=None) -> int:
     def log(msg):
         print(f"[{time.perf_counter() - start:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
-    data = {"meta": meta("quick" if args.quick else "full"), "latency": {}, "results": [],
+    data = {"meta": {**meta("quick" if args.quick else "full"), "rounds": budget.rounds}, "latency": {}, "results": [],
             "titles": {c.name: c.title for c in chosen}}  # fmt: skip
     rng = np.random.default_rng(0)
     for case in chosen:
