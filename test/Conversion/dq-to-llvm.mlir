@@ -6,8 +6,9 @@
 
 // The dq-to-llvm pipeline leaves only the LLVM dialect: each public function (and its `_nt` copy,
 // dq-nontemporal-entries) becomes an
-// llvm.func taking memref descriptors (marked llvm.emit_c_interface) plus its _mlir_ciface_
-// wrapper taking descriptor pointers. Nothing of dq, linalg, tensor, memref, arith, scf is left
+// llvm.func taking memref descriptors (marked llvm.emit_c_interface, and noinline so that LLVM
+// compiles its loops once, not again in each wrapper) plus its _mlir_ciface_ wrapper taking
+// descriptor pointers, which calls it. Nothing of dq, linalg, tensor, memref, arith, scf is left
 // (the implicit-check-not flags above).
 
 // CHECK-NOT: dq.
@@ -16,7 +17,7 @@
 // Per-axis i8 (axis 1): the loop nest is rows x columns, and scale and zero point are indexed
 // by the inner (column) induction variable.
 // CHECK-LABEL: llvm.func @per_axis_i8(
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: attributes {llvm.emit_c_interface, passthrough = ["noinline"]}
 // CHECK: ^bb1(%[[I:.*]]: i64):
 // CHECK: ^bb3(%[[J:.*]]: i64):
 // CHECK: %[[XV:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
@@ -31,7 +32,7 @@
 // CHECK-NEXT: %[[Y:.*]] = llvm.fmul %[[DF]], %[[SV]] : f32
 // CHECK: llvm.store %[[Y]], %{{.*}} : f32, !llvm.ptr
 // CHECK-LABEL: llvm.func @_mlir_ciface_per_axis_i8(%{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr)
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: attributes {llvm.emit_c_interface, passthrough = ["noinline"]}
 // CHECK: %[[R:.*]] = llvm.call @per_axis_i8(
 // CHECK-NEXT: llvm.store %[[R]], %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, !llvm.ptr
 // CHECK-NEXT: llvm.return
@@ -45,7 +46,7 @@ func.func @per_axis_i8(%x: tensor<4x8xi8>, %s: tensor<8xf32>, %z: tensor<8xi8>) 
 // float output is vectorized by dq-vectorize (tiles of 32, one block each): the block's scale and
 // zero point are loaded once and broadcast.
 // CHECK-LABEL: llvm.func @blocked_ui4(
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: attributes {llvm.emit_c_interface, passthrough = ["noinline"]}
 // CHECK-DAG: %[[C15:.*]] = llvm.mlir.constant(dense<15> : vector<32xi32>) : vector<32xi32>
 // CHECK-NOT: i4
 // CHECK: %[[XB:.*]] = llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr -> vector<32xi8>
@@ -78,7 +79,7 @@ func.func @blocked_ui4(%x: tensor<4x64xui4>, %s: tensor<4x2xf16>, %z: tensor<4x2
 // mantissa bits shifted by 7 and the sign to bit 15, widened with fpext, times 256), S.1111.111
 // NaN.
 // CHECK-LABEL: llvm.func @f8E4M3FN(
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: attributes {llvm.emit_c_interface, passthrough = ["noinline"]}
 // CHECK-DAG: %[[C7:.*]] = llvm.mlir.constant(7 : i16) : i16
 // CHECK-DAG: %[[C256:.*]] = llvm.mlir.constant(2.560000e+02 : f32) : f32
 // CHECK-DAG: %[[C127:.*]] = llvm.mlir.constant(127 : i32) : i32

