@@ -852,9 +852,15 @@ def lookups(tile) -> None:
 
 
 def _collapsed_type(t: ir.MemRefType) -> ir.MemRefType:
+    """memref.collapse_shape's result type for a contiguous 2-D `t` collapsed to 1-D: the identity
+    layout from an identity layout (a static tile of a buffer of its own size: strided<[1]> was
+    rejected there, found through a packed zero point of static shape), else strided at `t`'s
+    offset."""
+    n = math.prod(t.shape)
+    if isinstance(t.layout, ir.AffineMapAttr) and ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank):
+        return ir.MemRefType.get([n], t.element_type)
     _, offset = t.get_strides_and_offset()
-    layout = ir.StridedLayoutAttr.get(offset, [1])
-    return ir.MemRefType.get([math.prod(t.shape)], t.element_type, layout)
+    return ir.MemRefType.get([n], t.element_type, ir.StridedLayoutAttr.get(offset, [1]))
 
 
 # --- the schedule -------------------------------------------------------------------------------
