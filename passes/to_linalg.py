@@ -7,8 +7,9 @@ Unsigned storage is cast to the signless type of its width before the generic (`
 dq-storage-abi makes those casts disappear at function boundaries and constants), as upstream's
 LowerQuantOps casts quantized storage first. Packed data is read in place (`Split`): OpenPPL's
 int4x4 iterates the output as [X rows, 4, ...], data held packed by `dq.unpack` as [..., bytes per
-row, elements per byte] (when rows are whole bytes; else each element at its linear index), so the
-field's shift is loop-invariant in the inner loops.
+row, elements per byte] (when rows are whole bytes; else the elements, contiguous across rows,
+unpacked into a byte each first: `flat_fields`), so the field's shift is loop-invariant in the
+inner loops.
 
 Dynamic dims are checked at run time against the dims they are read along (passes/checks.py):
 the generic runs only if they agree, so native code never reads or writes out of bounds; a
@@ -18,6 +19,8 @@ failed check is reported to the caller instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
@@ -231,21 +234,68 @@ def packed_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, per_byte: int) ->
     return tensor.reshape(want, bytes_, shape)
 
 
-def linear_index(shapes: Shapes, sizes: list) -> ir.Value:
-    """The row-major linear index of the current iteration of a generic over `sizes`."""
-    index = None
-    for d, n in enumerate(sizes):
-        i = linalg.IndexOp(d).result
-        index = i if index is None else arith.addi(arith.muli(index, shapes.value(n)), i)
-    return index if index is not None else shapes.index(0)
-
-
 def packed_field(shapes: Shapes, bytes_: ir.Value, index: ir.Value, bits: int) -> tuple:
     """(the byte holding element `index` of packed data, (its shift, bits)) at the insertion point."""
     per_byte = 8 // bits
     byte = tensor.extract(bytes_, [arith.divui(index, shapes.index(per_byte))])
     k = arith.index_cast(semantics.i(32), arith.remui(index, shapes.index(per_byte)))
     return byte, (arith.muli(k, semantics.const_int(bits)), bits)
+
+
+def flat_fields(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, init: ir.Value, value) -> ir.Value:
+    """Packed `bytes_` (elements of `bits` bits, logical `sizes`) unpacked into `init` (a tensor
+    of `sizes`), `value(byte, shift, bits)` per element, for rows that are not whole bytes (a row
+    of an odd length of int4 starts mid-byte every other row). The elements are contiguous across
+    rows, so the whole tensor is read as one row: its whole bytes by a [1, bytes, fields] generic
+    (the form `by_rows` gives a row of whole bytes, which dq-vectorize vectorizes), the fields of
+    an incomplete last byte (at most 3) at their linear index. Both write their slices of `init`
+    viewed flat, so the result is `init`'s buffer after bufferization."""
+    t = ir.RankedTensorType(init.type)
+    if not sizes:  # one element, in the low bits of the one byte
+
+        def scalar(_):
+            byte, (shift, width) = packed_field(shapes, bytes_, shapes.index(0), bits)
+            return value(byte, shift, width)
+
+        return generic([], init, [ir.AffineMap.get(0, 0, [])], 0, scalar)
+    per_byte = 8 // bits
+    dyn, i8 = ir.ShapedType.get_dynamic_size(), semantics.i(8)
+    flat_t = ir.RankedTensorType.get([dyn], t.element_type)
+    n = shapes.value(sizes[0])
+    for d in sizes[1:]:
+        n = arith.muli(n, shapes.value(d))
+    nbytes = arith.divui(n, shapes.index(per_byte))
+    whole = arith.muli(nbytes, shapes.index(per_byte))
+    flat = init
+    if t.rank > 1:
+        collapsed = int(np.prod(t.shape)) if t.has_static_shape else dyn
+        flat = tensor.collapse_shape(ir.RankedTensorType.get([collapsed], t.element_type), init, [list(range(t.rank))])
+    if flat.type != flat_t:
+        flat = tensor.cast(flat_t, flat)
+
+    row = expand(tensor.extract_slice(ir.RankedTensorType.get([dyn], i8), bytes_, [], [nbytes], [], [0], [dyn], [1]), [1, nbytes], [[0, 1]])
+    dest = expand(tensor.extract_slice(flat_t, flat, [], [whole], [], [0], [dyn], [1]), [1, nbytes, per_byte], [[0, 1, 2]])
+    byte_map = ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(1)])
+
+    def by_byte(byte, _):
+        k = arith.index_cast(semantics.i(32), linalg.IndexOp(2).result)
+        return value(byte, arith.muli(k, semantics.const_int(bits)), bits)
+
+    y = generic([row], dest, [byte_map, ir.AffineMap.get_identity(3)], 3, by_byte)
+    flat = tensor.insert_slice(tensor.collapse_shape(flat_t, y, [[0, 1, 2]]), flat, [], [whole], [], [0], [dyn], [1])
+
+    def at_index(_):
+        byte, (shift, width) = packed_field(shapes, bytes_, arith.addi(whole, linalg.IndexOp(0).result), bits)
+        return value(byte, shift, width)
+
+    rest = arith.subi(n, whole)
+    tail = generic([], tensor.extract_slice(flat_t, flat, [whole], [rest], [], [dyn], [dyn], [1]), [ir.AffineMap.get_identity(1)], 1, at_index)
+    flat = tensor.insert_slice(tail, flat, [whole], [rest], [], [dyn], [dyn], [1])
+    if t.rank == 1:
+        return flat if flat.type == t else tensor.cast(t, flat)
+    # tensor.reshape, not expand_shape: one group of several dynamic dims does not lower
+    shape = tensor.from_elements(ir.RankedTensorType.get([len(sizes)], ir.IndexType.get()), [shapes.value(d) for d in sizes])
+    return tensor.reshape(t, flat, shape)
 
 
 def generic(ins: list, init: ir.Value, maps: list, loops: int, body) -> ir.Value:
@@ -284,6 +334,18 @@ def hoist_constants(generic_value) -> None:
 # --- the lowering -------------------------------------------------------------------------------
 
 
+def field_value(e, byte: ir.Value, shift: ir.Value, bits: int, decode: bool) -> ir.Value:
+    """Bits [shift, shift + bits) of i8 `byte`, an element of Element `e`, as one value: an
+    integer's as i8 (sign-extended for a signed type), a float4's decoded to f32 (`decode`) or
+    its code as i8 (which `semantics.to_float` decodes later)."""
+    b = arith.andi(arith.shrui(arith.extui(semantics.i(32), byte), shift), semantics.const_int((1 << bits) - 1))
+    if e.kind == "float":
+        return semantics.decode_bits(b, e) if decode else arith.trunci(semantics.i(8), b)
+    if e.signed:
+        b = arith.shrsi(arith.shli(b, semantics.const_int(32 - bits)), semantics.const_int(32 - bits))
+    return arith.trunci(semantics.i(8), b)
+
+
 def unpacked(value: ir.Value):
     """The dq.unpack op whose result `value` is, or None."""
     owner = value.owner
@@ -296,8 +358,9 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     """(the zero point operand, its Element). A packed zero point (dq.unpack's result) is
     unpacked first, into i8 values (f32 for float4): it is as small as the scale. The unpacking
     generic reads the bytes per row as the dequantize reads packed x (`by_rows`), which
-    dq-vectorize vectorizes; a per-element read at the linear index stays scalar (an int4
-    zero point blocked by 32 took 13% of a 16M-element call that way: docs/performance.md)."""
+    dq-vectorize vectorizes, or as one row of the whole tensor when rows are not whole bytes
+    (`flat_fields`); a per-element read at the linear index stays scalar (an int4 zero point
+    blocked by 32 took 13% of a 16M-element call that way: docs/performance.md)."""
     if zp is None:
         return None, None
     e = of_type(ir.RankedTensorType(zp.type).element_type)
@@ -310,19 +373,10 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     rank = len(sizes)
 
     def value(byte: ir.Value, shift: ir.Value, bits: int) -> ir.Value:
-        b = arith.andi(arith.shrui(arith.extui(semantics.i(32), byte), shift), semantics.const_int((1 << bits) - 1))
-        if e.kind == "float":
-            return semantics.decode_bits(b, e)
-        if e.signed:
-            b = arith.shrsi(arith.shli(b, semantics.const_int(32 - bits)), semantics.const_int(32 - bits))
-        return arith.trunci(semantics.i(8), b)
+        return field_value(e, byte, shift, bits, decode=True)
 
     def by_element(bytes_: ir.Value) -> ir.Value:
-        def body(_):
-            byte, (shift, bits) = packed_field(shapes, bytes_, linear_index(shapes, sizes), e.bits)
-            return value(byte, shift, bits)
-
-        return generic([], init, [ir.AffineMap.get_identity(rank)], rank, body)
+        return flat_fields(shapes, bytes_, sizes, e.bits, init, value)
 
     def rows(container: ir.Value, split: Split) -> ir.Value:
         loops = rank + 1
@@ -345,8 +399,8 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
 def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_type: ir.Type, rows, by_element) -> ir.Value:
     """The generic reading packed `bytes_` (elements of `bits` bits, logical `sizes`): `rows(view,
     split)` on the bytes viewed per row when each row is a whole number of bytes, else
-    `by_element(bytes_)` (each element at its linear index); chosen at run time (scf.if) when the
-    last dim is dynamic."""
+    `by_element(bytes_)` (the elements unpacked as one row first, `flat_fields`); chosen at run
+    time (scf.if) when the last dim is dynamic."""
     per_byte = 8 // bits
     last = sizes[-1] if sizes else None
     if not sizes or (isinstance(last, int) and last % per_byte):
@@ -366,8 +420,9 @@ def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_typ
 def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
     """The linalg.generic computing dq op `op` (verified, in canonical `form`) from its data,
     scale and zero point values (`operands`, the zero point None when absent or not read), writing into the
-    op's destination where it has one. Data held packed by `dq.unpack` is read in place: per row
-    (a Split) when the last dim is a whole number of bytes, else at each element's linear index."""
+    op's destination where it has one. Data held packed by `dq.unpack` is read in place per row
+    (a Split) when the last dim is a whole number of bytes; else its elements are unpacked into a
+    byte each first (`flat_fields`, one row of the whole tensor) and read as int8 data is."""
     x, scale, zp = operands["data"], operands["scale"], operands["zero_point"]
     if not form.reads_zero_point:
         zp = None
@@ -393,14 +448,14 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
     params = [signless(zp)] if zp is not None else []
     reads = [form.scale_map] + ([form.zp_map] if zp is not None else [])
 
-    def dequantize(xv, sv, rest, field=None, int4x4=False):
+    def dequantize(xv, sv, rest, field=None, int4x4=False, data_element=xe):
         zv = rest[0] if zp is not None else None
-        return semantics.dequantize_value(xv, xe, sv, zv, ze, element, mode=form.zero_point_mode, field=field, int4x4=int4x4)
+        return semantics.dequantize_value(xv, data_element, sv, zv, ze, element, mode=form.zero_point_mode, field=field, int4x4=int4x4)
 
-    def plain() -> ir.Value:
+    def plain(data: ir.Value, data_element) -> ir.Value:
         maps = [ir.AffineMap.get_identity(rank)] + [ir.AffineMap.get(rank, 0, [read_expr(r, None) for r in m]) for m in reads]
-        return generic([signless(x), scale] + params, init, maps + [ir.AffineMap.get_identity(rank)], rank,
-                       lambda xv, sv, *rest: dequantize(xv, sv, rest))  # fmt: skip
+        return generic([data, scale] + params, init, maps + [ir.AffineMap.get_identity(rank)], rank,
+                       lambda xv, sv, *rest: dequantize(xv, sv, rest, data_element=data_element))  # fmt: skip
 
     def split_read(container: ir.Value, split: Split, int4x4: bool) -> ir.Value:
         loops = rank + 1
@@ -418,21 +473,18 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
         y = generic([container] + [v for v, _ in operands], view, maps + [ir.AffineMap.get_identity(loops)], loops, body)
         return tensor.collapse_shape(ir.RankedTensorType(init.type), y, groups)
 
-    def gather(bytes_: ir.Value) -> ir.Value:
-        maps = [ir.AffineMap.get(rank, 0, [read_expr(r, None) for r in m]) for m in reads]
-
-        def body(sv, *rest):
-            byte, field = packed_field(shapes, bytes_, linear_index(shapes, sizes), xe.bits)
-            return dequantize(byte, sv, rest, field=field)
-
-        return generic([scale] + params, init, maps + [ir.AffineMap.get_identity(rank)], rank, body)
+    def unpacked_first(bytes_: ir.Value) -> ir.Value:
+        # rows not of whole bytes: each element unpacked into a byte of a temporary (flat_fields),
+        # which the generic then reads as it reads int8 data (a float4 as its code)
+        codes = flat_fields(shapes, bytes_, sizes, xe.bits, tensor.empty(sizes, semantics.i(8)), lambda b, shift, bits: field_value(xe, b, shift, bits, decode=False))
+        return plain(codes, ELEMENTS["i8"] if xe.kind == "int" else xe)
 
     def compute() -> ir.Value:
         if form.unpack == "int4x4":
             return split_read(signless(x), Split(0, canonical.INT4X4, 4), int4x4=True)
         if packed is None:
-            return plain()
-        return by_rows(shapes, packed.operands[0], sizes, xe.bits, init.type, lambda c, split: split_read(c, split, False), gather)
+            return plain(signless(x), xe)
+        return by_rows(shapes, packed.operands[0], sizes, xe.bits, init.type, lambda c, split: split_read(c, split, False), unpacked_first)
 
     return checks.guarded(found, compute, init, op)
 

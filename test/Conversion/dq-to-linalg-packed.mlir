@@ -4,7 +4,10 @@
 // - rows of whole bytes: the bytes viewed as [rows, bytes per row] (tensor.reshape), the output as
 //   [rows, bytes per row, elements per byte] (an expanded view), the element's bits at shift
 //   k * bits, k the innermost (size 2 or 4) dim;
-// - otherwise each element at its linear index (tensor.extract of byte index / k);
+// - otherwise (a row starts mid-byte) the elements, contiguous across rows, unpacked into an i8
+//   temporary as one row of whole bytes, [1, bytes, elements per byte], the fields of an
+//   incomplete last byte at their linear index (tensor.extract of byte index / k); the
+//   dequantize then reads the temporary as int8 (a float4 as its code);
 // - a dynamic last dim chooses between the two at run time.
 
 // int4, 64 columns: 32 bytes per row; blocks of 32 elements are blocks of 16 bytes.
@@ -42,21 +45,30 @@ func.func @rows_of_whole_bytes(%b: tensor<192xi8>, %s: tensor<6x2xf32>) -> tenso
 
 // -----
 
-// uint2, 7 columns: rows do not start on whole bytes; each element at its linear index.
+// uint2, 7 columns: rows do not start on whole bytes. The 21 elements are contiguous across
+// rows: the 5 whole bytes are unpacked as one row [1, 5, 4] into an i8 temporary viewed flat,
+// the 21st element at its linear index, and the dequantize reads the temporary as int8 data.
 // CHECK-LABEL: func.func @odd_rows
 // CHECK-SAME: (%[[B:[^:]+]]: tensor<6xi8>, %[[S:[^:]+]]: tensor<3xf32>)
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[S]] : tensor<3xf32>) outs(%{{.*}} : tensor<3x7xf32>)
-// CHECK-NEXT: ^bb0(%[[SV:[^:]+]]: f32, %{{[^:]+}}: f32):
-// CHECK-NEXT: %[[I:.*]] = linalg.index 0 : index
-// CHECK-NEXT: %[[J:.*]] = linalg.index 1 : index
-// CHECK-NEXT: %[[IR:.*]] = arith.muli %[[I]], %{{.*}} : index
-// CHECK-NEXT: %[[L:.*]] = arith.addi %[[IR]], %[[J]] : index
-// CHECK-NEXT: %[[BI:.*]] = arith.divui %[[L]], %{{.*}} : index
-// CHECK-NEXT: %[[BYTE:.*]] = tensor.extract %[[B]][%[[BI]]] : tensor<6xi8>
-// CHECK-NEXT: %[[K:.*]] = arith.remui %[[L]], %{{.*}} : index
+// CHECK: %[[T:.*]] = tensor.empty() : tensor<3x7xi8>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0, 1]] : tensor<3x7xi8> into tensor<21xi8>
+// CHECK: %[[ROW:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [1, %{{.*}}] : tensor<?xi8> into tensor<1x?xi8>
+// CHECK: linalg.generic {{.*}} ins(%[[ROW]] : tensor<1x?xi8>) outs(%{{.*}} : tensor<1x?x4xi8>)
+// CHECK: linalg.index 2 : index
+// CHECK-NOT: tensor.extract
+// CHECK: linalg.yield
+// CHECK: %[[HEAD:.*]] = tensor.insert_slice
+// CHECK: %[[REST:.*]] = tensor.extract_slice %[[HEAD]]
+// CHECK: linalg.generic {{.*}} outs(%[[REST]] : tensor<?xi8>)
+// CHECK: tensor.extract %[[B]]
 // unsigned 2-bit: the field, zero-extended
 // CHECK: arith.andi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: arith.trunci
+// CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}} into %[[HEAD]]
+// CHECK: %[[X:.*]] = tensor.reshape %[[ALL]]
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[S]] : tensor<3x7xi8>, tensor<3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.extsi
 // CHECK-NEXT: arith.sitofp
 func.func @odd_rows(%b: tensor<6xi8>, %s: tensor<3xf32>) -> tensor<3x7xf32> {
   %x = "dq.unpack"(%b) : (tensor<6xi8>) -> tensor<3x7xui2>
@@ -107,13 +119,19 @@ func.func @packed_zero_point(%x: tensor<4x4xi4>, %s: tensor<4xf32>, %zb: tensor<
 
 // -----
 
-// A packed zero point whose rows are not whole bytes (3 int4 values): each value is read at its
-// linear index.
+// A packed zero point whose rows are not whole bytes (3 int4 values): its whole byte is unpacked
+// as a row [1, 1, 2] into a slice of the i8 values, the third value at its linear index.
 // CHECK-LABEL: func.func @packed_zero_point_odd
 // CHECK: %[[ZINIT:.*]] = tensor.empty() : tensor<3xi8>
-// CHECK: %[[Z:.*]] = linalg.generic {{.*}} outs(%[[ZINIT]] : tensor<3xi8>)
+// CHECK: %[[ZFLAT:.*]] = tensor.cast %[[ZINIT]] : tensor<3xi8> to tensor<?xi8>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x?x2xi8>)
+// CHECK-NOT: tensor.extract
+// CHECK: tensor.insert_slice %{{.*}} into %[[ZFLAT]]
+// CHECK: linalg.generic
 // CHECK: tensor.extract
 // CHECK: arith.trunci %{{.*}} : i32 to i8
+// CHECK: %[[ZALL:.*]] = tensor.insert_slice
+// CHECK: %[[Z:.*]] = tensor.cast %[[ZALL]] : tensor<?xi8> to tensor<3xi8>
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[Z]] : tensor<3x4xi4>, tensor<3xf32>, tensor<3xi8>)
 func.func @packed_zero_point_odd(%x: tensor<3x4xi4>, %s: tensor<3xf32>, %zb: tensor<2xi8>) -> tensor<3x4xf32> {
   %z = "dq.unpack"(%zb) : (tensor<2xi8>) -> tensor<3xi4>

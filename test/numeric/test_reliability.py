@@ -363,6 +363,14 @@ TEMPORARIES = {
         out = np.empty((512, 4096), np.float32)
         call = ops.bind(ops.onnx_dequantize_linear, x, s, z, axis=1, block_size=32, out=out)
     """,
+    # packed rows of an odd length, unpacked into a byte each first (dq-to-linalg's flat_fields):
+    # 256 KiB a call
+    "packed_rows_not_whole_bytes": """
+        x = dequant.pack(rng.integers(-8, 8, (64, 4095)).astype(ml_dtypes.int4))
+        s = rng.random(4095, dtype=np.float32)
+        out = np.empty((64, 4095), np.float32)
+        call = ops.bind(ops.onnx_dequantize_linear, x, s, axis=1, out=out)
+    """,
     # an f16 per-axis scale widened to f32 (dq-widen-scales-once): 64 KiB a call
     "widened_scale": """
         x = rng.integers(-128, 128, (64, 16384)).astype(np.int8)
@@ -376,7 +384,8 @@ TEMPORARIES = {
 @pytest.mark.parametrize("case", sorted(TEMPORARIES))
 def test_temporaries_are_freed(case):
     """A kernel's temporaries (a packed zero point unpacked each call, packed x's rows viewed
-    through a shape buffer, a 16-bit scale widened once per call) are freed before it returns:
+    through a shape buffer or unpacked when they are not whole bytes, a 16-bit scale widened once
+    per call) are freed before it returns:
     bufferization allocated the first two and nothing freed them (64 KiB leaked per call until
     dq-free-temporaries); dq-widen-scales-once frees its own. Run in a child process, which reads
     its own resident size (Linux /proc) before and after 2000 bound calls."""
