@@ -10,6 +10,12 @@ index operands are the result's dynamic dims, in order.
 
 A dq op reading an unpacked tensor as its data reads the bytes in place (dq-to-linalg); any other
 use gets the unpacked tensor. The result's element type is the one fact the bytes do not carry.
+
+An optional attribute `dq.rows` = "whole" or "partial" says whether the result's rows (its last
+dim) are expected to be a whole number of bytes, when the last dim is dynamic. It only chooses
+which code dq-to-linalg compiles for the other case: code for either case is correct for any
+shape, and without the attribute both fast paths are compiled (docs/performance.md, "Packed rows
+that are not whole bytes").
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import math
 from .elements import of_type
 
 NAME = "dq.unpack"
+ROWS = "dq.rows"  # "whole" or "partial": the rows the caller expects (a compile-time hint)
 
 
 def packed_bytes(shape: tuple, bits: int) -> int:

@@ -12,7 +12,8 @@ The caller passes a memref descriptor whose sizes and strides are the logical te
 offset 0) and whose data is the elements packed in ONNX's layout (docs/semantics.md#packed-sub-byte-data):
 the descriptor describes the tensor, the bytes hold it. dq ops then read the bytes in place
 (dq-to-linalg). Without the attribute a sub-byte argument is one element per byte
-(dq-storage-abi). Runs before dq-to-linalg in dq-to-llvm.
+(dq-storage-abi). An argument attribute `dq.rows` ("whole" or "partial") is copied to the
+`dq.unpack` (a compile-time hint, dialect/unpack.py). Runs before dq-to-linalg in dq-to-llvm.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ def _rewrite_argument(f, index: int) -> str | None:
         flat = memref.reinterpret_cast(flat_t, buffer, [], [nbytes], [], [0], [dyn], [1])
         bytes_ = bufferization.to_tensor(ir.RankedTensorType.get([dyn], i8), flat, restrict=True)
         value = unpack.build(bytes_, t, dims)
+    attrs = ir.DictAttr(ir.ArrayAttr(f.attributes["arg_attrs"])[index])
+    if unpack.ROWS in attrs:  # the caller's hint (dq.unpack's docstring)
+        value.owner.attributes[unpack.ROWS] = attrs[unpack.ROWS]
     for owner, n in uses:
         owner.operands[n] = value
     return None

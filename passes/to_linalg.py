@@ -27,6 +27,7 @@ from mlir.dialects import arith, linalg, scf, tensor
 
 from dequant import dialect
 from dequant.dialect import canonical, semantics, unpack
+from dequant.dialect.attributes import text
 from dequant.dialect.elements import ELEMENTS, of_type
 
 from . import Pass, checks
@@ -378,6 +379,13 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     def by_element(bytes_: ir.Value) -> ir.Value:
         return flat_fields(shapes, bytes_, sizes, e.bits, init, value)
 
+    def at_index(bytes_: ir.Value) -> ir.Value:
+        def body(_):
+            byte, (shift, bits) = packed_field(shapes, bytes_, linear_index(shapes, sizes), e.bits)
+            return value(byte, shift, bits)
+
+        return generic([], init, [ir.AffineMap.get_identity(rank)], rank, body)
+
     def rows(container: ir.Value, split: Split) -> ir.Value:
         loops = rank + 1
         ct = ir.RankedTensorType(container.type)
@@ -392,18 +400,22 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
         y = generic([container], view, [byte_map, ir.AffineMap.get_identity(loops)], loops, body)
         return tensor.collapse_shape(ir.RankedTensorType(init.type), y, groups)
 
-    unpacked_zp = by_rows(shapes, bytes_, sizes, e.bits, init.type, rows, by_element)
+    unpacked_zp = by_rows(shapes, bytes_, sizes, e.bits, init.type, rows, by_element, at_index, rows_hint(packed))
     return unpacked_zp, ELEMENTS["i8"] if e.kind == "int" else ELEMENTS["f32"]
 
 
-def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_type: ir.Type, rows, by_element) -> ir.Value:
+def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_type: ir.Type, rows, by_element,
+            at_index=None, hint: str | None = None) -> ir.Value:  # fmt: skip
     """The generic reading packed `bytes_` (elements of `bits` bits, logical `sizes`): `rows(view,
     split)` on the bytes viewed per row when each row is a whole number of bytes, else
     `by_element(bytes_)` (the elements unpacked as one row first, `flat_fields`); chosen at run
-    time (scf.if) when the last dim is dynamic."""
+    time (scf.if) when the last dim is dynamic. The unpack's `dq.rows` hint (dialect/unpack.py)
+    trims what is compiled for the case the caller does not expect: "partial", `by_element` alone
+    (correct for whole rows too); "whole", `at_index(bytes_)` (each element at its linear index:
+    small code, slow) in place of `by_element`."""
     per_byte = 8 // bits
     last = sizes[-1] if sizes else None
-    if not sizes or (isinstance(last, int) and last % per_byte):
+    if not sizes or (isinstance(last, int) and last % per_byte) or (hint == "partial" and not isinstance(last, int)):
         return by_element(bytes_)
     split = Split(len(sizes) - 1, per_byte, bits)
     if isinstance(last, int):
@@ -413,8 +425,22 @@ def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_typ
     with ir.InsertionPoint(branch.then_block):
         scf.YieldOp([rows(packed_rows(shapes, bytes_, sizes, per_byte), split)])
     with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp([by_element(bytes_)])
+        scf.YieldOp([(at_index if hint == "whole" and at_index is not None else by_element)(bytes_)])
     return branch.results[0]
+
+
+def rows_hint(packed) -> str | None:
+    """The `dq.rows` hint of a dq.unpack op, or None."""
+    return text(packed.attributes[unpack.ROWS]) if unpack.ROWS in packed.attributes else None
+
+
+def linear_index(shapes: Shapes, sizes: list) -> ir.Value:
+    """The row-major linear index of the current iteration of a generic over `sizes`."""
+    index = None
+    for d, n in enumerate(sizes):
+        i = linalg.IndexOp(d).result
+        index = i if index is None else arith.addi(arith.muli(index, shapes.value(n)), i)
+    return index if index is not None else shapes.index(0)
 
 
 def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
@@ -479,12 +505,22 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
         codes = flat_fields(shapes, bytes_, sizes, xe.bits, tensor.empty(sizes, semantics.i(8)), lambda b, shift, bits: field_value(xe, b, shift, bits, decode=False))
         return plain(codes, ELEMENTS["i8"] if xe.kind == "int" else xe)
 
+    def at_index(bytes_: ir.Value) -> ir.Value:
+        maps = [ir.AffineMap.get(rank, 0, [read_expr(r, None) for r in m]) for m in reads]
+
+        def body(sv, *rest):
+            byte, field = packed_field(shapes, bytes_, linear_index(shapes, sizes), xe.bits)
+            return dequantize(byte, sv, rest, field=field)
+
+        return generic([scale] + params, init, maps + [ir.AffineMap.get_identity(rank)], rank, body)
+
     def compute() -> ir.Value:
         if form.unpack == "int4x4":
             return split_read(signless(x), Split(0, canonical.INT4X4, 4), int4x4=True)
         if packed is None:
             return plain(signless(x), xe)
-        return by_rows(shapes, packed.operands[0], sizes, xe.bits, init.type, lambda c, split: split_read(c, split, False), unpacked_first)
+        return by_rows(shapes, packed.operands[0], sizes, xe.bits, init.type, lambda c, split: split_read(c, split, False),
+                       unpacked_first, at_index, rows_hint(packed))  # fmt: skip
 
     return checks.guarded(found, compute, init, op)
 

@@ -693,16 +693,25 @@ def kernel_for(runtime: Runtime, operands: list, roles: list, packed: list, resu
     canonical form (cached): dims are dynamic, except unit dims of scales and zero points, which
     the form reads at 0."""
     shapes = [tuple(None if role == "data" or d != 1 else 1 for d in t.shape) for t, role in zip(operands, roles)]
-    key = (tuple((t.elem, s, p) for t, s, p in zip(operands, shapes, packed)), result.elem, result.rank, form)
+    rows = [_rows(t) if p else None for t, p in zip(operands, packed)]
+    key = (tuple((t.elem, s, p, r) for t, s, p, r in zip(operands, shapes, packed, rows)), result.elem, result.rank, form)
     found = runtime.kernels.get(key)
     if found is None:
-        found = runtime.kernels.put(key, _compile(operands, shapes, packed, result, form))
+        found = runtime.kernels.put(key, _compile(operands, shapes, packed, rows, result, form))
     return found
 
 
-def _compile(operands: list, shapes: list, packed: list, result: Tensor, form: canonical.Form):
+def _rows(t: Tensor) -> str | None:
+    """A packed operand's `dq.rows` hint (dialect/unpack.py): whether its rows are whole bytes, so
+    that its kernel compiles the fast code for that case only (None for a scalar)."""
+    if not t.shape:
+        return None
+    return "whole" if t.shape[-1] % (8 // ELEMENTS[t.elem].bits) == 0 else "partial"
+
+
+def _compile(operands: list, shapes: list, packed: list, rows: list, result: Tensor, form: canonical.Form):
     """kernel(x, scale[, zp], out) -> out, the dequantize written into `out`; packed operands
-    marked `dq.packed` (their bytes are read in place)."""
+    marked `dq.packed` (their bytes are read in place), with their `dq.rows` hint."""
     from mlir import ir
     from mlir.dialects import bufferization, func
 
@@ -718,7 +727,7 @@ def _compile(operands: list, shapes: list, packed: list, result: Tensor, form: c
         out_type = tensor_type((None,) * result.rank, result.elem)
         with ir.InsertionPoint(module.body):
             f = func.FuncOp("kernel", (in_types + [out_type], [out_type]))
-            writable = [{"dq.packed": ir.UnitAttr.get()} if p else {} for p in packed]
+            writable = [{"dq.packed": ir.UnitAttr.get(), **({"dq.rows": ir.StringAttr.get(r)} if r else {})} if p else {} for p, r in zip(packed, rows)]
             writable.append({"bufferization.writable": ir.BoolAttr.get(True)})
             f.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in writable])
             with ir.InsertionPoint(f.add_entry_block()):

@@ -16,3 +16,12 @@ func.func @packed(%x: tensor<?x64xi4> {dq.packed}, %s: tensor<?x2xf32>) -> tenso
   %y = "dq.onnx_dequantize_linear"(%x, %s) {axis = 1 : i64, block_size = 32 : i64} : (tensor<?x64xi4>, tensor<?x2xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// A `dq.rows` argument attribute (the caller's hint: rows of whole bytes or not) goes onto the
+// dq.unpack, where dq-to-linalg reads it.
+// CHECK-LABEL: func.func @hinted
+// CHECK: "dq.unpack"(%{{.*}}, %{{.*}}, %{{.*}}) {dq.rows = "partial"} : (tensor<?xi8>, index, index) -> tensor<?x?xi4>
+func.func @hinted(%x: tensor<?x?xi4> {dq.packed, dq.rows = "partial"}, %s: tensor<f32>) -> tensor<?x?xf32> {
+  %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<?x?xi4>, tensor<f32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}

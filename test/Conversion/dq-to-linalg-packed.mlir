@@ -99,6 +99,38 @@ func.func @dynamic(%b: tensor<?xi8>, %r: index, %c: index, %s: tensor<f32>) -> t
 
 // -----
 
+// The `dq.rows` hint trims the branch the caller does not expect: "whole" keeps the per-row read
+// and reads rows that are not whole bytes element by element at their linear index (no
+// temporary); "partial" compiles the one-row read alone (no output viewed as [rows, bytes, 2]).
+// CHECK-LABEL: func.func @hinted_whole
+// CHECK: scf.if
+// CHECK: tensor.reshape
+// CHECK: } else {
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.index 1
+// CHECK: tensor.extract
+// CHECK: scf.yield
+// CHECK: return
+func.func @hinted_whole(%b: tensor<?xi8>, %r: index, %c: index, %s: tensor<f32>) -> tensor<?x?xf32> {
+  %x = "dq.unpack"(%b, %r, %c) {dq.rows = "whole"} : (tensor<?xi8>, index, index) -> tensor<?x?xi4>
+  %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<?x?xi4>, tensor<f32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+// CHECK-LABEL: func.func @hinted_partial
+// CHECK-NOT: tensor<?x?x2xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<?x?xi8> into tensor<?xi8>
+// CHECK-NOT: tensor<?x?x2xf32>
+// CHECK: tensor.reshape
+// CHECK-NOT: tensor<?x?x2xf32>
+// CHECK: return
+func.func @hinted_partial(%b: tensor<?xi8>, %r: index, %c: index, %s: tensor<f32>) -> tensor<?x?xf32> {
+  %x = "dq.unpack"(%b, %r, %c) {dq.rows = "partial"} : (tensor<?xi8>, index, index) -> tensor<?x?xi4>
+  %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<?x?xi4>, tensor<f32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
 // A packed zero point is unpacked first into i8 values (it is scale-sized), by a generic over its
 // bytes and their fields, as packed x is read (dq-vectorize vectorizes it), then read as usual.
 // CHECK-LABEL: func.func @packed_zero_point

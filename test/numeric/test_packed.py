@@ -266,6 +266,38 @@ def test_jit_packed_arguments():
         dequant.jit(marked, "f")(x, s, z)
 
 
+@pytest.mark.parametrize("hint", ["whole", "partial", None])
+@pytest.mark.parametrize("cols", [8, 9])
+def test_rows_hint_is_correct_for_either_parity(hint, cols):
+    """The `dq.rows` hint (dialect/unpack.py) only chooses which code is compiled for the case
+    the caller does not expect: a kernel hinted "whole" still reads rows that are not whole bytes
+    (each element at its linear index), one hinted "partial" still reads whole ones (as one row
+    of the tensor), and both the data and a packed zero point are read right."""
+    attr = "{dq.packed}" if hint is None else f'{{dq.packed, dq.rows = "{hint}"}}'
+    src = f"""func.func @f(%x: tensor<?x?xi4> {attr}, %s: tensor<?xf32>, %z: tensor<?xi4> {attr}) -> tensor<?x?xf32> {{
+      %y = "dq.onnx_dequantize_linear"(%x, %s, %z) {{axis = 1 : i64}} : (tensor<?x?xi4>, tensor<?xf32>, tensor<?xi4>) -> tensor<?x?xf32>
+      return %y : tensor<?x?xf32>
+    }}"""
+    rng = np.random.default_rng(cols)
+    x, z = values(rng, ml_dtypes.int4, (5, cols)), values(rng, ml_dtypes.int4, (cols,))
+    s = rng.random(cols).astype(np.float32)
+    got = dequant.jit(src, "f")(dequant.pack(x), s, dequant.pack(z))
+    assert_exact(got, onnx_reference(x, s, z, 21, axis=1))
+
+
+def test_numpy_api_kernels_follow_the_rows():
+    """dequant.ops keys its kernels on each packed operand's rows (whole bytes or not) and hints
+    the kernel: one compiled kernel per parity, each right."""
+    runtime = Runtime()
+    rng = np.random.default_rng(11)
+    for cols in (8, 9, 10, 11):
+        x = values(rng, ml_dtypes.uint4, (3, cols))
+        s = rng.random(cols).astype(np.float32)
+        got = runtime.function("onnx_dequantize_linear")(dequant.pack(x), s, axis=1)
+        assert_exact(got, onnx_reference(x, s, None, 21, axis=1))
+    assert len(runtime.kernels) == 2
+
+
 def test_no_allocation_of_the_logical_size():
     """The kernel reads the packed bytes in place: with `out=` given, a call allocates nothing
     near the logical size (one element per byte would be 8 MiB here; tracemalloc sees numpy's
