@@ -25,7 +25,8 @@ import math
 from .elements import of_type
 
 NAME = "dq.unpack"
-ROWS = "dq.rows"  # "whole" or "partial": the rows the caller expects (a compile-time hint)
+ROWS = "dq.rows"  # the rows the caller expects (a compile-time hint): one of
+WHOLE_ROWS, PARTIAL_ROWS = "whole", "partial"
 
 
 def packed_bytes(shape: tuple, bits: int) -> int:

@@ -57,6 +57,13 @@ class Shapes:
         """A size (int or index value) as an index value."""
         return self.index(size) if isinstance(size, int) else size
 
+    def count(self, sizes: list) -> ir.Value:
+        """The element count of a tensor of `sizes` (ints or index values)."""
+        n = self.index(1)
+        for d in sizes:
+            n = arith.muli(n, self.value(d))
+        return n
+
 
 @dataclass(frozen=True)
 class Split:
@@ -150,10 +157,7 @@ def packed_checks(shapes: Shapes, bytes_: ir.Value, logical: list, bits: int) ->
     """(holds, code) that packed bytes are ceil(elements * bits / 8) long, where not static."""
     if not ir.RankedTensorType(bytes_.type).is_dynamic_dim(0) and all(isinstance(d, int) for d in logical):
         return []  # the verifier checked it
-    n = shapes.index(1)
-    for d in logical:
-        n = arith.muli(n, shapes.value(d))
-    want = arith.ceildivui(n, shapes.index(8 // bits))
+    want = arith.ceildivui(shapes.count(logical), shapes.index(8 // bits))
     return [(arith.cmpi(arith.CmpIPredicate.eq, shapes.dim(bytes_, 0), want), checks.encode(checks.PACKED, 0, 0))]
 
 
@@ -235,6 +239,15 @@ def packed_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, per_byte: int) ->
     return tensor.reshape(want, bytes_, shape)
 
 
+def linear_index(shapes: Shapes, sizes: list) -> ir.Value:
+    """The row-major linear index of the current iteration of a generic over `sizes`."""
+    index = None
+    for d, n in enumerate(sizes):
+        i = linalg.IndexOp(d).result
+        index = i if index is None else arith.addi(arith.muli(index, shapes.value(n)), i)
+    return index if index is not None else shapes.index(0)
+
+
 def packed_field(shapes: Shapes, bytes_: ir.Value, index: ir.Value, bits: int) -> tuple:
     """(the byte holding element `index` of packed data, (its shift, bits)) at the insertion point."""
     per_byte = 8 // bits
@@ -250,21 +263,12 @@ def flat_fields(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, init: 
     rows, so the whole tensor is read as one row: its whole bytes by a [1, bytes, fields] generic
     (the form `by_rows` gives a row of whole bytes, which dq-vectorize vectorizes), the fields of
     an incomplete last byte (at most 3) at their linear index. Both write their slices of `init`
-    viewed flat, so the result is `init`'s buffer after bufferization."""
+    viewed flat, so the result is `init`'s buffer after bufferization. `sizes` is not empty."""
     t = ir.RankedTensorType(init.type)
-    if not sizes:  # one element, in the low bits of the one byte
-
-        def scalar(_):
-            byte, (shift, width) = packed_field(shapes, bytes_, shapes.index(0), bits)
-            return value(byte, shift, width)
-
-        return generic([], init, [ir.AffineMap.get(0, 0, [])], 0, scalar)
     per_byte = 8 // bits
     dyn, i8 = ir.ShapedType.get_dynamic_size(), semantics.i(8)
     flat_t = ir.RankedTensorType.get([dyn], t.element_type)
-    n = shapes.value(sizes[0])
-    for d in sizes[1:]:
-        n = arith.muli(n, shapes.value(d))
+    n = shapes.count(sizes)
     nbytes = arith.divui(n, shapes.index(per_byte))
     whole = arith.muli(nbytes, shapes.index(per_byte))
     flat = init
@@ -405,17 +409,20 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
 
 
 def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_type: ir.Type, rows, by_element,
-            at_index=None, hint: str | None = None) -> ir.Value:  # fmt: skip
+            at_index, hint: str | None = None) -> ir.Value:  # fmt: skip
     """The generic reading packed `bytes_` (elements of `bits` bits, logical `sizes`): `rows(view,
     split)` on the bytes viewed per row when each row is a whole number of bytes, else
     `by_element(bytes_)` (the elements unpacked as one row first, `flat_fields`); chosen at run
-    time (scf.if) when the last dim is dynamic. The unpack's `dq.rows` hint (dialect/unpack.py)
-    trims what is compiled for the case the caller does not expect: "partial", `by_element` alone
-    (correct for whole rows too); "whole", `at_index(bytes_)` (each element at its linear index:
-    small code, slow) in place of `by_element`."""
+    time (scf.if) when the last dim is dynamic. A scalar is read by `at_index(bytes_)` (each
+    element at its linear index: small code, slow). The unpack's `dq.rows` hint
+    (dialect/unpack.py) trims what is compiled for the case the caller does not expect:
+    "partial", `by_element` alone (correct for whole rows too); "whole", `at_index` in place of
+    `by_element`."""
+    if not sizes:
+        return at_index(bytes_)
     per_byte = 8 // bits
-    last = sizes[-1] if sizes else None
-    if not sizes or (isinstance(last, int) and last % per_byte) or (hint == "partial" and not isinstance(last, int)):
+    last = sizes[-1]
+    if (isinstance(last, int) and last % per_byte) or (hint == unpack.PARTIAL_ROWS and not isinstance(last, int)):
         return by_element(bytes_)
     split = Split(len(sizes) - 1, per_byte, bits)
     if isinstance(last, int):
@@ -425,22 +432,13 @@ def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_typ
     with ir.InsertionPoint(branch.then_block):
         scf.YieldOp([rows(packed_rows(shapes, bytes_, sizes, per_byte), split)])
     with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp([(at_index if hint == "whole" and at_index is not None else by_element)(bytes_)])
+        scf.YieldOp([(at_index if hint == unpack.WHOLE_ROWS else by_element)(bytes_)])
     return branch.results[0]
 
 
 def rows_hint(packed) -> str | None:
     """The `dq.rows` hint of a dq.unpack op, or None."""
     return text(packed.attributes[unpack.ROWS]) if unpack.ROWS in packed.attributes else None
-
-
-def linear_index(shapes: Shapes, sizes: list) -> ir.Value:
-    """The row-major linear index of the current iteration of a generic over `sizes`."""
-    index = None
-    for d, n in enumerate(sizes):
-        i = linalg.IndexOp(d).result
-        index = i if index is None else arith.addi(arith.muli(index, shapes.value(n)), i)
-    return index if index is not None else shapes.index(0)
 
 
 def lower(op, form: canonical.Form, operands: dict) -> ir.Value:

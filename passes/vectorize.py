@@ -857,7 +857,7 @@ def _collapsed_type(t: ir.MemRefType) -> ir.MemRefType:
     rejected there, found through a packed zero point of static shape), else strided at `t`'s
     offset."""
     n = math.prod(t.shape)
-    if isinstance(t.layout, ir.AffineMapAttr) and ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank):
+    if _identity_layout(t):
         return ir.MemRefType.get([n], t.element_type)
     _, offset = t.get_strides_and_offset()
     return ir.MemRefType.get([n], t.element_type, ir.StridedLayoutAttr.get(offset, [1]))

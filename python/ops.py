@@ -31,7 +31,7 @@ from array import array
 import numpy as np
 
 from dequant import dialect
-from dequant.dialect import attributes, canonical
+from dequant.dialect import attributes, canonical, unpack
 from dequant.dialect.elements import ELEMENTS, UnknownElementError, of_dtype
 from dequant.dialect.opdef import OpDef
 from dequant.dialect.signature import Signature, Tensor
@@ -706,7 +706,7 @@ def _rows(t: Tensor) -> str | None:
     that its kernel compiles the fast code for that case only (None for a scalar)."""
     if not t.shape:
         return None
-    return "whole" if t.shape[-1] % (8 // ELEMENTS[t.elem].bits) == 0 else "partial"
+    return unpack.WHOLE_ROWS if t.shape[-1] % (8 // ELEMENTS[t.elem].bits) == 0 else unpack.PARTIAL_ROWS
 
 
 def _compile(operands: list, shapes: list, packed: list, rows: list, result: Tensor, form: canonical.Form):
@@ -727,7 +727,7 @@ def _compile(operands: list, shapes: list, packed: list, rows: list, result: Ten
         out_type = tensor_type((None,) * result.rank, result.elem)
         with ir.InsertionPoint(module.body):
             f = func.FuncOp("kernel", (in_types + [out_type], [out_type]))
-            writable = [{"dq.packed": ir.UnitAttr.get(), **({"dq.rows": ir.StringAttr.get(r)} if r else {})} if p else {} for p, r in zip(packed, rows)]
+            writable = [{"dq.packed": ir.UnitAttr.get(), **({unpack.ROWS: ir.StringAttr.get(r)} if r else {})} if p else {} for p, r in zip(packed, rows)]
             writable.append({"bufferization.writable": ir.BoolAttr.get(True)})
             f.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in writable])
             with ir.InsertionPoint(f.add_entry_block()):
