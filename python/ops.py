@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import math
+import statistics
 import time
 from array import array
 
@@ -363,18 +364,20 @@ class SplitChoice:
     """The row ranges of a plan's calls of 2-32 MiB (`Runtime.times_calls`), chosen by timing its
     first calls (docs/performance.md, "Threads chosen by timing"): PROBES calls on one thread;
     if their fastest pays for more threads (`Runtime.time_parts`), or the call's bytes split it
-    anyway (`Runtime.parallel_parts`), PROBES calls over that many ranges, then PROBES on one
-    thread again (a kernel's first calls run cold; each block's first call pays for the cache
-    state the other left). The split is kept if its fastest call takes at most
-    `Runtime.split_gain` (SPLIT_GAIN) of the single thread's fastest; a split the bytes ask for,
-    unless it is slower."""
+    anyway (`Runtime.parallel_parts`), a block of calls over that many ranges, then a block on one
+    thread again, each of `Runtime.probe_block` calls (a kernel's first calls run cold; each
+    block's first call pays for the cache state the other left). The split is kept if its fastest
+    call takes at most `Runtime.split_gain` (SPLIT_GAIN) of the second block's fastest and its
+    median call at most `split_median_gain` of that block's median (a split is bimodal: its
+    worker awake or not); a split the bytes ask for, unless it is slower in either."""
 
-    __slots__ = ("single", "candidate", "split", "parts", "_times")
+    __slots__ = ("single", "candidate", "split", "parts", "block", "_times")
 
     def __init__(self):
-        self.single = self.split = None  # the fastest timed call: one thread / over `candidate`
+        self.single = self.split = None  # (fastest, median) timed call: one thread / over `candidate`
         self.candidate = None
         self.parts = None  # the choice, once made
+        self.block = PROBES  # calls per block after the first
         self._times: list = []  # (ranges, seconds) of the current probe
 
     def probe(self) -> int | None:
@@ -383,7 +386,7 @@ class SplitChoice:
             return None
         if self.single is None:
             return 1
-        return self.candidate if len(self._times) < PROBES else 1
+        return self.candidate if len(self._times) < self.block else 1
 
     def record(self, seconds: float, parts: int, runtime: Runtime, base: int) -> bool:
         """A timed call over `parts` ranges took `seconds` (`base`: the ranges its bytes ask
@@ -391,22 +394,31 @@ class SplitChoice:
         if parts != self.probe():
             return False  # a call planned before the probe moved on
         self._times.append((parts, seconds))
-        if len(self._times) % PROBES:
-            return False
         if self.single is None:
-            self.single, self._times = min(t for _, t in self._times), []
-            self.candidate = max(base, runtime.time_parts(self.single))
+            if len(self._times) < PROBES:
+                return False
+            fastest = min(t for _, t in self._times)
+            self.single, self._times = (fastest, fastest), []
+            self.candidate = max(base, runtime.time_parts(fastest))
+            self.block = runtime.probe_block(fastest)
             if self.candidate == 1:
                 self.parts = 1
             return True
-        if len(self._times) < 2 * PROBES:
+        if len(self._times) % self.block:
+            return False
+        if len(self._times) < 2 * self.block:
             return True
-        self.split = min(t for p, t in self._times if p != 1)
-        self.single = min(t for p, t in self._times if p == 1)
-        gain = 1.0 if self.candidate == base else runtime.split_gain
-        self.parts = self.candidate if self.split <= gain * self.single else 1
+        self.split = _fastest_and_median([t for p, t in self._times if p != 1])
+        self.single = _fastest_and_median([t for p, t in self._times if p == 1])
+        gains = (1.0, 1.0) if self.candidate == base else (runtime.split_gain, runtime.split_median_gain)
+        kept = all(s <= g * t for s, g, t in zip(self.split, gains, self.single))
+        self.parts = self.candidate if kept else 1
         self._times = []
         return True
+
+
+def _fastest_and_median(times: list) -> tuple:
+    return min(times), statistics.median(times)
 
 
 class Calls:

@@ -23,6 +23,7 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
 from __future__ import annotations
 
 import _thread
+import math
 import operator
 import os
 import threading
@@ -41,13 +42,18 @@ MIN_PARALLEL = 8 << 20
 NONTEMPORAL_MIN_BYTES = 24 << 20
 # A call of PROBE_MIN_BYTES to 4 * MIN_PARALLEL is timed (ops.SplitChoice): PROBES calls on one
 # thread, then, if their time pays for more threads (each added thread saving SPLIT_SECONDS: the
-# pool's round trip is 15-60 us here) or its bytes split it, PROBES calls over that many and PROBES
-# on one thread; a split is kept if its fastest call takes at most SPLIT_GAIN of one thread's
-# (0.9 kept splits that ran 1.14-1.47x slower after: this machine's noise), a split its bytes ask
-# for unless it is slower: MEASURED (docs/performance.md).
+# pool's round trip is 15-60 us here) or its bytes split it, a block over that many and a block on
+# one thread, each of enough calls to fill PROBE_SECONDS (PROBES to PROBES_MAX). A split is kept if
+# its fastest call takes at most SPLIT_GAIN of one thread's fastest (0.9 kept splits that ran
+# 1.14-1.47x slower after: this machine's noise) and its median call at most one thread's median
+# (the fastest alone kept splits whose worker woke late in most calls: 1.36x slower in median); a
+# split its bytes ask for unless it is slower in either: MEASURED (docs/performance.md).
 SPLIT_SECONDS = 60e-6
 SPLIT_GAIN = 0.8
+SPLIT_MEDIAN_GAIN = 1.0
 PROBES = 3
+PROBES_MAX = 9
+PROBE_SECONDS = 1e-3
 PROBE_MIN_BYTES = 2 << 20
 
 
@@ -243,9 +249,12 @@ class Runtime:
         self._min_parallel = MIN_PARALLEL
         self._nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES
         # a call's split chosen by timing (ops.SplitChoice): the single-thread time each added
-        # thread must save to be tried, and the fraction of one thread's time it must take to be kept
+        # thread must save to be tried, and the fraction of one thread's time (fastest, median
+        # call) it must take to be kept
         self.split_seconds = SPLIT_SECONDS
         self.split_gain = SPLIT_GAIN
+        self.split_median_gain = SPLIT_MEDIAN_GAIN  # the same for its median call
+        self.probe_seconds = PROBE_SECONDS  # the time each block of split probes fills
 
     @property
     def min_parallel(self) -> int:
@@ -285,6 +294,12 @@ class Runtime:
         while p < self.pool.threads and seconds >= self.split_seconds * p * (p + 1):
             p += 1
         return p
+
+    def probe_block(self, seconds: float) -> int:
+        """Calls per block of split probes for a call that took `seconds` on one thread: enough
+        to fill `probe_seconds`, from PROBES to PROBES_MAX (a median of a few calls of 100 us
+        says little; of 9, which of the split's two modes, the worker awake or not, is usual)."""
+        return max(PROBES, min(PROBES_MAX, math.ceil(self.probe_seconds / seconds) if seconds > 0 else PROBES_MAX))
 
     def times_calls(self, nbytes: int) -> bool:
         """Whether a call moving `nbytes` has its split chosen by timing (`ops.SplitChoice`):

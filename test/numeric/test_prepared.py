@@ -165,8 +165,9 @@ def test_which_calls_are_timed():
 
 def test_split_choice_keeps_the_faster():
     """One thread timed PROBES times; then the candidate split PROBES times and one thread PROBES
-    times again; the split is kept only if its fastest call takes at most split_gain of the second
-    single-thread block's fastest (a sample for ranges the probe has moved past is ignored)."""
+    times again (calls of 2 ms fill probe_seconds, 1 ms, in fewer); the split is kept only if its
+    fastest call takes at most split_gain of the second single-thread block's fastest (a sample for
+    ranges the probe has moved past is ignored)."""
     from dequant.ops import SplitChoice
     from dequant.runtime import PROBES
 
@@ -177,14 +178,15 @@ def test_split_choice_keeps_the_faster():
         choice = SplitChoice()
         assert choice.probe() == 1
         ended = [choice.record(t, 1, runtime, 1) for t in [3e-3, 2e-3, 2.5e-3][:PROBES]]  # cold calls
-        assert ended == [False] * (PROBES - 1) + [True] and choice.single == 2e-3
+        assert ended == [False] * (PROBES - 1) + [True] and choice.single == (2e-3, 2e-3)
+        assert choice.block == PROBES
         assert choice.probe() == 2 and not choice.record(5e-3, 1, runtime, 1)
         ended = [choice.record(split_time, 2, runtime, 1) for _ in range(PROBES)]
         assert ended == [False] * (PROBES - 1) + [True] and choice.probe() == 1
         ended = [choice.record(1e-3, 1, runtime, 1) for _ in range(PROBES)]
         assert ended == [False] * (PROBES - 1) + [True]
         assert choice.parts == parts and choice.probe() is None
-        assert choice.single == 1e-3 and choice.split == split_time
+        assert choice.single == (1e-3, 1e-3) and choice.split == (split_time, split_time)
 
 
 @pytest.mark.parametrize("split_time, parts", [(0.99e-3, 2), (1.01e-3, 1)])
@@ -205,6 +207,51 @@ def test_split_choice_keeps_the_bytes_split_unless_slower(split_time, parts):
     for _ in range(PROBES):
         choice.record(1e-3, 1, runtime, 2)
     assert choice.parts == parts
+
+
+def test_split_choice_wants_the_median_too():
+    """A split whose fastest call passes split_gain but whose median is slower than one thread's
+    (its worker woke late in most calls) is not kept; nor a split the bytes ask for that is faster
+    in median only."""
+    from dequant.ops import SplitChoice
+
+    runtime = Runtime(2)
+    runtime.split_seconds = 50e-6
+    one = (100e-6, 100e-6, 100e-6)
+    for base, split_times, single_times, parts in (
+        (1, [70e-6, 140e-6, 150e-6], one, 1),  # fastest 0.7x, median 1.5x
+        (1, [70e-6, 80e-6, 150e-6], one, 2),  # both faster
+        (2, [90e-6, 95e-6, 99e-6], one, 2),
+        (2, [85e-6, 90e-6, 95e-6], (80e-6, 100e-6, 100e-6), 1),  # the bytes' split: faster in median only
+        (2, [99e-6, 105e-6, 120e-6], one, 1),  # and in the fastest only
+    ):
+        runtime.probe_seconds = 0.0  # blocks of PROBES
+        choice = SplitChoice()
+        for t in one:
+            choice.record(t, 1, runtime, base)
+        for t in split_times:
+            choice.record(t, 2, runtime, base)
+        for t in single_times:
+            choice.record(t, 1, runtime, base)
+        assert choice.parts == parts, (base, split_times)
+
+
+@pytest.mark.parametrize("seconds, block", [(2e-3, 3), (400e-6, 3), (300e-6, 4), (100e-6, 9), (10e-6, 9)])
+def test_probe_blocks_fill_probe_seconds(seconds, block):
+    """After the first PROBES calls, each block has enough calls to fill probe_seconds (1 ms)."""
+    from dequant.ops import SplitChoice
+
+    runtime = Runtime(2)
+    runtime.probe_seconds = 1e-3
+    runtime.split_seconds = 0.0
+    assert runtime.probe_block(seconds) == block
+    choice = SplitChoice()
+    seen = []
+    while choice.probe() is not None:
+        parts = choice.probe()
+        seen.append(parts)
+        choice.record(seconds, parts, runtime, 1)
+    assert seen == [1] * 3 + [2] * block + [1] * block
 
 
 def test_split_choice_of_a_short_call_is_one_thread():
@@ -228,7 +275,8 @@ def _large(rows=512):
 def _runtime(gain: float) -> Runtime:
     runtime = Runtime(2)
     runtime.split_seconds = 0.0  # any time is worth timing a split
-    runtime.split_gain = gain  # 1e9: the split always kept; 0: never
+    runtime.split_gain = runtime.split_median_gain = gain  # 1e9: the split always kept; 0: never
+    runtime.probe_seconds = 0.0  # blocks of PROBES calls
     return runtime
 
 
