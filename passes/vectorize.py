@@ -40,6 +40,8 @@ schedule lives in its own module, never in the payload):
     [python] sign extension in bytes          a 4-bit field sign-extended in its byte, then widened
                                               (`sign_extend_in_bytes`)
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
+    convert_to_loops (partial tiles)          loops annotated PARTIAL_LOOPS: LLVM vectorizes them
+                                              without interleaving or run-time unrolling
 
 T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
 of the block (the block's scale is then loaded once per tile), at most 512 bytes of output; for
@@ -87,6 +89,11 @@ MODE = "dq.vector_mode"
 TILE = "dq.vector_tile"
 SPLIT = "dq.vector_split"  # the payload op computing a row-tiled generic's split point (`_tile`)
 WHOLE_COLUMNS = "dq.vector_whole_columns"  # the first part of that split, and the tiles cut from it
+PARTIAL = "dq.vector_partial"  # a partial tile, converted to loops LLVM compiles lean (`_partial_loops`)
+# LLVM's loop vectorizer still vectorizes a partial tile's loops, without interleaving them or
+# unrolling their remainders by a run-time trip count: such code is compiled at every kernel's
+# first call and runs only on the edges of a shape (docs/performance.md, "Compile time")
+PARTIAL_LOOPS = "#llvm.loop_annotation<interleave = <count = 1>, unroll = <runtimeDisable = true>>"
 LINE = 64  # bytes of output per tile without blocks: one cache line
 MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>), with cached stores
 # with non-temporal stores at most one line: a 512-byte tile's 16-byte stores, interleaved over 8
@@ -958,9 +965,10 @@ def _erase_empty_remainders(root, plans: list) -> None:
             g.erase()
 
 
-def _enclose(g, mode: str):
+def _enclose(g, mode: str, tile: bool = True):
     """Move whole-tile generic `g` into an scf.execute_region tagged MODE: the anchor of the
-    later steps (patterns run inside it; it outlives the loops canonicalization may fold)."""
+    later steps (patterns run inside it; it outlives the loops canonicalization may fold).
+    A partial tile (`tile` false) is enclosed the same way, not tagged TILE."""
     with ir.InsertionPoint(g), g.location:
         region = scf.ExecuteRegionOp([])
         region.attributes[MODE] = ir.StringAttr.get(mode)
@@ -968,7 +976,8 @@ def _enclose(g, mode: str):
         with ir.InsertionPoint(block):
             end = scf.YieldOp([])
     g.move_before(end)
-    g.attributes[TILE] = ir.UnitAttr.get()
+    if tile:
+        g.attributes[TILE] = ir.UnitAttr.get()
     return region
 
 
@@ -1230,6 +1239,8 @@ def run(op) -> bool:
                 if _whole_tile(g, plans[i]):
                     simplify_block_maps(g)
                     tiles.append(_enclose(g, modes[i]))
+                else:
+                    g.attributes[PARTIAL] = ir.UnitAttr.get()
         _vectorize(op)
         for t in tiles:
             unroll_rows(t)
@@ -1245,8 +1256,36 @@ def run(op) -> bool:
     for t in tiles:
         annotate(t)
         _inline(t)
+    _partial_loops(op)
     _clean(op)
     return True
+
+
+def _partial_loops(root) -> None:
+    """Convert the partial tiles (tagged PARTIAL) to loops annotated PARTIAL_LOOPS: LLVM's
+    vectorizer still serves them (a shape of fewer rows than a row tile runs in them whole), but
+    one vector per iteration with no run-time unrolled remainder. With LLVM's defaults (four
+    interleaved vectors, a vectorized epilogue, a remainder unrolled 4-8 times), the partial tiles
+    of int16 per-axis took 30-40 ms of its 115 ms first call (docs/performance.md, "Compile
+    time"). Each generic is first moved into an scf.execute_region, the anchor that finds its
+    loops."""
+    regions = []
+    for g in ops_named(root, "linalg.generic"):
+        if PARTIAL in g.attributes:
+            regions.append(_enclose(g, PARTIAL, tile=False))
+    if not regions:
+        return
+    _run(root, lambda r: structured.ConvertToLoopsOp(_any(), _match(r, "linalg.generic", {PARTIAL: ir.UnitAttr.get()})))
+    annotation = ir.Attribute.parse(PARTIAL_LOOPS)  # the LLVM dialect's Python bindings have no builder for it
+
+    def visit(o):
+        if o.name == "scf.for":
+            o.attributes["loop_annotation"] = annotation
+        return ir.WalkResult.ADVANCE
+
+    for region in regions:
+        walk(region, visit)
+        _inline(region)
 
 
 def _nt_table_tile(p: Plan) -> bool:
@@ -1296,7 +1335,7 @@ def _clean(op) -> None:
             del op.attributes[tag]
 
     def visit(o):
-        for name in (TARGET, MODE, TILE, SPLIT, WHOLE_COLUMNS, NONTEMPORAL):
+        for name in (TARGET, MODE, TILE, SPLIT, WHOLE_COLUMNS, NONTEMPORAL, PARTIAL):
             if name in o.attributes:
                 del o.attributes[name]
         return ir.WalkResult.ADVANCE

@@ -7,7 +7,11 @@
 // declared 16-byte aligned and non-temporal, others non-temporal with the element's alignment.
 // Elsewhere only 16-bit float outputs, packed data, blocks along the columns and operands shared
 // by the rows (tiles of 4 rows) are vectorized here; the rest is left to convert-linalg-to-loops
-// and LLVM's loop vectorizer. The tag is consumed.
+// and LLVM's loop vectorizer. The tag is consumed. The partial tiles become loops LLVM compiles
+// lean: one vector per iteration, no remainder unrolled by a run-time trip count.
+// CHECK-DAG: #[[IL:.*]] = #llvm.loop_interleave<count = 1 : i64>
+// CHECK-DAG: #[[UR:.*]] = #llvm.loop_unroll<runtimeDisable = true>
+// CHECK: #[[LEAN:.*]] = #llvm.loop_annotation<interleave = #[[IL]], unroll = #[[UR]]>
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -44,13 +48,16 @@
 // CHECK:       vector.store %[[R]], %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
 // CHECK:     }
 // CHECK:     scf.for %{{.*}} = %[[WHOLE]] to %[[COLS]] step %[[C16]] {
-// CHECK:       linalg.generic
-// CHECK-SAME:    outs(%{{.*}} : memref<1x?xf32, {{.*}}>)
+// CHECK:       scf.for
+// CHECK:         memref.store %{{.*}} : memref<1x?xf32, {{.*}}>
+// CHECK:       } {loop_annotation = #[[LEAN]]}
 // CHECK:     }
 // CHECK:   }
 // CHECK: } else {
 // CHECK:   vector.store %{{.*}} {nontemporal = true} : memref<16xf32, {{.*}}>, vector<16xf32>
-// CHECK:   linalg.generic
+// CHECK:   scf.for
+// CHECK:     memref.store
+// CHECK:   } {loop_annotation = #[[LEAN]]}
 // CHECK: }
 // CHECK: return
 func.func @per_axis_nt(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
@@ -91,12 +98,14 @@ func.func @per_axis_nt(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32
 // CHECK-NOT:   linalg.generic
 // CHECK:   }
 // CHECK:   scf.for %{{.*}} = %[[WHOLE_ROWS]] to %[[ROWS]] step %[[C4]] {
-// CHECK:     linalg.generic
-// CHECK-SAME:  outs(%{{.*}} : memref<?x?xf32, {{.*}}>)
+// CHECK:     scf.for
+// CHECK:       memref.store %{{.*}} : memref<?x?xf32, {{.*}}>
+// CHECK:     } {loop_annotation = #[[LEAN]]}
 // CHECK:   }
 // CHECK:   %[[YB:.*]] = memref.subview %[[Y]][0, %[[W]]] [%[[ROWS]], %{{.*}}] [1, 1]
-// CHECK:   linalg.generic
-// CHECK-SAME: outs(%[[YB]] : memref<?x?xf32, {{.*}}>)
+// CHECK:   scf.for
+// CHECK:     memref.store %{{.*}}, %[[YB]][%{{.*}}, %{{.*}}] : memref<?x?xf32, {{.*}}>
+// CHECK:   } {loop_annotation = #[[LEAN]]}
 // CHECK: return
 func.func @per_axis(%x: memref<?x?xi8>, %s: memref<?xf32>, %y: memref<?x?xf32>) {
   linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x?xi8>, memref<?xf32>) outs(%y : memref<?x?xf32>) {
@@ -142,8 +151,9 @@ func.func @per_axis_zero_point(%x: memref<?x?xi8>, %s: memref<?xf32>, %z: memref
 // CHECK-COUNT-4: vector.store %{{.*}} : memref<4x16xf32, {{.*}}>, vector<16xf32>
 // CHECK-NOT: linalg.generic
 // CHECK:   }
-// CHECK:   linalg.generic
-// CHECK-SAME: outs(%{{.*}} : memref<?x4x?xf32, {{.*}}>)
+// CHECK:   scf.for
+// CHECK:     memref.store %{{.*}} : memref<?x4x?xf32, {{.*}}>
+// CHECK:   } {loop_annotation = #[[LEAN]]}
 // CHECK: return
 func.func @per_axis_rank3(%x: memref<?x4x?xi8>, %s: memref<?xf32>, %y: memref<?x4x?xf32>) {
   linalg.generic {indexing_maps = [#id3, #c3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : memref<?x4x?xi8>, memref<?xf32>) outs(%y : memref<?x4x?xf32>) {
@@ -209,10 +219,12 @@ func.func @per_axis_static(%x: memref<8x64xi8>, %s: memref<64xf32>, %y: memref<8
 // CHECK:   memref.subview %{{.*}}[0, 0] [6, 32] [1, 1]
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-COUNT-4: vector.store %{{.*}} : memref<4x16xf32, {{.*}}>, vector<16xf32>
-// CHECK:   linalg.generic
-// CHECK-SAME: outs(%{{.*}} : memref<2x32xf32, {{.*}}>)
-// CHECK:   linalg.generic
-// CHECK-SAME: outs(%{{.*}} : memref<6x8xf32, {{.*}}>)
+// CHECK:   scf.for
+// CHECK:     memref.store %{{.*}} : memref<2x32xf32, {{.*}}>
+// CHECK:   } {loop_annotation = #[[LEAN]]}
+// CHECK:   scf.for
+// CHECK:     memref.store %{{.*}} : memref<6x8xf32, {{.*}}>
+// CHECK:   } {loop_annotation = #[[LEAN]]}
 // CHECK: return
 func.func @per_axis_static_partial(%x: memref<6x40xi8>, %s: memref<40xf32>, %y: memref<6x40xf32>) {
   linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<6x40xi8>, memref<40xf32>) outs(%y : memref<6x40xf32>) {
@@ -298,7 +310,9 @@ func.func @blocked(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>)
 // CHECK:     vector.store %[[R]], %[[FLAT]][%{{.*}}] : memref<32xf32, {{.*}}>, vector<32xf32>
 // CHECK:   }
 // CHECK:   scf.for
-// CHECK:     linalg.generic
+// CHECK:     scf.for
+// CHECK:       memref.store
+// CHECK:     } {loop_annotation = #[[LEAN]]}
 func.func @packed(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?x2xf32>) {
   %c4 = arith.constant 4 : i32
   %c15 = arith.constant 15 : i32
@@ -695,7 +709,9 @@ func.func @nibble_blocked(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x
 // CHECK:   arith.shrsi %{{.*}} : vector<16xi8>
 // CHECK:   arith.extsi %{{.*}} : vector<16xi8> to vector<16xi32>
 // CHECK:   vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true}
-// CHECK:   linalg.generic
+// CHECK:   scf.for
+// CHECK:     memref.store
+// CHECK:   } {loop_annotation = #[[LEAN]]}
 // CHECK:     arith.shli %{{.*}} : i8
 // CHECK: return
 func.func @nibble_blocked_nt(%x: memref<?x?xi8>, %s: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {dq.nontemporal} {
