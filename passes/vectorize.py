@@ -1175,9 +1175,17 @@ def _row_tile(p: Plan) -> int:
 
 
 def root(v: ir.Value) -> ir.Value:
-    """The buffer a memref value views (through reshapes, casts and subviews)."""
-    while isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.name in MEMREF_VIEWS:
-        v = v.owner.operands[0]
+    """The buffer a memref value views (through reshapes, casts and subviews, and an scf.if
+    choosing how to fill it, as dq-to-linalg's `by_rows` does for a packed zero point: its then
+    branch's value)."""
+    while isinstance(v.owner, (ir.Operation, ir.OpView)):
+        owner = v.owner
+        if owner.name in MEMREF_VIEWS:
+            v = owner.operands[0]
+        elif owner.name == "scf.if":
+            v = owner.regions[0].blocks[0].operations[len(owner.regions[0].blocks[0].operations) - 1].operands[v.result_number]
+        else:
+            break
     return v
 
 

@@ -603,6 +603,53 @@ func.func @packed_temporary_nt(%x: memref<?x?xi8>, %zb: memref<?x?xi8>, %y: memr
   return
 }
 
+// The same temporary filled inside an scf.if, as dq-to-linalg fills a packed zero point whose
+// rows may not be whole bytes: still a temporary (the if's result is traced to the buffer), so
+// its stores stay cached and its tiles one line (fuzzed kernels once wrote it non-temporal).
+// CHECK-LABEL: func.func @packed_temporary_if_nt
+// CHECK: %[[T:.*]] = memref.alloc
+// CHECK: scf.if %{{.*}} -> (memref<?x?x2xi8>) {
+// CHECK-NOT: nontemporal
+// CHECK: vector.store %{{.*}}, %{{[^ ]*}}[%{{[^ ]*}}] : memref<64xi8, {{.*}}>, vector<64xi8>
+// CHECK-NOT: nontemporal
+// CHECK: scf.yield %[[T]]
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64, nontemporal = true} : memref<16xf32
+func.func @packed_temporary_if_nt(%x: memref<?x?xi8>, %zb: memref<?x?xi8>, %y: memref<?x?xf32>, %whole: i1) attributes {dq.nontemporal} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : i32
+  %c15 = arith.constant 15 : i32
+  %r = memref.dim %zb, %c0 : memref<?x?xi8>
+  %n = memref.dim %zb, %c1 : memref<?x?xi8>
+  %t = memref.alloc(%r, %n) : memref<?x?x2xi8>
+  %filled = scf.if %whole -> (memref<?x?x2xi8>) {
+    linalg.generic {indexing_maps = [#x3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%zb : memref<?x?xi8>) outs(%t : memref<?x?x2xi8>) {
+    ^bb0(%a: i8, %o: i8):
+      %k = linalg.index 2 : index
+      %ki = arith.index_cast %k : index to i32
+      %sh = arith.muli %ki, %c4 : i32
+      %w = arith.extui %a : i8 to i32
+      %f = arith.shrui %w, %sh : i32
+      %v = arith.andi %f, %c15 : i32
+      %b = arith.trunci %v : i32 to i8
+      linalg.yield %b : i8
+    }
+    scf.yield %t : memref<?x?x2xi8>
+  } else {
+    scf.yield %t : memref<?x?x2xi8>
+  }
+  %tv = memref.collapse_shape %filled [[0], [1, 2]] : memref<?x?x2xi8> into memref<?x?xi8>
+  linalg.generic {indexing_maps = [#id, #blk, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %tv : memref<?x?xi8>, memref<?x?xi8>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%a: i8, %z: i8, %o: f32):
+    %xa = arith.extsi %a : i8 to i32
+    %za = arith.extsi %z : i8 to i32
+    %d = arith.subi %xa, %za : i32
+    %w = arith.sitofp %d : i32 to f32
+    linalg.yield %w : f32
+  }
+  return
+}
+
 // Left to LLVM even in an `_nt` entry: a read at a computed index (a gather), columns fewer
 // than one tile, and an operand of higher rank than the loops (a 1x1x1 scale read at (0, 0, 0)
 // by two loops: not a projected permutation, which the vectorizer requires; found by fuzzing).
