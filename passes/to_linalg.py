@@ -31,6 +31,7 @@ from dequant.dialect.attributes import text
 from dequant.dialect.elements import ELEMENTS, of_type
 
 from . import Pass, checks
+from .vectorize import LEAN_LOOPS
 
 PARALLEL = linalg.IteratorType.parallel
 
@@ -432,7 +433,12 @@ def by_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, result_typ
     with ir.InsertionPoint(branch.then_block):
         scf.YieldOp([rows(packed_rows(shapes, bytes_, sizes, per_byte), split)])
     with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp([(at_index if hint == unpack.WHOLE_ROWS else by_element)(bytes_)])
+        if hint == unpack.WHOLE_ROWS:
+            y = at_index(bytes_)
+            y.owner.attributes[LEAN_LOOPS] = ir.UnitAttr.get()  # the hint says it does not run: compiled lean
+        else:
+            y = by_element(bytes_)
+        scf.YieldOp([y])
     return branch.results[0]
 
 

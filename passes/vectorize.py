@@ -40,8 +40,8 @@ schedule lives in its own module, never in the payload):
     [python] sign extension in bytes          a 4-bit field sign-extended in its byte, then widened
                                               (`sign_extend_in_bytes`)
     annotate vector.store "nontemporal" = true [, "alignment" = 16]
-    convert_to_loops (partial tiles)          loops annotated PARTIAL_LOOPS: LLVM vectorizes them
-                                              without interleaving or run-time unrolling
+    convert_to_loops (partial tiles, and      loops annotated LEAN_ANNOTATION: LLVM vectorizes them
+      generics tagged LEAN_LOOPS)             without interleaving or run-time unrolling
 
 T is 64 bytes of output (one cache line), or, when scales are blocked along the columns, a divisor
 of the block (the block's scale is then loaded once per tile), at most 512 bytes of output; for
@@ -89,11 +89,13 @@ MODE = "dq.vector_mode"
 TILE = "dq.vector_tile"
 SPLIT = "dq.vector_split"  # the payload op computing a row-tiled generic's split point (`_tile`)
 WHOLE_COLUMNS = "dq.vector_whole_columns"  # the first part of that split, and the tiles cut from it
-PARTIAL = "dq.vector_partial"  # a partial tile, converted to loops LLVM compiles lean (`_partial_loops`)
-# LLVM's loop vectorizer still vectorizes a partial tile's loops, without interleaving them or
-# unrolling their remainders by a run-time trip count: such code is compiled at every kernel's
-# first call and runs only on the edges of a shape (docs/performance.md, "Compile time")
-PARTIAL_LOOPS = "#llvm.loop_annotation<interleave = <count = 1>, unroll = <runtimeDisable = true>>"
+# A generic that runs only on the edges of a shape, or not at all when a hint holds: a partial
+# tile this pass leaves, or dq-to-linalg's element-by-element read of a packed operand hinted
+# "whole". This pass converts it to loops annotated LEAN_ANNOTATION: LLVM's loop vectorizer
+# still vectorizes them, without interleaving or unrolling a remainder by a run-time trip count:
+# such code is compiled at every kernel's first call (docs/performance.md, "Compile time")
+LEAN_LOOPS = "dq.lean_loops"
+LEAN_ANNOTATION = "#llvm.loop_annotation<interleave = <count = 1>, unroll = <runtimeDisable = true>>"
 LINE = 64  # bytes of output per tile without blocks: one cache line
 MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>), with cached stores
 # with non-temporal stores at most one line: a 512-byte tile's 16-byte stores, interleaved over 8
@@ -1248,7 +1250,7 @@ def run(op) -> bool:
                     simplify_block_maps(g)
                     tiles.append(_enclose(g, modes[i]))
                 else:
-                    g.attributes[PARTIAL] = ir.UnitAttr.get()
+                    g.attributes[LEAN_LOOPS] = ir.UnitAttr.get()
         _vectorize(op)
         for t in tiles:
             unroll_rows(t)
@@ -1264,27 +1266,27 @@ def run(op) -> bool:
     for t in tiles:
         annotate(t)
         _inline(t)
-    _partial_loops(op)
+    _lean_loops(op)
     _clean(op)
     return True
 
 
-def _partial_loops(root) -> None:
-    """Convert the partial tiles (tagged PARTIAL) to loops annotated PARTIAL_LOOPS: LLVM's
-    vectorizer still serves them (a shape of fewer rows than a row tile runs in them whole), but
-    one vector per iteration with no run-time unrolled remainder. With LLVM's defaults (four
-    interleaved vectors, a vectorized epilogue, a remainder unrolled 4-8 times), the partial tiles
-    of int16 per-axis took 30-40 ms of its 115 ms first call (docs/performance.md, "Compile
-    time"). Each generic is first moved into an scf.execute_region, the anchor that finds its
-    loops."""
+def _lean_loops(root) -> None:
+    """Convert the generics tagged LEAN_LOOPS (this pass's partial tiles, dq-to-linalg's
+    fallbacks) to loops annotated LEAN_ANNOTATION: LLVM's vectorizer still serves them (a shape
+    of fewer rows than a row tile runs in them whole), but one vector per iteration with no
+    run-time unrolled remainder. With LLVM's defaults (four interleaved vectors, a vectorized
+    epilogue, a remainder unrolled 4-8 times), the partial tiles of int16 per-axis took 25-35 ms of
+    its 115 ms first call (docs/performance.md, "Compile time"). Each generic is first moved into
+    an scf.execute_region, the anchor that finds its loops."""
     regions = []
     for g in ops_named(root, "linalg.generic"):
-        if PARTIAL in g.attributes:
-            regions.append(_enclose(g, PARTIAL, tile=False))
+        if LEAN_LOOPS in g.attributes:
+            regions.append(_enclose(g, LEAN_LOOPS, tile=False))
     if not regions:
         return
-    _run(root, lambda r: structured.ConvertToLoopsOp(_any(), _match(r, "linalg.generic", {PARTIAL: ir.UnitAttr.get()})))
-    annotation = ir.Attribute.parse(PARTIAL_LOOPS)  # the LLVM dialect's Python bindings have no builder for it
+    _run(root, lambda r: structured.ConvertToLoopsOp(_any(), _match(r, "linalg.generic", {LEAN_LOOPS: ir.UnitAttr.get()})))
+    annotation = ir.Attribute.parse(LEAN_ANNOTATION)  # the LLVM dialect's Python bindings have no builder for it
 
     def visit(o):
         if o.name == "scf.for":
@@ -1343,7 +1345,7 @@ def _clean(op) -> None:
             del op.attributes[tag]
 
     def visit(o):
-        for name in (TARGET, MODE, TILE, SPLIT, WHOLE_COLUMNS, NONTEMPORAL, PARTIAL):
+        for name in (TARGET, MODE, TILE, SPLIT, WHOLE_COLUMNS, NONTEMPORAL):
             if name in o.attributes:
                 del o.attributes[name]
         return ir.WalkResult.ADVANCE

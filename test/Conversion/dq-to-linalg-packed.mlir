@@ -101,12 +101,14 @@ func.func @dynamic(%b: tensor<?xi8>, %r: index, %c: index, %s: tensor<f32>) -> t
 
 // The `dq.rows` hint trims the branch the caller does not expect: "whole" keeps the per-row read
 // and reads rows that are not whole bytes element by element at their linear index (no
-// temporary); "partial" compiles the one-row read alone (no output viewed as [rows, bytes, 2]).
+// temporary), a generic tagged dq.lean_loops (dq-vectorize compiles its loops lean: the hint says
+// it does not run); "partial" compiles the one-row read alone (no output viewed as [rows, bytes, 2]).
 // CHECK-LABEL: func.func @hinted_whole
 // CHECK: scf.if
 // CHECK: tensor.reshape
 // CHECK: } else {
 // CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic {{.*}} attrs = {dq.lean_loops}
 // CHECK: linalg.index 1
 // CHECK: tensor.extract
 // CHECK: scf.yield
