@@ -397,10 +397,9 @@ class SplitChoice:
         if self.single is None:
             if len(self._times) < PROBES:
                 return False
-            fastest = min(t for _, t in self._times)
-            self.single, self._times = (fastest, fastest), []
-            self.candidate = max(base, runtime.time_parts(fastest))
-            self.block = runtime.probe_block(fastest)
+            self.single, self._times = _fastest_and_median([t for _, t in self._times]), []
+            self.candidate = max(base, runtime.time_parts(self.single[0]))
+            self.block = runtime.probe_block(self.single[0])
             if self.candidate == 1:
                 self.parts = 1
             return True
@@ -418,6 +417,7 @@ class SplitChoice:
 
 
 def _fastest_and_median(times: list) -> tuple:
+    """(fastest, median) of a block of timed calls."""
     return min(times), statistics.median(times)
 
 

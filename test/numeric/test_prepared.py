@@ -178,7 +178,7 @@ def test_split_choice_keeps_the_faster():
         choice = SplitChoice()
         assert choice.probe() == 1
         ended = [choice.record(t, 1, runtime, 1) for t in [3e-3, 2e-3, 2.5e-3][:PROBES]]  # cold calls
-        assert ended == [False] * (PROBES - 1) + [True] and choice.single == (2e-3, 2e-3)
+        assert ended == [False] * (PROBES - 1) + [True] and choice.single == (2e-3, 2.5e-3)
         assert choice.block == PROBES
         assert choice.probe() == 2 and not choice.record(5e-3, 1, runtime, 1)
         ended = [choice.record(split_time, 2, runtime, 1) for _ in range(PROBES)]
