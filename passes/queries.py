@@ -116,6 +116,11 @@ def integer_lanes(v: ir.Value, depth: int = 8) -> list | None:
     return None
 
 
+def terminator(block):
+    """The last op of `block` (its terminator)."""
+    return block.operations[len(block.operations) - 1]
+
+
 def is_innermost(loop) -> bool:
     """Whether an scf.for's body holds no loop."""
     return not any(o.operation.name in ("scf.for", "scf.parallel") for o in loop.regions[0].blocks[0].operations)

@@ -29,7 +29,7 @@ from dequant.dialect.elements import ELEMENTS, Element, of_type
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .queries import function_type, public_functions
+from .queries import function_type, public_functions, terminator
 
 SHAPE_OPS = ("tensor.cast", "tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
 
@@ -181,7 +181,7 @@ def _retype_function(f) -> None:
         inputs.append(arg.type)
     results = list(ftype.results)
     for block in f.regions[0].blocks:
-        ret = block.operations[len(block.operations) - 1]
+        ret = terminator(block)
         if ret.operation.name != "func.return":
             continue
         for n, v in enumerate(list(ret.operands)):

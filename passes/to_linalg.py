@@ -18,9 +18,8 @@ failed check is reported to the caller instead.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-
-import numpy as np
 
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
@@ -274,7 +273,7 @@ def flat_fields(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, init: 
     whole = arith.muli(nbytes, shapes.index(per_byte))
     flat = init
     if t.rank > 1:
-        collapsed = int(np.prod(t.shape)) if t.has_static_shape else dyn
+        collapsed = math.prod(t.shape) if t.has_static_shape else dyn
         flat = tensor.collapse_shape(ir.RankedTensorType.get([collapsed], t.element_type), init, [list(range(t.rank))])
     if flat.type != flat_t:
         flat = tensor.cast(flat_t, flat)

@@ -82,7 +82,7 @@ from . import Pass
 from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW, AVX512VBMI, TAGS
-from .queries import MEMREF_VIEWS, constant_int, enclosing, indexing_maps, integer_value, ops_named, splat_int
+from .queries import MEMREF_VIEWS, constant_int, enclosing, indexing_maps, integer_value, ops_named, splat_int, terminator
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -1185,7 +1185,7 @@ def root(v: ir.Value) -> ir.Value:
         if owner.name in MEMREF_VIEWS:
             v = owner.operands[0]
         elif owner.name == "scf.if":
-            v = owner.regions[0].blocks[0].operations[len(owner.regions[0].blocks[0].operations) - 1].operands[v.result_number]
+            v = terminator(owner.regions[0].blocks[0]).operands[v.result_number]
         else:
             break
     return v

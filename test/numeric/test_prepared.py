@@ -217,6 +217,7 @@ def test_split_choice_wants_the_median_too():
 
     runtime = Runtime(2)
     runtime.split_seconds = 50e-6
+    runtime.probe_seconds = 0.0  # blocks of PROBES
     one = (100e-6, 100e-6, 100e-6)
     for base, split_times, single_times, parts in (
         (1, [70e-6, 140e-6, 150e-6], one, 1),  # fastest 0.7x, median 1.5x
@@ -225,7 +226,6 @@ def test_split_choice_wants_the_median_too():
         (2, [85e-6, 90e-6, 95e-6], (80e-6, 100e-6, 100e-6), 1),  # the bytes' split: faster in median only
         (2, [99e-6, 105e-6, 120e-6], one, 1),  # and in the fastest only
     ):
-        runtime.probe_seconds = 0.0  # blocks of PROBES
         choice = SplitChoice()
         for t in one:
             choice.record(t, 1, runtime, base)
