@@ -301,7 +301,8 @@ class Kernel:
         build(pipeline, module.context).run(module.operation)
         self._context = context  # keeps the MLIR context alive as long as the engine
         self._module = module
-        self._failed = threading.local()  # the codes a call in this thread reported (checks.py)
+        self._failed: dict = {}  # the codes calls reported (checks.py), by the ident of the calling thread
+        self._failed_lock = threading.Lock()
         self.pending = 0  # codes recorded and not yet raised, in any thread: the calls' cheap test
         self._report = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self._record)
         self.engine = self._engine(module)
@@ -309,6 +310,8 @@ class Kernel:
         if not address:
             raise UnresolvedSymbolError(f"no entry point for '{entry}' in the compiled code")
         self.fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        self.fn_address = address  # what a native caller (the pool's spinning worker) calls
+        self.fn_nt_address = None
         self._nt_engine = None if self._source is not None else self.engine  # the engine holding `_nt`
         self._fn_nt = None if self._source is not None else self._lookup_nt(self.engine)
         fields = [(f"r{i}", descriptor_type(t.rank, itemsize(t))) for i, t in enumerate(self.signature.results)]
@@ -325,6 +328,7 @@ class Kernel:
         # dq-nontemporal-entries' copy with non-temporal stores (None if the function computes no
         # dq op): same arguments, for calls whose data does not fit the cache (docs/performance.md)
         address = engine.raw_lookup("_mlir_ciface_" + self._entry + NONTEMPORAL_SUFFIX)
+        self.fn_nt_address = address or None
         return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address) if address else None
 
     @property
@@ -352,21 +356,21 @@ class Kernel:
         return self._fn_nt
 
     def _record(self, code: int) -> None:
-        codes = getattr(self._failed, "codes", None)
-        if codes is None:
-            codes = self._failed.codes = []
-        codes.append(code)
-        self.pending += 1
+        with self._failed_lock:
+            self._failed.setdefault(threading.get_ident(), []).append(code)
+            self.pending += 1
 
-    def raise_failures(self) -> None:
+    def raise_failures(self, thread: int | None = None) -> None:
         """After a native call: the ValueError of the run-time checks it failed, if any (the
-        kernel then wrote no result). A caller may skip it while `pending` is 0."""
+        kernel then wrote no result). `thread`: the ident of the thread that made the call (a
+        worker of the pool; default: this thread). A caller may skip it while `pending` is 0."""
         if not self.pending:
             return
-        codes = getattr(self._failed, "codes", None)
+        with self._failed_lock:
+            codes = self._failed.pop(threading.get_ident() if thread is None else thread, None)
+            if codes:
+                self.pending -= len(codes)
         if codes:
-            self._failed.codes = None
-            self.pending -= len(codes)
             raise ValueError("native shape check failed: " + "; ".join(dict.fromkeys(checks.message(c) for c in codes)))
 
     def pack(self, descriptors: list):

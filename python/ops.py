@@ -361,7 +361,7 @@ def _overlap(d: OpDef, name: str) -> ValueError:
 
 
 class SplitChoice:
-    """The row ranges of a plan's calls of 2-32 MiB (`Runtime.times_calls`), chosen by timing its
+    """The row ranges of a plan's calls of 1-32 MiB (`Runtime.times_calls`), chosen by timing its
     first calls (docs/performance.md, "Threads chosen by timing"): PROBES calls on one thread;
     if their fastest pays for more threads (`Runtime.time_parts`), or the call's bytes split it
     anyway (`Runtime.parallel_parts`), a block of calls over that many ranges, then a block on one
@@ -461,10 +461,14 @@ class Calls:
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
-        return [t.bound(pointers, fn) for t in self.templates]
+        address = self.kernel.fn_address if fn is self.kernel.fn else self.kernel.fn_nt_address
+        return [t.bound(pointers, fn, address) for t in self.templates]
 
 
 class _Job:
+    """One row range of a split call: run by the caller (`__call__`) or natively by a worker of
+    the pool (`native`)."""
+
     __slots__ = ("template", "pointers", "fn")
 
     def __init__(self, template, pointers, fn):
@@ -472,6 +476,14 @@ class _Job:
 
     def __call__(self):
         self.template.call(self.pointers, self.fn)
+
+    @property
+    def native(self) -> tuple:
+        """(the entry point's address, the packed argument array's, the kernel) for a worker."""
+        t = self.template
+        kernel = t.kernel
+        address = kernel.fn_address if self.fn is kernel.fn else kernel.fn_nt_address
+        return address, t.worker_arguments(self.pointers), kernel
 
 
 class CallTemplate:
@@ -489,6 +501,7 @@ class CallTemplate:
         self.offsets = [offset for offset, _, _ in self.layout]
         self.result_words = 3 + 2 * plan.result.rank  # the result descriptor, written by the callee
         self._spare: list = []  # descriptor buffers not in use (a call takes one, then gives it back)
+        self._worker = None  # the buffer of the pool's worker (used under the pool's lock only)
 
     def _buffer(self) -> tuple:
         """(the buffer, its words, the packed argument array's address, each array's `aligned`
@@ -524,8 +537,21 @@ class CallTemplate:
         if self.kernel.pending:
             self.kernel.raise_failures()
 
-    def bound(self, pointers: list, fn):
-        """A no-argument native call on arrays at `pointers` (its descriptors kept)."""
+    def worker_arguments(self, pointers: list) -> int:
+        """The packed argument array of a call on arrays at `pointers` made by the pool's worker
+        (its own buffer: the pool runs one split call at a time)."""
+        if self._worker is None:
+            self._worker = self._buffer()
+        _, words, packed, slots, last = self._worker
+        if last != pointers:
+            for i, p, offset in zip(slots, pointers, self.offsets):
+                words[i - 1] = words[i] = p + offset
+            last[:] = pointers
+        return packed
+
+    def bound(self, pointers: list, fn, address: int):
+        """A no-argument native call on arrays at `pointers` (its descriptors kept); `address`:
+        `fn`'s, for the pool's worker (the call's `native`)."""
         entry = self._buffer()
         _, words, packed, slots, _ = entry
         for i, p, offset in zip(slots, pointers, self.offsets):
@@ -538,6 +564,7 @@ class CallTemplate:
                 kernel.raise_failures()
 
         call.keep = (self, entry)
+        call.native = (address, packed, kernel)
         return call
 
 

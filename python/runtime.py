@@ -13,8 +13,9 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
   `min_parallel` bytes, at most the thread count; a call of `PROBE_MIN_BYTES` to
   4 `min_parallel` has its ranges chosen by timing its first calls (`ops.SplitChoice`: one
   thread, then as many ranges as `time_parts` of that time or its bytes give, kept if measured
-  faster); the calling thread runs the first range, the pool's workers the others, each as one
-  native call (ctypes releases the GIL). The pool is safe across `fork()` (a child makes new
+  faster); the calling thread runs the first range, the pool's workers the others, each calling
+  the kernel from native code where it polls for its job (`spinwait`: for `spin_seconds` after a
+  job, then asleep on a lock; no GIL on the way). The pool is safe across `fork()` (a child makes new
   workers on first use), across `set_num_threads` while calls run (workers stop only when idle)
   and across Python threads calling at once (one call at a time has the workers; another runs
   its ranges in its own thread).
@@ -23,11 +24,14 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
 from __future__ import annotations
 
 import _thread
+import ctypes
 import math
 import operator
 import os
 import threading
 from collections import OrderedDict
+
+from . import spinwait
 
 # Bounds of the caches. A compiled kernel holds an ExecutionEngine with its module, measured at
 # ~3.3 MiB: 32 kernels stay near 100 MiB whatever the inputs. A plan is small (checks, shapes,
@@ -41,20 +45,24 @@ MIN_PARALLEL = 8 << 20
 # (docs/performance.md).
 NONTEMPORAL_MIN_BYTES = 24 << 20
 # A call of PROBE_MIN_BYTES to 4 * MIN_PARALLEL is timed (ops.SplitChoice): PROBES calls on one
-# thread, then, if their time pays for more threads (each added thread saving SPLIT_SECONDS: the
-# pool's round trip is 15-60 us here) or its bytes split it, a block over that many and a block on
+# thread, then, if their time pays for more threads (each added thread saving SPLIT_SECONDS: a
+# spinning worker's round trip is 1-2 us here, a split in two wins from 256K elements, 1 MiB,
+# and loses at 64K) or its bytes split it, a block over that many and a block on
 # one thread, each of enough calls to fill PROBE_SECONDS (PROBES to PROBES_MAX). A split is kept if
 # its fastest call takes at most SPLIT_GAIN of one thread's fastest (0.9 kept splits that ran
 # 1.14-1.47x slower after: this machine's noise) and its median call at most one thread's median
 # (the fastest alone kept splits whose worker woke late in most calls: 1.36x slower in median); a
 # split its bytes ask for unless it is slower in either: MEASURED (docs/performance.md).
-SPLIT_SECONDS = 60e-6
+SPLIT_SECONDS = 10e-6
 SPLIT_GAIN = 0.8
 SPLIT_MEDIAN_GAIN = 1.0
 PROBES = 3
 PROBES_MAX = 9
 PROBE_SECONDS = 1e-3
-PROBE_MIN_BYTES = 2 << 20
+PROBE_MIN_BYTES = 1 << 20
+# How long a worker spins for its next job after one (then it sleeps on a lock): calls that follow
+# each other within it find the worker awake (docs/performance.md, "Workers that spin").
+SPIN_SECONDS = 100e-6
 
 
 class LRUCache:
@@ -140,63 +148,107 @@ def thread_count(n) -> int:
 
 
 class _Worker:
-    """A thread running one job at a time: `start` hands it a job, `wait` returns once it ran
-    (with the exception it raised, if any). Each hand-off is one lock release: the pool's round
-    trip is 6-18 us here, where ThreadPoolExecutor's (a Future, a condition, a queue) was 55-75 us
-    (docs/performance.md)."""
+    """A thread that runs one job at a time in native code (`spinwait`): it polls its slot for
+    `spin` polls after each job, then sleeps on a lock until the next job wakes it. A job is a
+    kernel's packed entry and argument array (`native`), or a Python callable, run through a ctypes
+    callback (the pool's tests, and any caller without a kernel)."""
 
-    def __init__(self):
-        self._go = _thread.allocate_lock()
-        self._go.acquire()
-        self._done = _thread.allocate_lock()
-        self._done.acquire()
-        self._job = None
-        self._error: BaseException | None = None
-        threading.Thread(target=self._loop, name="dequant", daemon=True).start()
+    def __init__(self, helpers, spin: int):
+        self.slot = helpers.slot()
+        self.spin = spin  # polls after a job before sleeping: the pool's `spin_seconds`
+        self._wake = _thread.allocate_lock()
+        self._wake.acquire()
+        self._python = None  # (the ctypes callback, its job, the exception it raised) of a Python job
+        self.thread = threading.Thread(target=self._loop, name="dequant", daemon=True)
+        self.thread.start()
 
     def _loop(self) -> None:
-        while True:
-            self._go.acquire()
-            job, self._job = self._job, None
-            if job is None:  # stop
-                self._done.release()
-                return
-            try:
-                job()
-            except BaseException as e:  # noqa: BLE001 - raised in the caller by `wait`
-                self._error = e
-            self._done.release()
+        slot, wake = self.slot, self._wake
+        while slot.work(self.spin) != spinwait.STOP:
+            wake.acquire()  # asleep: `post` found the slot SLEEPING and releases this lock
 
     def start(self, job) -> None:
-        self._job = job
-        self._go.release()
+        """Post `job`: its `native` (function address, packed arguments) or a Python callable."""
+        native = getattr(job, "native", None)
+        if native is None:
+            errors: list = []
+
+            def run(_args, job=job, errors=errors):
+                try:
+                    job()
+                except BaseException as e:  # noqa: BLE001 - raised in the caller by `wait`
+                    errors.append(e)
+
+            callback = _PYTHON_JOB(run)
+            self._python = (callback, errors)
+            native = (ctypes.cast(callback, ctypes.c_void_p).value, 0)
+        words = self.slot.words
+        words[spinwait.FUNCTION], words[spinwait.ARGUMENTS] = native[0], native[1]
+        self._post(spinwait.POSTED)
+
+    def _post(self, what: int) -> None:
+        if self.slot.post(what) == spinwait.SLEEPING:
+            self._wake.release()
+
+    def take_back(self) -> bool:
+        """Whether the job posted was not started and is the caller's to run (then the worker
+        never runs it)."""
+        if self.slot.take(0):
+            self._python = None
+            return True
+        return False
 
     def wait(self) -> BaseException | None:
-        self._done.acquire()
-        error, self._error = self._error, None
-        return error
+        """Wait until the job ran (polling, yielding the core between rounds of `spin` polls);
+        the exception a Python job raised, if any."""
+        wait, spin = self.slot.wait, self.spin
+        try:
+            while not wait(spin):
+                os.sched_yield()
+        except BaseException:  # e.g. KeyboardInterrupt: the job still writes the caller's memory
+            while not wait(spin):
+                pass
+            raise
+        if self._python is not None:
+            errors, self._python = self._python[1], None
+            return errors[0] if errors else None
+        return None
 
-    def stop(self) -> None:
-        self.start(None)
-        self._done.acquire()
+    def stop(self, join: bool = True) -> None:
+        self._post(spinwait.STOP)
+        if join:
+            self.thread.join()
+
+
+_PYTHON_JOB = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class WorkerPool:
     """Threads running all but the first of a call's native calls (the caller runs the first).
 
-    One call at a time uses the workers; a call made while they are busy (from another Python
-    thread) runs its ranges one after the other in its own thread. After a fork, a child makes new
-    workers at its first split call (the parent's threads do not exist in it)."""
+    Each worker waits for its job spinning in native code for `spin_seconds` after its last one,
+    then sleeps on a lock (docs/performance.md, "Workers that spin"). One call at a time uses the
+    workers; a call made while they are busy (from another Python thread) runs its ranges one
+    after the other in its own thread. After a fork, a child makes new workers at its first split
+    call (the parent's threads do not exist in it)."""
 
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, spin_seconds: float = SPIN_SECONDS):
         self._threads = threads
         self._workers: list = []
         self._pid = os.getpid()
         self._lock = threading.Lock()  # guards the workers: one split call at a time
+        self._helpers = None  # spinwait.Helpers, compiled at the first split call
+        self.spin_seconds = spin_seconds
 
     @property
     def threads(self) -> int:
         return self._threads
+
+    def __del__(self):
+        # the workers' threads do not refer to the pool: stop them with it (a runtime dropped)
+        if getattr(self, "_pid", None) == os.getpid():
+            for w in self._workers:
+                w.stop(join=False)
 
     def resize(self, threads: int) -> None:
         """Run later calls over `threads`; workers beyond the new count stop once idle."""
@@ -208,8 +260,15 @@ class WorkerPool:
             finally:
                 self._lock.release()
 
+    def _polls(self) -> int:
+        if self._helpers is None:
+            self._helpers = spinwait.Helpers()
+        return max(1, round(self.spin_seconds * self._helpers.polls_per_second))
+
     def run(self, calls: list) -> None:
-        """Run every call; the calling thread runs the first while workers run the others."""
+        """Run every call; the calling thread runs the first while workers run the others. A
+        call with a `native` attribute, (function address, packed argument array, kernel), is run
+        by the worker natively; its kernel's failed checks are raised here."""
         if len(calls) == 1:
             calls[0]()
             return
@@ -220,18 +279,40 @@ class WorkerPool:
                 c()
             return
         try:
+            spin = self._polls()
             while len(self._workers) < len(calls) - 1:
-                self._workers.append(_Worker())
+                self._workers.append(_Worker(self._helpers, spin))
             workers = self._workers[: len(calls) - 1]
             for w, c in zip(workers, calls[1:]):
+                w.spin = spin
                 w.start(c)
+            errors = []
             try:
                 calls[0]()
-            finally:
-                errors = [w.wait() for w in workers]
-            for e in errors:
-                if e is not None:
-                    raise e
+            except BaseException as e:  # noqa: BLE001 - raised once every range has run
+                errors.append(e)
+            started = []
+            for w, c in zip(workers, calls[1:]):  # a job no worker has started: the caller runs it
+                if w.take_back():
+                    try:
+                        c()
+                    except BaseException as e:  # noqa: BLE001 - as above
+                        errors.append(e)
+                else:
+                    started.append((w, c))
+            for w, c in started:
+                error = w.wait()
+                if error is None:
+                    native = getattr(c, "native", None)
+                    if native is not None and native[2].pending:
+                        try:
+                            native[2].raise_failures(w.thread.ident)
+                        except ValueError as e:
+                            error = e
+                if error is not None:
+                    errors.append(error)
+            if errors:
+                raise errors[0]
         finally:
             self._lock.release()
 

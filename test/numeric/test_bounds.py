@@ -92,3 +92,44 @@ def test_dynamic_x_with_a_static_result_is_checked():
     assert run.stdout.splitlines()[0] == "30.0"
     assert "8 raised: native shape check failed: dim 0 of x does not match output dim 0" in run.stdout
     assert "4096 raised: native shape check failed: dim 0 of x does not match output dim 0" in run.stdout
+
+
+def test_check_failed_in_a_pool_worker_is_raised_by_the_caller():
+    """A kernel run natively by the pool's worker (a job's `native`) reports its failed check in
+    the worker's thread; the caller raises it after the split call, and the next call is clean
+    (the job's Python call fails the test: a worker, not the caller, must run it)."""
+    run = run_isolated(
+        """
+        import ctypes, time, numpy as np, dequant
+        from dequant.kernel import descriptor
+        from dequant.runtime import WorkerPool
+        src = '''func.func @f(%x: tensor<?x?xi8>, %s: tensor<?xf32>) -> tensor<?x?xf32> {
+          %y = "dq.onnx_dequantize_linear"(%x, %s) {axis = 1 : i64} : (tensor<?x?xi8>, tensor<?xf32>) -> tensor<?x?xf32>
+          return %y : tensor<?x?xf32>
+        }'''
+        kernel = dequant.jit(src, "f").kernel
+        x = np.ones((4, 64), np.int8)
+
+        class Job:
+            def __init__(self, scale):
+                self.args, self.results, self.alive = kernel.pack([descriptor(x), descriptor(scale)])
+                self.native = (kernel.fn_address, ctypes.addressof(self.args), kernel)
+            def __call__(self):
+                raise AssertionError("a worker runs this job natively")
+
+        pool = WorkerPool(2)
+        slow = lambda: time.sleep(0.2)  # the caller's range: the worker starts its job meanwhile
+        try:
+            pool.run([slow, Job(np.ones(3, np.float32))])  # past the Python checks, on purpose
+            print("no error")
+        except ValueError as e:
+            print("worker:", e, flush=True)
+        print("pending", kernel.pending)
+        pool.run([slow, Job(np.ones(64, np.float32))])
+        print("clean", flush=True)
+        """
+    )
+    assert run.returncode == 0, run.stderr
+    assert "worker: native shape check failed: dim 0 of the scale does not match output dim 1" in run.stdout
+    assert "pending 0" in run.stdout
+    assert "clean" in run.stdout

@@ -255,13 +255,17 @@ def test_probe_blocks_fill_probe_seconds(seconds, block):
 
 
 def test_split_choice_of_a_short_call_is_one_thread():
+    """A call shorter than two SPLIT_SECONDS stays on one thread untried; a longer one is tried
+    over two ranges."""
     from dequant.ops import SplitChoice
-    from dequant.runtime import PROBES
+    from dequant.runtime import PROBES, SPLIT_SECONDS
 
-    choice = SplitChoice()
+    short, long = SplitChoice(), SplitChoice()
     for _ in range(PROBES):
-        choice.record(50e-6, 1, Runtime(2), 1)
-    assert choice.parts == 1 and choice.probe() is None
+        short.record(1.9 * SPLIT_SECONDS, 1, Runtime(2), 1)
+        long.record(2.1 * SPLIT_SECONDS, 1, Runtime(2), 1)
+    assert short.parts == 1 and short.probe() is None
+    assert long.parts is None and long.probe() == 2
 
 
 def _large(rows=512):
@@ -311,9 +315,12 @@ def test_bound_calls_take_the_chosen_split(gain, split):
 
 
 def test_small_calls_are_not_timed():
+    from dequant.runtime import PROBE_MIN_BYTES
+
     runtime = _runtime(1e9)
     f = _f(runtime)
-    x, s, want = _large(rows=64)  # 1.25 MiB
+    x, s, want = _large(rows=32)  # 0.625 MiB
+    assert x.nbytes + want.nbytes < PROBE_MIN_BYTES
     for _ in range(8):
         assert np.array_equal(f(x, s, axis=1), want)
     (plan,) = runtime.plans._entries.values()

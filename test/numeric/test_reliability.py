@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import ml_dtypes
 import numpy as np
@@ -230,6 +231,74 @@ def test_pool_shared_by_threads_calling_at_once():
     for t in threads:
         t.join()
     assert counts == [500] * 8
+
+
+def test_pool_wakes_workers_that_went_to_sleep():
+    """Workers spin for `spin_seconds` after a job, then sleep on a lock: with a budget of one
+    poll, jobs posted while a worker spins, while it goes to sleep and once it sleeps (gaps of
+    0 to 2 ms) each run exactly once, none is lost between the two (the compare-and-swap that
+    decides who wakes whom), and the workers run some (the caller takes back only the jobs no
+    worker has started when its own is done)."""
+    from dequant.runtime import WorkerPool
+
+    pool = WorkerPool(3, spin_seconds=0)
+    counts = [0, 0, 0]
+    runners = set()
+
+    def bump(i, seconds=0.0):
+        def f():
+            time.sleep(seconds)
+            counts[i] += 1
+            runners.add(threading.get_ident())
+        return f
+
+    def calls():
+        for k in range(300):
+            pool.run([bump(0, (k % 2) * 2e-3), bump(1), bump(2)])
+            time.sleep((k % 5) * 5e-4)
+
+    caller = threading.Thread(target=calls, daemon=True)  # a lost wake-up fails, not hangs
+    caller.start()
+    caller.join(timeout=120)
+    assert not caller.is_alive(), "a job posted to a sleeping worker never ran"
+    assert counts == [300] * 3
+    assert runners - {caller.ident}, "no worker ran a job"
+    pool.spin_seconds = 1.0  # spinning workers: the same jobs, then a resize stops them
+    for _ in range(100):
+        pool.run([bump(0, 1e-4), bump(1), bump(2)])
+    pool.resize(1)
+    assert counts == [400] * 3
+
+
+def test_pool_caller_runs_jobs_no_worker_started():
+    """A job still posted when the caller's own is done is taken back and run by the caller:
+    exactly once, whether or not a worker would have started it."""
+    from dequant.runtime import WorkerPool
+
+    pool = WorkerPool(2)
+    ran = []
+    for _ in range(200):
+        pool.run([lambda: None, lambda: ran.append(threading.get_ident())])
+    assert len(ran) == 200
+
+
+def test_split_bound_call_with_sleeping_workers_matches_one_thread():
+    """A split call whose worker went to sleep between calls (a budget of one poll) computes
+    what one thread computes."""
+    rt = Runtime(2)
+    rt.min_parallel = 1  # split every call in two
+    rt.pool.spin_seconds = 0
+    one = Runtime(1)
+    x = np.random.default_rng(0).integers(-128, 128, (64, 1000), dtype=np.int8)
+    s = np.linspace(0.5, 2, 1000, dtype=np.float32)
+    want = one.function("onnx_dequantize_linear")(x, s, axis=1)
+    out = np.empty_like(want)
+    call = ops.bind(rt.function("onnx_dequantize_linear"), x, s, axis=1, out=out)
+    for k in range(50):
+        out.fill(np.nan)
+        call()
+        np.testing.assert_array_equal(out, want)
+        time.sleep((k % 3) * 1e-3)
 
 
 @pytest.mark.parametrize("n", [0, -3, 2.5, "4", True])
