@@ -39,7 +39,7 @@ from dequant.dialect.signature import Signature, Tensor
 
 from .kernel import POINTER_HEADER, POINTER_WORDS, data_pointer
 from .packed import Packed
-from .runtime import DEFAULT, PROBES, Runtime
+from .runtime import DEFAULT, LATE_CALLS, PROBES, Runtime
 
 class OpFunction:
     """The numpy function of one spec op, on a `Runtime`."""
@@ -301,6 +301,13 @@ class Plan:
             if self.split.parts is not None:  # chosen: the probes' calls are done with
                 self._calls.clear()
 
+    def late(self, taken: int, calls: Calls) -> None:
+        """A call of `calls` (the chosen split) had `taken` ranges taken back by the caller: when
+        that is usual, the split is chosen again (`SplitChoice.late`) and `calls` is stale."""
+        if self.split.late(taken > 0):
+            calls.generation = None
+            self._calls.clear()
+
     def _packed_rows(self) -> list:
         """(elements of a row, elements per byte, output rows per row) of each packed operand a
         part reads from a row of its own (`row_chunks`): the data, and a zero point read along
@@ -330,7 +337,7 @@ class Plan:
         inputs = self._inputs(arrays)
         calls = self.calls()
         pointers = [data_pointer(a) for a in inputs] + [data_pointer(out)]
-        return Bound(self.runtime, calls.bound(pointers), arrays, out, (calls, pointers) if calls.timed else None)
+        return Bound(self.runtime, calls, pointers, arrays, out)
 
     def _inputs(self, arrays: list) -> list:
         """The arrays the kernel reads (a Packed's bytes), in argument order."""
@@ -371,14 +378,29 @@ class SplitChoice:
     median call at most `split_median_gain` of that block's median (a split is bimodal: its
     worker awake or not); a split the bytes ask for, unless it is slower in either."""
 
-    __slots__ = ("single", "candidate", "split", "parts", "block", "_times")
+    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late")
 
     def __init__(self):
+        self._start()
+
+    def _start(self) -> None:
         self.single = self.split = None  # (fastest, median) timed call: one thread / over `candidate`
         self.candidate = None
         self.parts = None  # the choice, once made
         self.block = PROBES  # calls per block after the first
         self._times: list = []  # (ranges, seconds) of the current probe
+        self._late = 0  # split calls with a range taken back, less those without (at least 0)
+
+    def late(self, taken: bool) -> bool:
+        """A call over the chosen split ran; `taken`: the caller took back a range no worker had
+        started (`WorkerPool.run`). True when that happened in LATE_CALLS more calls than not
+        since the choice: the workers' cores are busy, so the choice is made again (the probe
+        starts over)."""
+        self._late = self._late + 1 if taken else max(0, self._late - 1)
+        if self._late < LATE_CALLS:
+            return False
+        self._start()
+        return True
 
     def probe(self) -> int | None:
         """The ranges the next call is timed over, or None once the choice is made."""
@@ -437,6 +459,8 @@ class Calls:
         self.runtime = plan.runtime
         self.align = plan.out_dtype.itemsize
         self.single = self.templates[0] if len(self.templates) == 1 else None
+        # a split the probe chose: its calls report ranges taken back (SplitChoice.late)
+        self.watch = not timed and self.single is None and self.runtime.times_calls(plan.nbytes)
 
     def entry(self, out_pointer: int):
         return self.kernel.fn_nt if self.nontemporal and out_pointer % self.align == 0 else self.kernel.fn
@@ -457,7 +481,9 @@ class Calls:
         if self.single is not None:
             self.single.call(pointers, fn)
         else:
-            self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
+            taken = self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
+            if self.watch:
+                self.plan.late(taken, self)
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
@@ -701,21 +727,33 @@ class Bound:
     """One op on fixed arrays, checked and compiled once: each call recomputes `out` from the
     arrays' current contents with no per-call checks (see `bind`)."""
 
-    def __init__(self, runtime: Runtime, calls: list, arrays: list, out: np.ndarray, timed=None):
-        self._runtime, self._calls, self._arrays, self.out = runtime, calls, arrays, out
-        self._timed = timed  # (Calls, pointers) while the plan times its single-thread calls
+    def __init__(self, runtime: Runtime, calls: Calls, pointers: list, arrays: list, out: np.ndarray):
+        self._runtime, self._arrays, self.out = runtime, arrays, out
+        self._pointers = pointers
+        self._use(calls)
+
+    def _use(self, calls: Calls) -> None:
+        self._native = calls  # the plan's Calls these bound calls come from
+        self._calls = calls.bound(self._pointers)
+        self._timed = calls.timed  # a probe of the plan's split choice: each call timed
+        self._watch = calls.watch  # the chosen split: each call reports ranges taken back
 
     def __call__(self) -> np.ndarray:
-        if self._timed is not None:
+        if self._timed:
             self._time()
         elif len(self._calls) == 1:
             self._calls[0]()
         else:
-            self._runtime.pool.run(self._calls)
+            taken = self._runtime.pool.run(self._calls)
+            if self._watch:
+                calls = self._native
+                calls.plan.late(taken, calls)
+                if calls.generation is None:  # the split is chosen again
+                    self._use(calls.plan.calls())
         return self.out
 
     def _time(self) -> None:
-        calls, pointers = self._timed
+        calls = self._native
         start = time.perf_counter()
         if len(self._calls) == 1:
             self._calls[0]()
@@ -723,8 +761,7 @@ class Bound:
             self._runtime.pool.run(self._calls)
         calls.plan.timed(time.perf_counter() - start, calls)
         if calls.generation is None:  # the next call takes other row ranges
-            new = calls.plan.calls()
-            self._calls, self._timed = new.bound(pointers), (new, pointers) if new.timed else None
+            self._use(calls.plan.calls())
 
 
 def kernel_for(runtime: Runtime, operands: list, roles: list, packed: list, result: Tensor, form: canonical.Form):

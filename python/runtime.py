@@ -15,10 +15,10 @@ Each call is decided whole, on the bytes it moves (read + written), before anyth
   thread, then as many ranges as `time_parts` of that time or its bytes give, kept if measured
   faster); the calling thread runs the first range, the pool's workers the others, each calling
   the kernel from native code where it polls for its job (`spinwait`: for `spin_seconds` after a
-  job, then asleep on a lock; no GIL on the way). The pool is safe across `fork()` (a child makes new
-  workers on first use), across `set_num_threads` while calls run (workers stop only when idle)
-  and across Python threads calling at once (one call at a time has the workers; another runs
-  its ranges in its own thread).
+  job, then asleep on a lock; no GIL on the way). The pool is safe across `fork()` (a child
+  makes new workers on first use), across `set_num_threads` while calls run (it keeps its
+  workers; a call uses as many as it needs) and across Python threads calling at once (one call
+  at a time has the workers; another runs its ranges in its own thread).
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ PROBES = 3
 PROBES_MAX = 9
 PROBE_SECONDS = 1e-3
 PROBE_MIN_BYTES = 1 << 20
+# A split the probe chose is chosen again once its calls had a range taken back by the caller (no
+# worker had started it: their cores busy) in LATE_CALLS more calls than not (ops.SplitChoice.late).
+LATE_CALLS = 16
 # How long a worker spins for its next job after one (then it sleeps on a lock): calls that follow
 # each other within it find the worker awake (docs/performance.md, "Workers that spin").
 SPIN_SECONDS = 100e-6
@@ -251,11 +254,17 @@ class WorkerPool:
                 w.stop(join=False)
 
     def resize(self, threads: int) -> None:
-        """Run later calls over `threads`; workers beyond the new count stop once idle."""
+        """Run later calls over `threads`. Workers beyond the new count are kept, asleep once
+        their spin ends (a sleeping worker costs no CPU), for when the count grows again: making
+        a worker costs its first call 0.7-1.2 ms here, which a program switching between one
+        thread and more (the benchmark does, every round) paid at every switch."""
         self._threads = threads
+
+    def stop(self) -> None:
+        """Stop every worker once idle (later split calls make new ones)."""
         if self._pid == os.getpid() and self._lock.acquire(blocking=False):
             try:
-                while len(self._workers) > max(0, threads - 1):
+                while self._workers:
                     self._workers.pop().stop()
             finally:
                 self._lock.release()
@@ -265,19 +274,21 @@ class WorkerPool:
             self._helpers = spinwait.Helpers()
         return max(1, round(self.spin_seconds * self._helpers.polls_per_second))
 
-    def run(self, calls: list) -> None:
+    def run(self, calls: list) -> int:
         """Run every call; the calling thread runs the first while workers run the others. A
         call with a `native` attribute, (function address, packed argument array, kernel), is run
-        by the worker natively; its kernel's failed checks are raised here."""
+        by the worker natively; its kernel's failed checks are raised here. Returns the calls
+        the caller ran besides the first: those no worker had started when the first was done
+        (all of them when another thread's call had the workers)."""
         if len(calls) == 1:
             calls[0]()
-            return
+            return 0
         if self._pid != os.getpid():  # a forked child: the parent's threads and lock states are gone
             self._workers, self._lock, self._pid = [], threading.Lock(), os.getpid()
         if not self._lock.acquire(blocking=False):  # another thread's call has the workers
             for c in calls:
                 c()
-            return
+            return len(calls) - 1
         try:
             spin = self._polls()
             while len(self._workers) < len(calls) - 1:
@@ -313,6 +324,7 @@ class WorkerPool:
                     errors.append(error)
             if errors:
                 raise errors[0]
+            return len(calls) - 1 - len(started)
         finally:
             self._lock.release()
 

@@ -37,6 +37,7 @@ from mlir.execution_engine import ExecutionEngine
 IDLE, POSTED, DONE, SLEEPING, STOP, RUNNING = 0, 1, 2, 3, 4, 5
 SLOT_WORDS = 8  # one 64-byte cache line: no other data shares the line the worker polls
 STATE, FUNCTION, ARGUMENTS = 0, 1, 2  # words of a slot
+YIELD_POLLS = 1024  # a worker's polls between two sched_yield calls (about 26 us here)
 # The pause between polls, per architecture: it tells the core this is a spin-wait (it saves
 # power and frees the sibling hyper-thread); elsewhere the loop polls without one.
 PAUSE = {"x86_64": ("llvm.x86.sse2.pause", None), "AMD64": ("llvm.x86.sse2.pause", None), "aarch64": ("llvm.aarch64.hint", 1), "arm64": ("llvm.aarch64.hint", 1)}  # fmt: skip
@@ -102,7 +103,9 @@ def _function(name: str, inputs: list):
 
 def _worker(machine: str) -> None:
     """worker(slot, budget) -> SLEEPING or STOP: poll for a job, run each, until `budget` polls
-    in a row found none (then IDLE -> SLEEPING) or the caller posted STOP."""
+    in a row found none (then IDLE -> SLEEPING) or the caller posted STOP. Every YIELD_POLLS
+    polls it calls sched_yield: a worker sharing its core with the caller (the other cores busy)
+    then hands it the core within microseconds instead of holding it for a time slice."""
     ptr, i64 = llvm.PointerType.get(), ir.IntegerType.get_signless(64)
     f, entry = _function("dq_spin_worker", [ptr, i64])
     slot, budget = entry.arguments
@@ -121,7 +124,14 @@ def _worker(machine: str) -> None:
         cf.cond_br(claimed, [], [budget], run, poll)
     with ir.InsertionPoint(other):
         cf.cond_br(_equal(state, STOP), [], [], finish, idle)
-    with ir.InsertionPoint(idle):
+    with ir.InsertionPoint(idle):  # every YIELD_POLLS polls, give the core to a thread waiting for it
+        yielding, spin = region.blocks.append(), region.blocks.append()
+        due = _equal(arith.andi(left, _i64(YIELD_POLLS - 1)), 0)
+        cf.cond_br(due, [], [], yielding, spin)
+    with ir.InsertionPoint(yielding):
+        func.CallOp([ir.IntegerType.get_signless(32)], ir.FlatSymbolRefAttr.get("sched_yield"), [])
+        cf.br([], spin)
+    with ir.InsertionPoint(spin):
         _countdown(poll, left, timeout, machine)
     with ir.InsertionPoint(timeout):
         _, slept = _cas(slot, IDLE, SLEEPING)
@@ -197,6 +207,7 @@ def module(machine: str | None = None) -> ir.Module:
     with ir.Location.unknown():
         m = ir.Module.create()
         with ir.InsertionPoint(m.body):
+            func.FuncOp("sched_yield", ir.FunctionType.get([], [ir.IntegerType.get_signless(32)]), visibility="private")
             _worker(machine)
             _post()
             _take()

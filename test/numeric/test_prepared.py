@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dequant
-from dequant import kernel, ops
+from dequant import kernel, ops, runtime
 from dequant.runtime import Runtime
 
 
@@ -312,6 +312,52 @@ def test_bound_calls_take_the_chosen_split(gain, split):
         assert np.array_equal(call(), want)
     assert len(call._calls) == (2 if split else 1)
     assert np.array_equal(call(), want)
+
+
+def test_split_choice_starts_over_when_workers_run_late():
+    """Calls over the chosen split whose ranges the caller had to take back (no worker started
+    them) in LATE_CALLS more calls than not: the probe starts over; calls whose workers started
+    in time keep the choice."""
+    from dequant.ops import SplitChoice
+    from dequant.runtime import LATE_CALLS, PROBES
+
+    runtime = _runtime(1e9)
+    choice = SplitChoice()
+    for parts in [1] * PROBES + [2] * PROBES + [1] * PROBES:
+        choice.record(1e-3, parts, runtime, 1)
+    assert choice.parts == 2
+    assert not any(choice.late(k % 2 == 0) for k in range(10 * LATE_CALLS))  # half late: kept
+    assert not any(choice.late(True) for _ in range(LATE_CALLS - 1)) and choice.parts == 2
+    assert choice.late(True) and choice.parts is None and choice.probe() == 1
+
+
+class _LatePool(runtime.WorkerPool):
+    """A pool whose workers never start a range: the caller runs every one (and says so)."""
+
+    def run(self, calls: list) -> int:
+        for c in calls:
+            c()
+        return len(calls) - 1
+
+
+@pytest.mark.parametrize("bound", [False, True])
+def test_split_with_late_workers_is_chosen_again(bound):
+    """Prepared and bound calls over a chosen split whose ranges come back to the caller every
+    time probe again after LATE_CALLS calls; every result exact."""
+    from dequant.runtime import LATE_CALLS, PROBES
+
+    rt = _runtime(1e9)
+    rt.pool = _LatePool(2)
+    f = _f(rt)
+    x, s, want = _large()
+    out = np.empty_like(want)
+    call = ops.bind(f, x, s, axis=1, out=out) if bound else (lambda: f(x, s, axis=1, out=out))
+    for _ in range(3 * PROBES + LATE_CALLS):
+        out.fill(np.nan)
+        call()
+        assert np.array_equal(out, want)
+    (plan,) = rt.plans.values()
+    assert plan.split.parts is None and plan.split.probe() == 1  # probing again, on one thread
 
 
 def test_small_calls_are_not_timed():

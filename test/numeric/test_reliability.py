@@ -263,11 +263,31 @@ def test_pool_wakes_workers_that_went_to_sleep():
     assert not caller.is_alive(), "a job posted to a sleeping worker never ran"
     assert counts == [300] * 3
     assert runners - {caller.ident}, "no worker ran a job"
-    pool.spin_seconds = 1.0  # spinning workers: the same jobs, then a resize stops them
+    pool.spin_seconds = 1.0  # spinning workers: the same jobs, then `stop` ends their threads
     for _ in range(100):
         pool.run([bump(0, 1e-4), bump(1), bump(2)])
-    pool.resize(1)
     assert counts == [400] * 3
+    threads = [w.thread for w in pool._workers]
+    pool.stop()
+    assert threads and not any(t.is_alive() for t in threads)
+    pool.run([bump(0), bump(1), bump(2)])  # new workers
+    assert counts == [401] * 3
+
+
+def test_pool_keeps_its_workers_across_resizes():
+    """Fewer threads, then more again: the same worker threads (making one costs its first call
+    about a millisecond)."""
+    from dequant.runtime import WorkerPool
+
+    pool = WorkerPool(3)
+    pool.run([lambda: None] * 3)
+    before = [w.thread for w in pool._workers]
+    pool.resize(1)
+    pool.run([lambda: None])
+    pool.resize(3)
+    pool.run([lambda: None] * 3)
+    assert [w.thread for w in pool._workers] == before and all(t.is_alive() for t in before)
+    pool.stop()
 
 
 def test_pool_caller_runs_jobs_no_worker_started():
