@@ -160,6 +160,8 @@ def _frozen(v):
     if v is None or t in (bool, int, float, str, type, np.dtype) or isinstance(v, np.generic):
         return (t, v)
     if t in (list, tuple, set, frozenset):
+        if all(type(e) is int for e in v):  # axes, shapes: the common case, without recursion
+            return (t, int, frozenset(v) if t in (set, frozenset) else tuple(v))
         items = [_frozen(e) for e in v]
         if any(e is None for e in items):
             return None

@@ -371,3 +371,21 @@ def test_small_calls_are_not_timed():
         assert np.array_equal(f(x, s, axis=1), want)
     (plan,) = runtime.plans._entries.values()
     assert plan.split.single is None and plan.split.parts is None
+
+
+def test_attribute_keys_of_sequences_and_sets():
+    """A prepared call's key holds each attribute as given: equal sequences and sets of ints give
+    one key; another container type, another element or an element of another type (0 and 0.0,
+    1 and True) another key."""
+    from dequant.ops import _call_key
+
+    f = ops.ngraph_dequantize
+    x = np.zeros((2, 3), np.int8)
+
+    def key(axes):
+        return _call_key(f, (x,), None, {"axes": axes})
+
+    assert key({0, 1}) == key({1, 0}) == key(set(range(2))) and key([0, 1]) == key(list(range(2)))
+    distinct = [key({0, 1}), key({0, 2}), key([0, 1]), key((0, 1)), key([0, 1.0]), key([0, True]), key([]), key(())]
+    assert len(set(distinct)) == len(distinct)
+    assert key([0, object()]) is None  # not preparable: the call takes the full path
