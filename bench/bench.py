@@ -793,28 +793,23 @@ def targets(data: dict) -> list[tuple[str, str, bool | None]]:
         out.append((f"default threads ({CORES}) never slower than 1 thread (within 5%)",
                     f"{n_ok}/{len(pairs)} case-sizes; worst {worst[1]:.2f}x the 1-thread time ({worst[0]['case']}, {_n(worst[0]['elements'])})",
                     n_ok == len(pairs)))  # fmt: skip
-    for peer, label in PEERS.items():
+    def faster_from_1m(peer: str, label: str) -> tuple:
+        """dequant's default call against `peer` from 1M elements: faster on every case-size."""
         pairs = [(r, r["times"][peer] / r["times"]["ours_nt"]) for r in rows
                  if r["elements"] >= 1 << 20 and r["times"].get(peer) and r["times"].get("ours_nt")]  # fmt: skip
-        if pairs:
-            worst = min(pairs, key=lambda p: p[1])
-            n_ok = sum(v > 1 for _, v in pairs)
-            out.append((f"faster than {label} from 1M elements, {CORES} threads",
-                        f"{n_ok}/{len(pairs)} case-sizes; slowest relative: {worst[1]:.2f}x ({worst[0]['case']}, {_n(worst[0]['elements'])}); "
-                        f"median {statistics.median(v for _, v in pairs):.2f}x", n_ok == len(pairs)))  # fmt: skip
-        else:
-            out.append((f"faster than {label} from 1M elements, {CORES} threads", "not measured (not installed, or no case it runs)", None))
+        if not pairs:
+            return label, "not measured (not installed, or no case it runs)", None
+        worst = min(pairs, key=lambda p: p[1])
+        n_ok = sum(v > 1 for _, v in pairs)
+        return (label, f"{n_ok}/{len(pairs)} case-sizes; slowest relative: {worst[1]:.2f}x ({worst[0]['case']}, {_n(worst[0]['elements'])}); "
+                f"median {statistics.median(v for _, v in pairs):.2f}x", n_ok == len(pairs))  # fmt: skip
+
+    for peer, label in PEERS.items():
+        out.append(faster_from_1m(peer, f"faster than {label} from 1M elements, {CORES} threads"))
     # the issue's target as it reads, "default threads": dequant's default call against quant.dcast,
     # which runs on one thread (upstream gives it none of its own); the targets below compare both
     # bound on one thread, the same loop against the same loop
-    pairs = [(r, r["times"]["quant"] / r["times"]["ours_nt"]) for r in rows
-             if r["elements"] >= 1 << 20 and r["times"].get("quant") and r["times"].get("ours_nt")]  # fmt: skip
-    if pairs:
-        worst = min(pairs, key=lambda p: p[1])
-        n_ok = sum(v > 1 for _, v in pairs)
-        out.append((f"faster than quant.dcast (lower-quant-ops) from 1M elements, {CORES} threads (quant.dcast: its one)",
-                    f"{n_ok}/{len(pairs)} case-sizes; slowest relative: {worst[1]:.2f}x ({worst[0]['case']}, {_n(worst[0]['elements'])}); "
-                    f"median {statistics.median(v for _, v in pairs):.2f}x", n_ok == len(pairs)))  # fmt: skip
+    out.append(faster_from_1m("quant", f"faster than quant.dcast (lower-quant-ops) from 1M elements, {CORES} threads (quant.dcast: its one)"))
     pairs = [(r, r["times"]["quant"] / r["times"]["ours_bound"]) for r in rows if r["times"].get("quant") and r["times"].get("ours_bound")]
     # the issue's two quant.dcast targets: faster from 1M elements; in cache (64K-4M) at least as
     # fast, where identical loops (per-tensor int8: the same instructions) differ only by the
