@@ -116,8 +116,8 @@ def reads_of(m, rank: int) -> tuple | str:
 
 def check_reads(reads: tuple, operand: Tensor, out_shape: tuple, what: str) -> str | None:
     """Whether `operand` has the dims `reads` need for an output of `out_shape`: a dim read as
-    output dim d (block b) has ceil(size_d / b) elements (or 1 when size_d is 0 and b > 1), a dim
-    read at 0 at least one."""
+    output dim d (block b) has ceil(size_d / b) elements (or 1 when size_d is 0: nothing is read),
+    a dim read at 0 at least one."""
     if len(reads) != operand.rank:
         return f"{what} must have one result per {what.split('_map')[0]} dim ({operand.rank}), got {len(reads)}"
     for p, (r, have) in enumerate(zip(reads, operand.shape)):
@@ -126,8 +126,8 @@ def check_reads(reads: tuple, operand: Tensor, out_shape: tuple, what: str) -> s
                 return f"{what} reads index 0 of dim {p}, which is empty"
             continue
         want = r.extent(out_shape[r.dim])
-        if r.block > 1 and out_shape[r.dim] == 0 and have == 1:
-            continue  # an empty blocked dim reads nothing: one block is accepted too (ONNX's range formula does)
+        if out_shape[r.dim] == 0 and have == 1:
+            continue  # an empty dim reads nothing: one entry is accepted too (ONNX's range formula does, block_size 1 included)
         if not same(have, want):
             read = f"d{r.dim}" if r.block == 1 else f"d{r.dim} floordiv {r.block}"
             return f"{what} reads dim {p} as {read}: it needs {want} elements for an output dim of {out_shape[r.dim]}, got {have}"

@@ -118,12 +118,9 @@ def read_checks(shapes: Shapes, operand: ir.Value, kind: int, reads: tuple, size
             out.append((arith.cmpi(arith.CmpIPredicate.sge, have, shapes.index(1)), checks.encode(kind, p, checks.EMPTY)))
             continue
         size = shapes.value(sizes[r.dim])
-        if r.block == 1:
-            out.append((arith.cmpi(arith.CmpIPredicate.eq, have, size), checks.encode(kind, p, r.dim)))
-            continue
-        n = arith.ceildivui(size, shapes.index(r.block))
+        n = size if r.block == 1 else arith.ceildivui(size, shapes.index(r.block))
         holds = arith.cmpi(arith.CmpIPredicate.eq, have, n)
-        # an empty blocked dim reads nothing: one block is accepted too (canonical.check_reads)
+        # an empty dim reads nothing: one entry is accepted too (canonical.check_reads)
         empty = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, size, shapes.index(0)), arith.cmpi(arith.CmpIPredicate.eq, have, shapes.index(1)))
         out.append((arith.ori(holds, empty), checks.encode(kind, p, r.dim)))
     return out

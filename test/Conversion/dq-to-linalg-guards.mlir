@@ -4,15 +4,19 @@
 // @dequant_report_error with a code (kind << 40 | operand dim << 20 | output dim), and the
 // result is then the unwritten output. Dims the verifier saw statically are not checked again.
 
-// Per-axis on a dynamic dim: the scale's and the zero point's dim 0 against output dim 1.
+// Per-axis on a dynamic dim: the scale's and the zero point's dim 0 against output dim 1 (equal,
+// or one entry for an empty output dim, which reads nothing: canonical.check_reads).
 // CHECK-LABEL: func.func private @dequant_report_error(i64)
 // CHECK-LABEL: func.func @per_axis_dynamic
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<4x?xi8>, %[[S:[^:]+]]: tensor<?xf32>, %[[Z:[^:]+]]: tensor<?xi8>)
 // CHECK-DAG: %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<4x?xi8>
 // CHECK-DAG: %[[SD:.*]] = tensor.dim %[[S]], %{{.*}} : tensor<?xf32>
 // CHECK-DAG: %[[ZD:.*]] = tensor.dim %[[Z]], %{{.*}} : tensor<?xi8>
-// CHECK-DAG: %[[SOK:.*]] = arith.cmpi eq, %[[SD]], %[[D]] : index
-// CHECK-DAG: %[[ZOK:.*]] = arith.cmpi eq, %[[ZD]], %[[D]] : index
+// CHECK-DAG: %[[SEQ:.*]] = arith.cmpi eq, %[[SD]], %[[D]] : index
+// CHECK-DAG: %[[SEMPTY:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-DAG: %[[SOK:.*]] = arith.ori %[[SEQ]], %[[SEMPTY]] : i1
+// CHECK-DAG: %[[ZEQ:.*]] = arith.cmpi eq, %[[ZD]], %[[D]] : index
+// CHECK-DAG: %[[ZOK:.*]] = arith.ori %[[ZEQ]], %{{.*}} : i1
 // CHECK-DAG: %[[INIT:.*]] = tensor.empty(%[[D]]) : tensor<4x?xf32>
 // CHECK: %[[OK:.*]] = arith.andi %[[SOK]], %[[ZOK]] : i1
 // CHECK: %[[SBAD:.*]] = arith.xori %[[SOK]], %{{.*}} : i1

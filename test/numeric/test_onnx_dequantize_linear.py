@@ -302,6 +302,7 @@ def test_non_contiguous_inputs(dql_reference, dql_check, rng):
 @pytest.mark.parametrize("shape, axis, s_shape, block_size", [
     ((0, 5), 1, (5,), 0), ((5, 0), 0, (5,), 0), ((0,), 0, (), 0), ((0, 3), 1, (0, 1), 4),
     ((5, 0), 1, (5, 0), 4), ((5, 0), 1, (5, 1), 4),  # an empty blocked axis: Si = 0 or 1 (found by fuzzing)
+    ((0,), 0, (1,), 1), ((5, 0), 1, (5, 1), 1), ((5, 0), -1, (5, 1), 1),  # the same with block_size 1 (fuzzing again)
 ])  # fmt: skip
 def test_empty(dql_reference, dql_check, rng, shape, axis, s_shape, block_size):
     """Arrays with a zero dim: an empty result of x's shape."""
