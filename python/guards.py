@@ -1,20 +1,23 @@
 """Input text that kills the process inside MLIR 22's own parser, refused before it is parsed.
 
-Upstream's parser aborts (an assertion, not a diagnostic) on two kinds of input the fuzzers
+Upstream's parser aborts (an assertion, not a diagnostic) on three kinds of input the fuzzers
 found; they cannot be fixed in dequant, so each is recognised in the text first and reported as an
 error at its line and column, the way the parser reports its own errors:
 - a sub-channel `!quant.uniform<storage:expressed:{dim:block, ...}, {{scale:zp, ...}, ...}>` with a
   zero point outside [0, 2^w) for a w-bit storage type: the parser builds an unsigned w-bit APInt
   of it (so any negative zero point aborts, even one the storage type holds);
 - a `linalg.generic` in custom form whose `iterator_types` holds something other than strings or
-  `#linalg.iterator_type<...>` (its parser casts each element to a string attribute).
+  `#linalg.iterator_type<...>` (its parser casts each element to a string attribute);
+- a string literal left open (no closing quote on its line) inside a file-metadata block
+  `{-# ... #-}` (dialect or external resources): the resource parser consumes the lexer's error
+  token, which asserts; elsewhere the same string is an ordinary parse error.
 
 And one the Python bindings abort on once parsed: an op (generic form, with unregistered dialects
 allowed) whose name is not valid UTF-8 (`"\\ff"(...)`): every walk over it makes the bindings
 build a Python str of the name inside C++, which throws through the walk and terminates.
 
 `check(text)` is run on every text dequant parses (dequant-opt, `dequant.jit` of a text). It
-reads only these two constructs; anything else goes to the parser unchanged.
+reads only these constructs; anything else goes to the parser unchanged.
 """
 
 from __future__ import annotations
@@ -91,7 +94,35 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
                 found.append((_where(text, m.start(1)),
                               f"linalg.generic iterator_types element {bad!r} is not a string: MLIR 22's parser aborts "
                               f"on it, so the input is refused before parsing"))  # fmt: skip
+    start = text.find("{-#")
+    while start != -1:
+        open_at = _open_string(text, start + 3)
+        if open_at is not None:
+            found.append((_where(text, open_at),
+                          "string literal without a closing quote in a file-metadata block {-# ... #-}: MLIR 22's "
+                          "parser aborts on it there, so the input is refused before parsing"))  # fmt: skip
+            break
+        start = text.find("{-#", start + 3)
     return found
+
+
+def _open_string(text: str, start: int) -> int | None:
+    """The index of the first string literal from `start` to the metadata block's `#-}` that no
+    quote closes on its line (the lexer's rule: a backslash escapes the next character), or None."""
+    i, end = start, len(text)
+    while i < end:
+        c = text[i]
+        if c == "#" and text.startswith("#-}", i):
+            return None
+        if c == '"':
+            j = i + 1
+            while j < end and text[j] not in '"\n':
+                j += 2 if text[j] == "\\" else 1
+            if j >= end or text[j] == "\n":
+                return i
+            i = j
+        i += 1
+    return None
 
 
 def check(text: str) -> None:

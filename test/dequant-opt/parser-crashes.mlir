@@ -64,6 +64,18 @@ func.func @name(%b: tensor<8xi8>) -> tensor<4x4xf4E2M1FN> {
 
 // -----
 
+// A string left open in a file-metadata block (found by fuzzing, seed 137): the resource parser
+// consumes the lexer's error token, which asserts.
+// CHECK: parser-crashes.mlir:[[# @LINE + 5]]:38: error: string literal without a closing quote in a file-metadata block {-# ... #-}: MLIR 22's parser aborts on it there
+func.func @resources() {
+  return
+}
+{-#
+  dialect_resources: { builtin: { w: "0x08000000 }
+#-}
+
+// -----
+
 // In range, and per-axis / per-layer zero points (which the parser takes): parsed as usual.
 // CHECK-LABEL: func.func @fine
 // CHECK-LABEL: func.func @per_axis

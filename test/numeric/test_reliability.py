@@ -426,6 +426,8 @@ def test_import_errors_are_error_lines(tmp_path):
          "  %y = linalg.generic {indexing_maps = [#m, #m], iterator_types = [1]} ins(%x : tensor<4xf32>) outs(%x : tensor<4xf32>) {\n"
          "  ^bb0(%a: f32, %b: f32):\n    linalg.yield %a : f32\n  } -> tensor<4xf32>\n  return %y : tensor<4xf32>\n}",
          "iterator_types element '1' is not a string"),
+        ('func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: "0x08000000 }\n#-}\n',
+         "string literal without a closing quote in a file-metadata block"),
     ],
 )
 def test_jit_refuses_text_mlir_parser_aborts_on(text, words):
