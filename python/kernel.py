@@ -355,6 +355,10 @@ class Kernel:
                     self._source = None
         return self._fn_nt
 
+    def address(self, fn) -> int:
+        """The native address of `fn`, this kernel's `fn` or `fn_nt` (what the pool's worker calls)."""
+        return self.fn_address if fn is self.fn else self.fn_nt_address
+
     def _record(self, code: int) -> None:
         with self._failed_lock:
             self._failed.setdefault(threading.get_ident(), []).append(code)

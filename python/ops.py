@@ -489,8 +489,7 @@ class Calls:
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
-        address = self.kernel.fn_address if fn is self.kernel.fn else self.kernel.fn_nt_address
-        return [t.bound(pointers, fn, address) for t in self.templates]
+        return [t.bound(pointers, fn, self.kernel.address(fn)) for t in self.templates]
 
 
 class _Job:
@@ -509,9 +508,7 @@ class _Job:
     def native(self) -> tuple:
         """(the entry point's address, the packed argument array's, the kernel) for a worker."""
         t = self.template
-        kernel = t.kernel
-        address = kernel.fn_address if self.fn is kernel.fn else kernel.fn_nt_address
-        return address, t.worker_arguments(self.pointers), kernel
+        return t.kernel.address(self.fn), t.worker_arguments(self.pointers), t.kernel
 
 
 class CallTemplate:

@@ -161,7 +161,8 @@ class _Worker:
         self.spin = spin  # polls after a job before sleeping: the pool's `spin_seconds`
         self._wake = _thread.allocate_lock()
         self._wake.acquire()
-        self._python = None  # (the ctypes callback, its job, the exception it raised) of a Python job
+        self._python = None  # (the ctypes callback, the exceptions it caught) of a Python job
+        self._kernel = None  # the kernel of a native job: its failed checks are this thread's
         self.thread = threading.Thread(target=self._loop, name="dequant", daemon=True)
         self.thread.start()
 
@@ -171,7 +172,7 @@ class _Worker:
             wake.acquire()  # asleep: `post` found the slot SLEEPING and releases this lock
 
     def start(self, job) -> None:
-        """Post `job`: its `native` (function address, packed arguments) or a Python callable."""
+        """Post `job`: its `native` (function address, packed arguments, kernel) or a Python callable."""
         native = getattr(job, "native", None)
         if native is None:
             errors: list = []
@@ -184,7 +185,8 @@ class _Worker:
 
             callback = _PYTHON_JOB(run)
             self._python = (callback, errors)
-            native = (ctypes.cast(callback, ctypes.c_void_p).value, 0)
+            native = (ctypes.cast(callback, ctypes.c_void_p).value, 0, None)
+        self._kernel = native[2]
         words = self.slot.words
         words[spinwait.FUNCTION], words[spinwait.ARGUMENTS] = native[0], native[1]
         self._post(spinwait.POSTED)
@@ -197,13 +199,14 @@ class _Worker:
         """Whether the job posted was not started and is the caller's to run (then the worker
         never runs it)."""
         if self.slot.take(0):
-            self._python = None
+            self._python = self._kernel = None
             return True
         return False
 
     def wait(self) -> BaseException | None:
         """Wait until the job ran (polling, yielding the core between rounds of `spin` polls);
-        the exception a Python job raised, if any."""
+        the exception a Python job raised, or the ValueError of the checks a kernel failed in this
+        worker's thread, if any."""
         wait, spin = self.slot.wait, self.spin
         try:
             while not wait(spin):
@@ -215,6 +218,12 @@ class _Worker:
         if self._python is not None:
             errors, self._python = self._python[1], None
             return errors[0] if errors else None
+        kernel, self._kernel = self._kernel, None
+        if kernel is not None and kernel.pending:
+            try:
+                kernel.raise_failures(self.thread.ident)
+            except ValueError as e:
+                return e
         return None
 
     def stop(self, join: bool = True) -> None:
@@ -310,16 +319,9 @@ class WorkerPool:
                     except BaseException as e:  # noqa: BLE001 - as above
                         errors.append(e)
                 else:
-                    started.append((w, c))
-            for w, c in started:
+                    started.append(w)
+            for w in started:
                 error = w.wait()
-                if error is None:
-                    native = getattr(c, "native", None)
-                    if native is not None and native[2].pending:
-                        try:
-                            native[2].raise_failures(w.thread.ident)
-                        except ValueError as e:
-                            error = e
                 if error is not None:
                     errors.append(error)
             if errors:
