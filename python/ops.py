@@ -39,7 +39,7 @@ from dequant.dialect.signature import Signature, Tensor
 
 from .kernel import POINTER_HEADER, POINTER_WORDS, data_pointer
 from .packed import Packed
-from .runtime import DEFAULT, LATE_CALLS, PROBES, Runtime
+from .runtime import DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, Runtime
 
 class OpFunction:
     """The numpy function of one spec op, on a `Runtime`."""
@@ -293,6 +293,8 @@ class Plan:
             chunks = row_chunks(self.form, self.out_shape, parts, self._packed_rows())
             nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and self.kernel.fn_nt is not None
             found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation, timed))
+        else:  # built at these settings under an earlier generation (threads set back and forth)
+            found.generation = runtime.generation
         return found
 
     def timed(self, seconds: float, calls: Calls) -> None:
@@ -303,10 +305,11 @@ class Plan:
             if self.split.parts is not None:  # chosen: the probes' calls are done with
                 self._calls.clear()
 
-    def late(self, taken: int, calls: Calls) -> None:
-        """A call of `calls` (the chosen split) had `taken` ranges taken back by the caller: when
-        that is usual, the split is chosen again (`SplitChoice.late`) and `calls` is stale."""
-        if self.split.late(taken > 0):
+    def watched(self, taken: int | None, calls: Calls) -> None:
+        """A call of `calls` (the probe's choice) ran: over the chosen split with `taken` ranges
+        taken back by the caller, or (None) on one thread kept over a split that lost. When the
+        choice is to be made again (`SplitChoice.late`, `SplitChoice.again`), `calls` is stale."""
+        if self.split.again() if taken is None else self.split.late(taken > 0):
             calls.generation = None
             self._calls.clear()
 
@@ -378,11 +381,14 @@ class SplitChoice:
     block's first call pays for the cache state the other left). The split is kept if its fastest
     call takes at most `Runtime.split_gain` (SPLIT_GAIN) of the second block's fastest and its
     median call at most `split_median_gain` of that block's median (a split is bimodal: its
-    worker awake or not); a split the bytes ask for, unless it is slower in either."""
+    worker awake or not); a split the bytes ask for, unless it is slower in either. The choice is
+    made again when a kept split's workers keep running late (`late`), and, after a growing number
+    of calls, when one thread was kept over a split that lost (`again`)."""
 
-    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late")
+    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait")
 
     def __init__(self):
+        self._wait = RECHECK_CALLS  # calls on one thread before a lost split is tried again
         self._start()
 
     def _start(self) -> None:
@@ -392,6 +398,24 @@ class SplitChoice:
         self.block = PROBES  # calls per block after the first
         self._times: list = []  # (ranges, seconds) of the current probe
         self._late = 0  # split calls with a range taken back, less those without (at least 0)
+        self._again = None  # calls left on one thread before the probe starts over (None: not counted)
+
+    @property
+    def watched(self) -> bool:
+        """Whether calls of the choice report back (`late`, `again`): a split, or one thread
+        kept over a split that lost."""
+        return self.parts is not None and (self.parts > 1 or self._again is not None)
+
+    def again(self) -> bool:
+        """A call ran on one thread, kept over a split that lost; True when that was the
+        `_wait`-th such call: the probe starts over (a probe made while the other cores were busy
+        does not keep one thread for good). Each loss in a row doubles `_wait`, up to
+        RECHECK_MAX_CALLS; a split kept sets it back to RECHECK_CALLS."""
+        self._again -= 1
+        if self._again > 0:
+            return False
+        self._start()
+        return True
 
     def late(self, taken: bool) -> bool:
         """A call over the chosen split ran; `taken`: the caller took back a range no worker had
@@ -436,6 +460,10 @@ class SplitChoice:
         gains = (1.0, 1.0) if self.candidate == base else (runtime.split_gain, runtime.split_median_gain)
         kept = all(s <= g * t for s, g, t in zip(self.split, gains, self.single))
         self.parts = self.candidate if kept else 1
+        if kept:
+            self._wait = RECHECK_CALLS
+        else:
+            self._again, self._wait = self._wait, min(2 * self._wait, RECHECK_MAX_CALLS)
         self._times = []
         return True
 
@@ -461,8 +489,11 @@ class Calls:
         self.runtime = plan.runtime
         self.align = plan.out_dtype.itemsize
         self.single = self.templates[0] if len(self.templates) == 1 else None
-        # a split the probe chose: its calls report ranges taken back (SplitChoice.late)
-        self.watch = not timed and self.single is None and self.runtime.times_calls(plan.nbytes)
+        # the probe's choice: a split's calls report ranges taken back (SplitChoice.late), one
+        # thread kept over a lost split counts its calls (SplitChoice.again)
+        self.watch = not timed and self.runtime.times_calls(plan.nbytes) and plan.split.watched
+        if self.watch:
+            self.single = None  # off the inline path
 
     def entry(self, out_pointer: int):
         return self.kernel.fn_nt if self.nontemporal and out_pointer % self.align == 0 else self.kernel.fn
@@ -480,12 +511,13 @@ class Calls:
             self._run(pointers, fn)
 
     def _run(self, pointers: list, fn) -> None:
-        if self.single is not None:
-            self.single.call(pointers, fn)
+        if len(self.templates) == 1:
+            self.templates[0].call(pointers, fn)
+            taken = None
         else:
             taken = self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
-            if self.watch:
-                self.plan.late(taken, self)
+        if self.watch:
+            self.plan.watched(taken, self)
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
@@ -740,16 +772,25 @@ class Bound:
     def __call__(self) -> np.ndarray:
         if self._timed:
             self._time()
+        elif self._watch:
+            self._watched()
         elif len(self._calls) == 1:
             self._calls[0]()
         else:
-            taken = self._runtime.pool.run(self._calls)
-            if self._watch:
-                calls = self._native
-                calls.plan.late(taken, calls)
-                if calls.generation is None:  # the split is chosen again
-                    self._use(calls.plan.calls())
+            self._runtime.pool.run(self._calls)
         return self.out
+
+    def _watched(self) -> None:
+        """A call of the probe's choice, reported back (`Plan.watched`)."""
+        if len(self._calls) == 1:
+            self._calls[0]()
+            taken = None
+        else:
+            taken = self._runtime.pool.run(self._calls)
+        calls = self._native
+        calls.plan.watched(taken, calls)
+        if calls.generation is None:  # the choice is made again
+            self._use(calls.plan.calls())
 
     def _time(self) -> None:
         calls = self._native

@@ -12,7 +12,7 @@ import pytest
 
 import dequant
 from dequant import kernel, ops, runtime
-from dequant.runtime import Runtime
+from dequant.runtime import PROBES, Runtime
 
 
 def _f(runtime=None):
@@ -389,3 +389,93 @@ def test_attribute_keys_of_sequences_and_sets():
     distinct = [key({0, 1}), key({0, 2}), key([0, 1]), key((0, 1)), key([0, 1.0]), key([0, True]), key([]), key(())]
     assert len(set(distinct)) == len(distinct)
     assert key([0, object()]) is None  # not preparable: the call takes the full path
+
+
+def _lost(choice, runtime) -> None:
+    """A probe of `choice` whose split (twice as slow) loses."""
+    for parts, t in [(1, 1e-3)] * PROBES + [(2, 2e-3)] * PROBES + [(1, 1e-3)] * PROBES:
+        choice.record(t, parts, runtime, 1)
+    assert choice.parts == 1
+
+
+def test_one_thread_kept_over_a_lost_split_is_tried_again():
+    """One thread kept over a split that lost: the probe starts over after RECHECK_CALLS calls, then
+    after twice as many each time the split loses again (up to RECHECK_MAX_CALLS); a split kept
+    sets the wait back. One thread chosen for a short call is never tried again."""
+    from dequant.ops import SplitChoice
+    from dequant.runtime import RECHECK_CALLS, RECHECK_MAX_CALLS
+
+    runtime = Runtime(2)
+    runtime.split_seconds, runtime.probe_seconds = 0.0, 0.0
+    choice = SplitChoice()
+    waits = []
+    for _ in range(9):
+        _lost(choice, runtime)
+        assert choice.watched
+        calls = 1
+        while not choice.again():
+            calls += 1
+        waits.append(calls)
+        assert choice.parts is None and choice.probe() == 1
+    want = [min(RECHECK_CALLS << k, RECHECK_MAX_CALLS) for k in range(9)]
+    assert waits == want and waits[-1] == RECHECK_MAX_CALLS
+    for parts in [1] * PROBES + [2] * PROBES + [1] * PROBES:  # now the split wins
+        choice.record(1e-3 if parts == 1 else 0.4e-3, parts, runtime, 1)
+    assert choice.parts == 2 and choice.watched
+    while not choice.late(True):  # its workers run late: the probe starts over
+        pass
+    _lost(choice, runtime)
+    assert [choice.again() for _ in range(RECHECK_CALLS)][-1] and choice.parts is None
+    short = SplitChoice()
+    runtime.split_seconds = 1.0  # no call pays for a second thread: one thread, untried
+    for _ in range(PROBES):
+        short.record(1e-3, 1, runtime, 1)
+    assert short.parts == 1 and not short.watched
+
+
+@pytest.mark.parametrize("bound", [False, True])
+def test_prepared_and_bound_calls_try_a_lost_split_again(bound):
+    """Prepared and bound calls whose split lost run on one thread, then probe again after
+    RECHECK_CALLS calls; every result exact."""
+    from dequant.runtime import RECHECK_CALLS
+
+    rt = _runtime(0.0)  # the split never kept
+    f = _f(rt)
+    x, s, want = _large()
+    out = np.empty_like(want)
+    call = ops.bind(f, x, s, axis=1, out=out) if bound else (lambda: f(x, s, axis=1, out=out))
+    for _ in range(3 * PROBES):
+        call()
+    (plan,) = rt.plans.values()
+    assert plan.split.parts == 1
+    for k in range(RECHECK_CALLS):
+        assert plan.split.parts == 1, k
+        out.fill(np.nan)
+        call()
+        assert np.array_equal(out, want)
+    assert plan.split.parts is None and plan.split.probe() == 1  # probing again, on one thread
+    for _ in range(3 * PROBES):
+        out.fill(np.nan)
+        call()
+        assert np.array_equal(out, want)
+    assert plan.split.parts == 1
+
+
+def test_prepared_calls_plan_once_per_thread_setting():
+    """Thread settings switched back and forth: a prepared call plans its native calls again
+    once after each switch, not on every call."""
+    rt = Runtime(2)
+    f = _f(rt)
+    x, s = np.arange(64, dtype=np.int8).reshape(8, 8), np.full(8, 0.5, np.float32)
+    out = np.empty((8, 8), np.float32)
+    f(x, s, axis=1, out=out)
+    (plan,) = rt.plans.values()
+    planned = []
+    calls = plan.calls
+    plan.calls = lambda: planned.append(1) or calls()
+    for threads in (1, 2, 1, 2):
+        rt.set_num_threads(threads)
+        for _ in range(10):
+            f(x, s, axis=1, out=out)
+    assert len(planned) == 4
+    assert np.array_equal(out, x * np.float32(0.5))
