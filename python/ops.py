@@ -231,6 +231,8 @@ class Plan:
         zp = opdef.role("zero_point")
         self.zero_point_index = opdef.operand_names.index(zp) if opdef.value_rules and zp in operands and operands[zp] else None
         self._zero_point, self._value_rules = zp, opdef.value_rules
+        if self.zero_point_index is not None and not self._reads_values():
+            self.zero_point_index = None  # the value rules' verdict does not depend on the values
         unread = opdef.operand_names.index(zp) if zp and not self.form.reads_zero_point else None
         self.present = [i for i, a in enumerate(arrays) if a is not None and i != unread]  # what the kernel reads
         self.packed = [isinstance(arrays[i], Packed) for i in self.present]
@@ -242,6 +244,17 @@ class Plan:
         self.split = SplitChoice()  # row ranges chosen by timing, when the bytes do not settle them
 
     # --- checks made per call -----------------------------------------------------------------
+
+    def _reads_values(self) -> bool:
+        """Whether a value rule reads the zero point's values for this plan's types and
+        attributes, asked once with a stand-in that records the read: a rule that returns before
+        reading them (ONNX's, for x other than int32 or a float8) gives the same verdict for every
+        zero point, and calls then skip it."""
+        stand_in = _Unread(self._zero_point)
+        sig = Signature(self.sig.operands, self.result, self.attrs, stand_in)
+        for rule in self._value_rules:
+            rule(sig)
+        return stand_in.read
 
     def check_values(self, arrays) -> None:
         """The spec's value rules (a zero point's range) on the arrays given (operand order)."""
@@ -362,6 +375,20 @@ class _Values:
         if name != self.name:
             return default
         return self.array.unpack() if type(self.array) is Packed else self.array
+
+
+class _Unread:
+    """The values of `Plan._reads_values`: records whether a rule asked for the zero point's
+    (and answers that it is absent)."""
+
+    __slots__ = ("name", "read")
+
+    def __init__(self, name: str):
+        self.name, self.read = name, False
+
+    def get(self, name: str, default=None):
+        self.read = self.read or name == self.name
+        return default
 
 
 def _nbytes(a) -> int:

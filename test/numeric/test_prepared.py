@@ -51,6 +51,24 @@ def test_value_rules_are_checked_on_every_call():
         f(x, s, np.int32(5))
 
 
+def test_value_rules_are_skipped_only_where_they_cannot_fire():
+    """ONNX's zero-point value rule reads the values for int32 and float8 x only: an int8 plan
+    skips it (any int8 zero point is valid), a float8 plan checks every call."""
+    s = np.float32(0.5)
+    x8 = np.arange(12, dtype=np.int8).reshape(3, 4)
+    xf8 = x8.astype(ml_dtypes.float8_e4m3fn)
+    for x, zp, checked in ((x8, np.int8(3), False), (xf8, np.zeros((), ml_dtypes.float8_e4m3fn), True)):
+        f = _f()
+        f(x, s, zp)
+        f(x, s, zp)  # prepared
+        (plan,) = f.runtime.plans.values()
+        assert (plan.zero_point_index is not None) == checked
+    assert np.array_equal(f(x8, s, np.int8(3)), (x8.astype(np.float32) - 3) * np.float32(0.5))
+    f(xf8, s, np.zeros((), ml_dtypes.float8_e4m3fn))
+    with pytest.raises(ValueError, match="x_zero_point must be absent or zero"):
+        f(xf8, s, np.ones((), ml_dtypes.float8_e4m3fn))
+
+
 def test_out_is_checked_on_every_call():
     f = _f()
     x, s = np.ones((4, 8), np.int8), np.ones(8, np.float32)
