@@ -320,9 +320,9 @@ class Plan:
 
     def watched(self, taken: int | None, calls: Calls) -> None:
         """A call of `calls` (the probe's choice) ran: over the chosen split with `taken` ranges
-        taken back by the caller, or (None) on one thread kept over a split that lost. When the
-        choice is to be made again (`SplitChoice.late`, `SplitChoice.again`), `calls` is stale."""
-        if self.split.again() if taken is None else self.split.late(taken > 0):
+        taken back by the caller, or (None) on one thread. When the choice is to be made again
+        (`SplitChoice.ran`), `calls` is stale."""
+        if self.split.ran(taken):
             calls.generation = None
             self._calls.clear()
 
@@ -409,13 +409,13 @@ class SplitChoice:
     call takes at most `Runtime.split_gain` (SPLIT_GAIN) of the second block's fastest and its
     median call at most `split_median_gain` of that block's median (a split is bimodal: its
     worker awake or not); a split the bytes ask for, unless it is slower in either. The choice is
-    made again when a kept split's workers keep running late (`late`), and, after a growing number
-    of calls, when one thread was kept over a split that lost (`again`)."""
+    made again when a kept split's workers keep running late (`late`), and after a number of calls
+    that doubles with each probe (`ran`): a probe made in a noisy phase does not decide for good."""
 
     __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait")
 
     def __init__(self):
-        self._wait = RECHECK_CALLS  # calls on one thread before a lost split is tried again
+        self._wait = RECHECK_CALLS  # calls of the next choice before it is made again
         self._start()
 
     def _start(self) -> None:
@@ -425,19 +425,22 @@ class SplitChoice:
         self.block = PROBES  # calls per block after the first
         self._times: list = []  # (ranges, seconds) of the current probe
         self._late = 0  # split calls with a range taken back, less those without (at least 0)
-        self._again = None  # calls left on one thread before the probe starts over (None: not counted)
+        self._again = None  # calls of the choice left before the probe starts over (None: not counted)
 
     @property
     def watched(self) -> bool:
-        """Whether calls of the choice report back (`late`, `again`): a split, or one thread
-        kept over a split that lost."""
-        return self.parts is not None and (self.parts > 1 or self._again is not None)
+        """Whether calls of the choice report back (`ran`): the choice came from timing a split
+        (kept or not)."""
+        return self.parts is not None and self._again is not None
 
-    def again(self) -> bool:
-        """A call ran on one thread, kept over a split that lost; True when that was the
-        `_wait`-th such call: the probe starts over (a probe made while the other cores were busy
-        does not keep one thread for good). Each loss in a row doubles `_wait`, up to
-        RECHECK_MAX_CALLS; a split kept sets it back to RECHECK_CALLS."""
+    def ran(self, taken: int | None) -> bool:
+        """A call of the choice ran: over the chosen split with `taken` ranges taken back by the
+        caller, or (None) on one thread. True when the choice is to be made again: the split's
+        workers keep running late (`late`), or the `_wait`-th call since the choice (a probe
+        made in a noisy phase does not decide for good; each probe doubles `_wait`, from
+        RECHECK_CALLS up to RECHECK_MAX_CALLS)."""
+        if taken is not None and self.late(taken > 0):
+            return True
         self._again -= 1
         if self._again > 0:
             return False
@@ -487,10 +490,7 @@ class SplitChoice:
         gains = (1.0, 1.0) if self.candidate == base else (runtime.split_gain, runtime.split_median_gain)
         kept = all(s <= g * t for s, g, t in zip(self.split, gains, self.single))
         self.parts = self.candidate if kept else 1
-        if kept:
-            self._wait = RECHECK_CALLS
-        else:
-            self._again, self._wait = self._wait, min(2 * self._wait, RECHECK_MAX_CALLS)
+        self._again, self._wait = self._wait, min(2 * self._wait, RECHECK_MAX_CALLS)
         self._times = []
         return True
 
@@ -516,8 +516,7 @@ class Calls:
         self.runtime = plan.runtime
         self.align = plan.out_dtype.itemsize
         self.single = self.templates[0] if len(self.templates) == 1 else None
-        # the probe's choice: a split's calls report ranges taken back (SplitChoice.late), one
-        # thread kept over a lost split counts its calls (SplitChoice.again)
+        # the probe's choice, when a split was timed: its calls report back (SplitChoice.ran)
         self.watch = not timed and self.runtime.times_calls(plan.nbytes) and plan.split.watched
         if self.watch:
             self.single = None  # off the inline path

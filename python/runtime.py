@@ -63,9 +63,9 @@ PROBE_MIN_BYTES = 1 << 20
 # A split the probe chose is chosen again once its calls had a range taken back by the caller (no
 # worker had started it: their cores busy) in LATE_CALLS more calls than not (ops.SplitChoice.late).
 LATE_CALLS = 16
-# A split the probe tried and found slower is tried again after RECHECK_CALLS calls on one thread,
-# then after twice as many each time it loses again, up to RECHECK_MAX_CALLS: a probe made while
-# the other cores were busy does not keep a plan on one thread for good (ops.SplitChoice.again).
+# A choice made by timing a split (kept or not) is made again after RECHECK_CALLS calls, then after
+# twice as many each time, up to RECHECK_MAX_CALLS: a probe made while the other cores were busy,
+# or in a lucky phase, does not decide for good (ops.SplitChoice.ran).
 RECHECK_CALLS = 100
 RECHECK_MAX_CALLS = 6400
 # How long a worker spins for its next job after one (then it sleeps on a lock): calls that follow

@@ -358,6 +358,15 @@ class _LatePool(runtime.WorkerPool):
         return len(calls) - 1
 
 
+class _OnTimePool(runtime.WorkerPool):
+    """A pool that runs every range in the caller and reports none taken back."""
+
+    def run(self, calls: list) -> int:
+        for c in calls:
+            c()
+        return 0
+
+
 @pytest.mark.parametrize("bound", [False, True])
 def test_split_with_late_workers_is_chosen_again(bound):
     """Prepared and bound calls over a chosen split whose ranges come back to the caller every
@@ -409,41 +418,39 @@ def test_attribute_keys_of_sequences_and_sets():
     assert key([0, object()]) is None  # not preparable: the call takes the full path
 
 
-def _lost(choice, runtime) -> None:
-    """A probe of `choice` whose split (twice as slow) loses."""
-    for parts, t in [(1, 1e-3)] * PROBES + [(2, 2e-3)] * PROBES + [(1, 1e-3)] * PROBES:
-        choice.record(t, parts, runtime, 1)
-    assert choice.parts == 1
+def _probe(choice, runtime, split_time: float) -> None:
+    """A full probe of `choice`: one thread at 1 ms, the split at `split_time`."""
+    for parts in [1] * PROBES + [2] * PROBES + [1] * PROBES:
+        choice.record(1e-3 if parts == 1 else split_time, parts, runtime, 1)
 
 
-def test_one_thread_kept_over_a_lost_split_is_tried_again():
-    """One thread kept over a split that lost: the probe starts over after RECHECK_CALLS calls, then
-    after twice as many each time the split loses again (up to RECHECK_MAX_CALLS); a split kept
-    sets the wait back. One thread chosen for a short call is never tried again."""
+def test_a_timed_choice_is_made_again_after_a_growing_number_of_calls():
+    """A choice made by timing a split, kept or lost, is made again after RECHECK_CALLS calls,
+    then after twice as many each time, up to RECHECK_MAX_CALLS; late workers still restart it
+    at once. One thread chosen because the call is too short for a second is final."""
     from dequant.ops import SplitChoice
-    from dequant.runtime import RECHECK_CALLS, RECHECK_MAX_CALLS
+    from dequant.runtime import LATE_CALLS, RECHECK_CALLS, RECHECK_MAX_CALLS
 
     runtime = Runtime(2)
     runtime.split_seconds, runtime.probe_seconds = 0.0, 0.0
     choice = SplitChoice()
-    waits = []
-    for _ in range(9):
-        _lost(choice, runtime)
+    waits, chosen = [], []
+    for k in range(9):
+        _probe(choice, runtime, 2e-3 if k % 3 else 0.4e-3)  # the split wins every third probe
+        chosen.append(choice.parts)
         assert choice.watched
+        taken = None if choice.parts == 1 else 0  # a split's calls: no range taken back
         calls = 1
-        while not choice.again():
+        while not choice.ran(taken):
             calls += 1
         waits.append(calls)
         assert choice.parts is None and choice.probe() == 1
-    want = [min(RECHECK_CALLS << k, RECHECK_MAX_CALLS) for k in range(9)]
-    assert waits == want and waits[-1] == RECHECK_MAX_CALLS
-    for parts in [1] * PROBES + [2] * PROBES + [1] * PROBES:  # now the split wins
-        choice.record(1e-3 if parts == 1 else 0.4e-3, parts, runtime, 1)
-    assert choice.parts == 2 and choice.watched
-    while not choice.late(True):  # its workers run late: the probe starts over
-        pass
-    _lost(choice, runtime)
-    assert [choice.again() for _ in range(RECHECK_CALLS)][-1] and choice.parts is None
+    assert chosen == [2, 1, 1] * 3
+    assert waits == [min(RECHECK_CALLS << k, RECHECK_MAX_CALLS) for k in range(9)]
+    assert waits[-1] == RECHECK_MAX_CALLS
+    _probe(choice, runtime, 0.4e-3)
+    assert choice.parts == 2
+    assert not any(choice.ran(1) for _ in range(LATE_CALLS - 1)) and choice.ran(1)  # late: at once
     short = SplitChoice()
     runtime.split_seconds = 1.0  # no call pays for a second thread: one thread, untried
     for _ in range(PROBES):
@@ -452,12 +459,14 @@ def test_one_thread_kept_over_a_lost_split_is_tried_again():
 
 
 @pytest.mark.parametrize("bound", [False, True])
-def test_prepared_and_bound_calls_try_a_lost_split_again(bound):
-    """Prepared and bound calls whose split lost run on one thread, then probe again after
-    RECHECK_CALLS calls; every result exact."""
+@pytest.mark.parametrize("gain, parts", [(0.0, 1), (1e9, 2)])
+def test_prepared_and_bound_calls_probe_again(bound, gain, parts):
+    """Prepared and bound calls on the probe's choice (a split lost: one thread; a split kept: two
+    ranges) probe again after RECHECK_CALLS calls; every result exact."""
     from dequant.runtime import RECHECK_CALLS
 
-    rt = _runtime(0.0)  # the split never kept
+    rt = _runtime(gain)
+    rt.pool = _OnTimePool(2)  # no range taken back: only the count of calls restarts the probe
     f = _f(rt)
     x, s, want = _large()
     out = np.empty_like(want)
@@ -465,9 +474,9 @@ def test_prepared_and_bound_calls_try_a_lost_split_again(bound):
     for _ in range(3 * PROBES):
         call()
     (plan,) = rt.plans.values()
-    assert plan.split.parts == 1
+    assert plan.split.parts == parts
     for k in range(RECHECK_CALLS):
-        assert plan.split.parts == 1, k
+        assert plan.split.parts == parts, k
         out.fill(np.nan)
         call()
         assert np.array_equal(out, want)
@@ -476,7 +485,7 @@ def test_prepared_and_bound_calls_try_a_lost_split_again(bound):
         out.fill(np.nan)
         call()
         assert np.array_equal(out, want)
-    assert plan.split.parts == 1
+    assert plan.split.parts == parts
 
 
 def test_prepared_calls_plan_once_per_thread_setting():
