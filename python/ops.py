@@ -26,6 +26,7 @@ import ctypes
 import inspect
 import math
 import statistics
+import threading
 import time
 from array import array
 
@@ -412,10 +413,11 @@ class SplitChoice:
     made again when a kept split's workers keep running late (`late`), and after a number of calls
     that doubles with each probe (`ran`): a probe made in a noisy phase does not decide for good."""
 
-    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait")
+    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_lock")
 
     def __init__(self):
         self._wait = RECHECK_CALLS  # calls of the next choice before it is made again
+        self._lock = threading.Lock()  # threads sharing the plan report to it (record, ran)
         self._start()
 
     def _start(self) -> None:
@@ -439,13 +441,16 @@ class SplitChoice:
         workers keep running late (`late`), or the `_wait`-th call since the choice (a probe
         made in a noisy phase does not decide for good; each probe doubles `_wait`, from
         RECHECK_CALLS up to RECHECK_MAX_CALLS)."""
-        if taken is not None and self.late(taken > 0):
+        with self._lock:
+            if self.parts is None or self._again is None:
+                return False  # a call planned before the probe started over (another thread's)
+            if taken is not None and self.late(taken > 0):
+                return True
+            self._again -= 1
+            if self._again > 0:
+                return False
+            self._start()
             return True
-        self._again -= 1
-        if self._again > 0:
-            return False
-        self._start()
-        return True
 
     def late(self, taken: bool) -> bool:
         """A call over the chosen split ran; `taken`: the caller took back a range no worker had
@@ -469,6 +474,10 @@ class SplitChoice:
     def record(self, seconds: float, parts: int, runtime: Runtime, base: int) -> bool:
         """A timed call over `parts` ranges took `seconds` (`base`: the ranges its bytes ask
         for); True when the next call is to take other ranges (the probe moved on, or ended)."""
+        with self._lock:
+            return self._record(seconds, parts, runtime, base)
+
+    def _record(self, seconds: float, parts: int, runtime: Runtime, base: int) -> bool:
         if parts != self.probe():
             return False  # a call planned before the probe moved on
         self._times.append((parts, seconds))

@@ -445,6 +445,7 @@ def test_a_timed_choice_is_made_again_after_a_growing_number_of_calls():
             calls += 1
         waits.append(calls)
         assert choice.parts is None and choice.probe() == 1
+        assert not choice.ran(taken) and choice.probe() == 1  # a stale call's report: ignored
     assert chosen == [2, 1, 1] * 3
     assert waits == [min(RECHECK_CALLS << k, RECHECK_MAX_CALLS) for k in range(9)]
     assert waits[-1] == RECHECK_MAX_CALLS
@@ -506,3 +507,34 @@ def test_prepared_calls_plan_once_per_thread_setting():
             f(x, s, axis=1, out=out)
     assert len(planned) == 4
     assert np.array_equal(out, x * np.float32(0.5))
+
+
+def test_threads_sharing_a_plan_while_its_choice_is_made_again(monkeypatch):
+    """Several threads calling one plan whose choice is made again every few calls: a call
+    planned before another thread restarted the probe reports to a choice being remade, which
+    ignores it (it raised TypeError once); every result exact."""
+    import threading
+
+    monkeypatch.setattr(ops, "RECHECK_CALLS", 2)
+    monkeypatch.setattr(ops, "RECHECK_MAX_CALLS", 4)
+    rt = _runtime(1e9)
+    f = _f(rt)
+    x, s, want = _large(rows=64)
+    errors = []
+
+    def work():
+        out = np.empty_like(want)
+        for _ in range(400):
+            try:
+                f(x, s, axis=1, out=out)
+                if not np.array_equal(out, want):
+                    errors.append("wrong result")
+            except Exception as e:  # noqa: BLE001 - any exception is the failure
+                errors.append(repr(e))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
