@@ -109,6 +109,10 @@ MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
 INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
 
 PLAIN, NT, NT16, NT64 = "plain", "nt", "nt16", "nt64"
+# A bf16 generic versioned on its scales (`_on_plain_scales`): this copy runs only when every scale
+# is zero or a normal finite value, so its products are never NaN or subnormal and its tiles round
+# by vcvtne2ps2bf16 untested (`bf16_rounding`)
+PLAIN_SCALES = "dq.plain_scales"
 ROWS = 4  # rows per tile when an operand is shared by the rows (`_row_tile`)
 LLVM_BLOCKS_FROM = 64  # blocks along the columns this long or longer: LLVM's on the cached-store path
 TABLE_MIN_CHUNKS = 4  # a per-tile table only for tiles of 4 or more 512-bit vectors (docs/performance.md)
@@ -736,7 +740,7 @@ def _block_order(tile, ops: dict) -> list:
     return ordered
 
 
-def bf16_rounding(tile, convert: bool = False) -> None:
+def bf16_rounding(tile, convert: bool = False, tested: bool = True) -> None:
     """Each f32 -> bf16 `arith.truncf` of a 1-D vector in `tile` (module tagged AVX512BW:
     AVX-512BW) becomes the same rounding written so that the narrowing is one word shuffle:
     to nearest even on the bits (bits + 0x7FFF + bit 16, exact for every finite value and for
@@ -748,7 +752,8 @@ def bf16_rounding(tile, convert: bool = False) -> None:
     with `vfpclassps` (NaN or subnormal, per 16 lanes): if no lane is, `vcvtne2ps2bf16` rounds it
     (to nearest even, the same result there: it only flushes subnormals and quiets NaNs); else
     the rounding above. A dequantized value is a NaN or a subnormal only where a scale is, so
-    tiles take the one instruction (docs/performance.md)."""
+    tiles take the one instruction (docs/performance.md). Untested (`tested` false: a tile of a
+    generic that runs only on plain scales, `_on_plain_scales`), every such tile takes it."""
     for op in ops_named(tile, "arith.truncf"):
         v = op.operands[0]
         src = ir.VectorType(v.type) if isinstance(v.type, ir.VectorType) else None
@@ -756,7 +761,10 @@ def bf16_rounding(tile, convert: bool = False) -> None:
             continue
         n = src.shape[0]
         with ir.InsertionPoint(op), op.location:
-            if convert and n % 16 == 0:  # the branches yield i16 lanes: a bf16 vector merged at the
+            if convert and n % 16 == 0 and not tested:
+                words = ir.VectorType.get([n], ir.IntegerType.get_signless(16))
+                value = arith.bitcast(op.results[0].type, _opaque(arith.bitcast(words, _converted(v))))
+            elif convert and n % 16 == 0:  # the branches yield i16 lanes: a bf16 vector merged at the
                 # join lost the stores' non-temporal hint and went through the stack
                 words = ir.VectorType.get([n], ir.IntegerType.get_signless(16))
                 branch = scf.IfOp(_nan_or_subnormal(v), [words], has_else=True)
@@ -786,6 +794,102 @@ def _rounded(v: ir.Value, result: ir.Type) -> ir.Value:
 
 
 FPCLASS_NAN_OR_SUBNORMAL = 0x01 | 0x20 | 0x80  # vfpclassps classes: quiet NaN, denormal, signaling NaN
+
+
+def _opaque(v: ir.Value) -> ir.Value:
+    """`v` (a vector of i16 words) through an empty inline asm (no instruction): LLVM's
+    instruction selector otherwise folds the bitcast of vcvtne2ps2bf16's bf16 result into the
+    store after it, and a bf16 vector store loses its non-temporal hint (`vmovaps` where
+    `vmovntdq` was asked for); the branch of a tested tile hides it the same way."""
+    return llvm.inline_asm(v.type, [v], "", "=v,0")
+
+
+def _plain_scale_reads(g) -> list:
+    """The inputs a bf16 generic `g` multiplies its integers by, when they alone decide whether
+    a product is NaN or subnormal: `g` yields truncf(mulf(a, b)) where one factor is an integer
+    converted (sitofp, uitofp: 0 or at least 1 in magnitude) and the other an input read as f32
+    (its block argument, or that extended by extf), broadcast along some loop (its map has fewer
+    results than `g` has loops, so the input is no larger than the output's rows or columns).
+    With every such input zero or a normal finite value, a product is 0, normal or infinite:
+    never NaN, never subnormal. [] for any other body."""
+    block = g.regions[0].blocks[0]
+    y = terminator(block)
+    trunc = _made_by(y.operands[0], "arith.truncf") if len(y.operands) == 1 else None
+    mul = _made_by(trunc.operands[0], "arith.mulf") if trunc is not None else None
+    if mul is None or not isinstance(mul.operands[0].type, ir.F32Type):
+        return []
+    a, b = mul.operands
+    for converted, read in ((a, b), (b, a)):
+        if _made_by(converted, "arith.sitofp") is None and _made_by(converted, "arith.uitofp") is None:
+            continue
+        extended = _made_by(read, "arith.extf")
+        arg = extended.operands[0] if extended is not None else read
+        if not isinstance(arg, ir.BlockArgument) or ir.BlockArgument(arg).owner != block:
+            return []
+        k = ir.BlockArgument(arg).arg_number
+        maps = indexing_maps(g)
+        if k >= len(maps) - 1 or len(maps[k].results) >= maps[k].n_dims:
+            return []
+        return [g.operands[k]]
+    return []
+
+
+def _made_by(v: ir.Value, name: str):
+    """The op `name` that produced `v`, or None."""
+    op = v.owner
+    if isinstance(op, (ir.Operation, ir.OpView)) and op.name == name:
+        return op
+    return None
+
+
+def _on_plain_scales(g, scales: list) -> tuple:
+    """scf.if (every element of each of `scales` is zero or normal and finite, as f32) { g tagged
+    PLAIN_SCALES } else { g' }: (then, else) generics. The scan is a loop nest over each scale
+    buffer before g (its size is a row's or a column's: `_plain_scale_reads`)."""
+    with ir.InsertionPoint(g), g.location:
+        ok = None
+        for buffer in scales:
+            plain = _all_plain(buffer)
+            ok = plain if ok is None else arith.andi(ok, plain)
+        branch = scf.IfOp(ok, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            then_end = scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            else_end = scf.YieldOp([])
+    other = g.clone(ir.InsertionPoint(else_end))
+    g.move_before(then_end)
+    g.attributes[PLAIN_SCALES] = ir.UnitAttr.get()
+    return g, other
+
+
+def _all_plain(buffer: ir.Value) -> ir.Value:
+    """i1: every element of memref `buffer` (f32, f16 or bf16), extended to f32, is zero or a
+    normal finite value: its exponent field is not all ones, and not zero unless its mantissa is."""
+    t = ir.MemRefType(buffer.type)
+    index, i1, i32, f32 = ir.IndexType.get(), ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32), ir.F32Type.get()
+    c = lambda v: arith.constant(index, v)  # noqa: E731
+    word = lambda v: arith.constant(i32, v)  # noqa: E731
+
+    def plain(ivs: list, acc: ir.Value) -> ir.Value:
+        v = memref.load(buffer, ivs)
+        if not isinstance(v.type, ir.F32Type):
+            v = arith.extf(f32, v)
+        bits = arith.bitcast(i32, v)
+        exponent = arith.andi(arith.shrui(bits, word(23)), word(0xFF))
+        finite = arith.cmpi(arith.CmpIPredicate.ne, exponent, word(0xFF))
+        normal = arith.cmpi(arith.CmpIPredicate.ne, exponent, word(0))
+        zero = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(bits, word(0x7FFFFFFF)), word(0))
+        return arith.andi(acc, arith.andi(finite, arith.ori(normal, zero)))
+
+    def nest(d: int, ivs: list, acc: ir.Value) -> ir.Value:
+        if d == t.rank:
+            return plain(ivs, acc)
+        loop = scf.ForOp(c(0), memref.dim(buffer, c(d)), c(1), [acc])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([nest(d + 1, ivs + [loop.induction_variable], loop.inner_iter_args[0])])
+        return loop.results[0]
+
+    return nest(0, [], arith.constant(i1, 1))
 
 
 def _pieces(v: ir.Value, size: int) -> list:
@@ -1221,7 +1325,13 @@ def run(op) -> bool:
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
                 if _line_eligible(p):
-                    plans.append(replace(p, generic=_lines(p), columns=None))  # the rest's columns: dynamic
+                    rest = _lines(p)
+                    scales = _plain_scale_reads(rest) if avx512bf16 else None
+                    if scales:
+                        plain, rest = _on_plain_scales(rest, scales)
+                        plans.append(replace(p, generic=plain, columns=None))
+                        modes.append(NT64)
+                    plans.append(replace(p, generic=rest, columns=None))  # the rest's columns: dynamic
                     modes.append(NT64)
                 plans += [p, replace(p, generic=other)]
                 modes += [NT16, NT]
@@ -1249,6 +1359,8 @@ def run(op) -> bool:
                 if _whole_tile(g, plans[i]):
                     simplify_block_maps(g)
                     tiles.append(_enclose(g, modes[i]))
+                    if PLAIN_SCALES in g.attributes:
+                        tiles[-1].attributes[PLAIN_SCALES] = ir.UnitAttr.get()
                 else:
                     g.attributes[LEAN_LOOPS] = ir.UnitAttr.get()
         _vectorize(op)
@@ -1258,7 +1370,7 @@ def run(op) -> bool:
             flatten_stores(t)
             if avx512bw:
                 tables(t)
-                bf16_rounding(t, convert=avx512bf16)
+                bf16_rounding(t, convert=avx512bf16, tested=PLAIN_SCALES not in t.attributes)
             lookups(t)
         _lower(op)
     fields_in_bytes(op, multishift=avx512vbmi)

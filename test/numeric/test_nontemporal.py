@@ -269,6 +269,24 @@ _CLEAN = [0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001, 0x3FFF8000, 0x7F7F8000
 _BAD = [0x00000001, 0x00008000, 0x00018000, 0x007FFFFF, 0x807F8000, 0x7FC00000, 0xFFA00001]
 
 
+# _CLEAN without its infinities: every scale zero or normal and finite
+_PLAIN = [b for b in _CLEAN if b & 0x7FFFFFFF != 0x7F800000]
+
+
+@pytest.mark.parametrize("bad", [None, *_BAD, 0x7F800000, 0xFF800000], ids=lambda b: "plain" if b is None else hex(b))
+def test_bf16_plain_scales(bad):
+    """On AVX512_BF16 hosts the non-temporal entry scans the scales once per call
+    (passes/vectorize.py, `_on_plain_scales`): all zero or normal and finite, its tiles round by
+    vcvtne2ps2bf16 untested; one NaN, subnormal or infinity among 4096 sends the call through the
+    tested tiles. Either way each lane is ml_dtypes' rounding of the f32 product: ties, carries,
+    overflow to infinity and the smallest normals with x in -3..3 (x = 0 makes an infinite scale's
+    product NaN). Elsewhere the same values hold through the bit rounding."""
+    s = np.resize(np.array(_PLAIN, np.uint32), 4096)
+    if bad is not None:
+        s[1234] = bad
+    _assert_bf16_products("nt", s.view(np.float32), rows=3, seed=5)
+
+
 @pytest.mark.parametrize("kind", ["plain", "nt"])
 def test_bf16_conversion_tiles(kind):
     """On hosts with AVX512_BF16, a 32-lane tile holding no NaN and no subnormal is rounded by

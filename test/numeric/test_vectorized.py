@@ -110,6 +110,18 @@ def test_bf16_rows_store_whole_lines():
         pytest.skip("the host has no AVX512_BF16: bf16 tiles keep the bit rounding and 16-byte stores")
     lines = disassembly(CASES["onnx bf16 output"], nontemporal=True).splitlines()
     assert any(re.search(r"vmovntdq\s+%zmm", line) for line in lines), "no 64-byte non-temporal store"
+    # every converted line stored straight after vcvtne2ps2bf16 keeps the hint: the untested
+    # (plain-scales) loop stored with vmovaps before its words went through an empty inline asm
+    start = next(i for i, line in enumerate(lines) if line.endswith("<kernel_nt>:"))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].endswith(">:")), len(lines))
+    body = lines[start:end]
+    stored = 0
+    for line, after in zip(body, body[1:]):
+        m = re.search(r"vcvtne2ps2bf16\s+%zmm\d+, %zmm\d+, (%zmm\d+)", line)
+        if m and re.search(r"\bv?mov\w*\s+" + m.group(1) + r", .*\(", after):
+            stored += 1
+            assert "vmovntdq" in after, f"a converted line stored without the non-temporal hint: {after.strip()}"
+    assert stored, "no line stored straight after its conversion"
 
 
 def loops(asm: str) -> dict:
