@@ -287,6 +287,12 @@ def _version(p: Plan) -> tuple:
             for d in range(p.vdim, p.loops):
                 row = arith.muli(row, memref.dim(out, c(d)))
             ok = arith.andi(ok, arith.cmpi(arith.CmpIPredicate.eq, arith.remui(row, c(16)), c(0)))
+    return _branches(g, ok)
+
+
+def _branches(g, ok: ir.Value) -> tuple:
+    """scf.if (ok) { g } else { a clone of g }, built where g was: (then, else) generics."""
+    with ir.InsertionPoint(g), g.location:
         branch = scf.IfOp(ok, [], has_else=True)
         with ir.InsertionPoint(branch.then_block):
             then_end = scf.YieldOp([])
@@ -851,13 +857,7 @@ def _on_plain_scales(g, scales: list) -> tuple:
         for buffer in scales:
             plain = _all_plain(buffer)
             ok = plain if ok is None else arith.andi(ok, plain)
-        branch = scf.IfOp(ok, [], has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            then_end = scf.YieldOp([])
-        with ir.InsertionPoint(branch.else_block):
-            else_end = scf.YieldOp([])
-    other = g.clone(ir.InsertionPoint(else_end))
-    g.move_before(then_end)
+    g, other = _branches(g, ok)
     g.attributes[PLAIN_SCALES] = ir.UnitAttr.get()
     return g, other
 
