@@ -116,6 +116,14 @@ def integer_lanes(v: ir.Value, depth: int = 8) -> list | None:
     return None
 
 
+def made_by(v: ir.Value, name: str):
+    """The op named `name` whose result `v` is, or None (another op's, or a block argument)."""
+    op = v.owner
+    if isinstance(op, (ir.Operation, ir.OpView)) and op.name == name:
+        return op
+    return None
+
+
 def terminator(block):
     """The last op of `block` (its terminator)."""
     return block.operations[len(block.operations) - 1]

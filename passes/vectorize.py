@@ -82,7 +82,7 @@ from . import Pass
 from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW, AVX512VBMI, TAGS
-from .queries import MEMREF_VIEWS, constant_int, enclosing, indexing_maps, integer_value, ops_named, splat_int, terminator
+from .queries import MEMREF_VIEWS, constant_int, enclosing, indexing_maps, integer_value, made_by, ops_named, splat_int, terminator
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -713,17 +713,16 @@ def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
     one mask per 32 codes, where the i32 form took two widenings, two shifts, two narrowings and
     an insert. None for any other form."""
     mask, tagged, v = -1, False, codes
-    while isinstance(v.owner, (ir.Operation, ir.OpView)) and v.owner.name == "arith.andi":
-        o = v.owner
+    while (o := made_by(v, "arith.andi")) is not None:
         tagged = tagged or FIELD_CODE in o.attributes
         m = integer_value(o.operands[1])
         if m is None:
             return None
         mask, v = mask & m, o.operands[0]
-    if not tagged or not isinstance(v.owner, (ir.Operation, ir.OpView)) or v.owner.name != "arith.shrui":
+    if not tagged or made_by(v, "arith.shrui") is None:
         return None
     wide, shift = v.owner.operands
-    if not isinstance(wide.owner, (ir.Operation, ir.OpView)) or wide.owner.name not in ("arith.extui", "arith.extsi"):
+    if made_by(wide, "arith.extui") is None and made_by(wide, "arith.extsi") is None:
         return None
     c = wide.owner.operands[0]
     if not isinstance(c.type, ir.VectorType) or _bits(ir.VectorType(c.type).element_type) > it.width or mask >= 1 << it.width:
@@ -767,18 +766,18 @@ def bf16_rounding(tile, convert: bool = False, tested: bool = True) -> None:
             continue
         n = src.shape[0]
         with ir.InsertionPoint(op), op.location:
-            if convert and n % 16 == 0 and not tested:
+            if convert and n % 16 == 0:  # i16 lanes stored: a bf16 vector lost the stores' non-temporal hint
                 words = ir.VectorType.get([n], ir.IntegerType.get_signless(16))
-                value = arith.bitcast(op.results[0].type, _opaque(arith.bitcast(words, _converted(v))))
-            elif convert and n % 16 == 0:  # the branches yield i16 lanes: a bf16 vector merged at the
-                # join lost the stores' non-temporal hint and went through the stack
-                words = ir.VectorType.get([n], ir.IntegerType.get_signless(16))
-                branch = scf.IfOp(_nan_or_subnormal(v), [words], has_else=True)
-                with ir.InsertionPoint(branch.then_block):
-                    scf.YieldOp([arith.bitcast(words, _rounded(v, op.results[0].type))])
-                with ir.InsertionPoint(branch.else_block):
-                    scf.YieldOp([arith.bitcast(words, _converted(v))])
-                value = arith.bitcast(op.results[0].type, branch.results[0])
+                if tested:  # the branches' bf16 vector merged at the join went through the stack
+                    branch = scf.IfOp(_nan_or_subnormal(v), [words], has_else=True)
+                    with ir.InsertionPoint(branch.then_block):
+                        scf.YieldOp([arith.bitcast(words, _rounded(v, op.results[0].type))])
+                    with ir.InsertionPoint(branch.else_block):
+                        scf.YieldOp([arith.bitcast(words, _converted(v))])
+                    lanes = branch.results[0]
+                else:
+                    lanes = _opaque(arith.bitcast(words, _converted(v)))
+                value = arith.bitcast(op.results[0].type, lanes)
             else:
                 value = _rounded(v, op.results[0].type)
         op.results[0].replace_all_uses_with(value)
@@ -810,53 +809,42 @@ def _opaque(v: ir.Value) -> ir.Value:
     return llvm.inline_asm(v.type, [v], "", "=v,0")
 
 
-def _plain_scale_reads(g) -> list:
-    """The inputs a bf16 generic `g` multiplies its integers by, when they alone decide whether
+def _plain_scale(g):
+    """The input a bf16 generic `g` multiplies its integers by, when it alone decides whether
     a product is NaN or subnormal: `g` yields truncf(mulf(a, b)) where one factor is an integer
     converted (sitofp, uitofp: 0 or at least 1 in magnitude) and the other an input read as f32
     (its block argument, or that extended by extf), broadcast along some loop (its map has fewer
     results than `g` has loops, so the input is no larger than the output's rows or columns).
-    With every such input zero or a normal finite value, a product is 0, normal or infinite:
-    never NaN, never subnormal. [] for any other body."""
+    With every element of that input zero or a normal finite value, a product is 0, normal or
+    infinite: never NaN, never subnormal. None for any other body."""
     block = g.regions[0].blocks[0]
     y = terminator(block)
-    trunc = _made_by(y.operands[0], "arith.truncf") if len(y.operands) == 1 else None
-    mul = _made_by(trunc.operands[0], "arith.mulf") if trunc is not None else None
+    trunc = made_by(y.operands[0], "arith.truncf") if len(y.operands) == 1 else None
+    mul = made_by(trunc.operands[0], "arith.mulf") if trunc is not None else None
     if mul is None or not isinstance(mul.operands[0].type, ir.F32Type):
-        return []
+        return None
     a, b = mul.operands
     for converted, read in ((a, b), (b, a)):
-        if _made_by(converted, "arith.sitofp") is None and _made_by(converted, "arith.uitofp") is None:
+        if made_by(converted, "arith.sitofp") is None and made_by(converted, "arith.uitofp") is None:
             continue
-        extended = _made_by(read, "arith.extf")
+        extended = made_by(read, "arith.extf")
         arg = extended.operands[0] if extended is not None else read
         if not isinstance(arg, ir.BlockArgument) or ir.BlockArgument(arg).owner != block:
-            return []
+            return None
         k = ir.BlockArgument(arg).arg_number
         maps = indexing_maps(g)
         if k >= len(maps) - 1 or len(maps[k].results) >= maps[k].n_dims:
-            return []
-        return [g.operands[k]]
-    return []
-
-
-def _made_by(v: ir.Value, name: str):
-    """The op `name` that produced `v`, or None."""
-    op = v.owner
-    if isinstance(op, (ir.Operation, ir.OpView)) and op.name == name:
-        return op
+            return None
+        return g.operands[k]
     return None
 
 
-def _on_plain_scales(g, scales: list) -> tuple:
-    """scf.if (every element of each of `scales` is zero or normal and finite, as f32) { g tagged
-    PLAIN_SCALES } else { g' }: (then, else) generics. The scan is a loop nest over each scale
-    buffer before g (its size is a row's or a column's: `_plain_scale_reads`)."""
+def _on_plain_scales(g, scale: ir.Value) -> tuple:
+    """scf.if (every element of `scale` is zero or normal and finite, as f32) { g tagged
+    PLAIN_SCALES } else { g' }: (then, else) generics. The scan is a loop nest over the scale
+    buffer before g (its size is a row's or a column's: `_plain_scale`)."""
     with ir.InsertionPoint(g), g.location:
-        ok = None
-        for buffer in scales:
-            plain = _all_plain(buffer)
-            ok = plain if ok is None else arith.andi(ok, plain)
+        ok = _all_plain(scale)
     g, other = _branches(g, ok)
     g.attributes[PLAIN_SCALES] = ir.UnitAttr.get()
     return g, other
@@ -1326,9 +1314,9 @@ def run(op) -> bool:
                 _, other = _version(p)
                 if _line_eligible(p):
                     rest = _lines(p)
-                    scales = _plain_scale_reads(rest) if avx512bf16 else None
-                    if scales:
-                        plain, rest = _on_plain_scales(rest, scales)
+                    scale = _plain_scale(rest) if avx512bf16 else None
+                    if scale is not None:
+                        plain, rest = _on_plain_scales(rest, scale)
                         plans.append(replace(p, generic=plain, columns=None))
                         modes.append(NT64)
                     plans.append(replace(p, generic=rest, columns=None))  # the rest's columns: dynamic
