@@ -319,7 +319,7 @@ class Plan:
             if self.split.parts is not None:  # chosen: the probes' calls are done with
                 self._calls.clear()
 
-    def watched(self, taken: int | None, calls: Calls) -> None:
+    def ran(self, taken: int | None, calls: Calls) -> None:
         """A call of `calls` (the probe's choice) ran: over the chosen split with `taken` ranges
         taken back by the caller, or (None) on one thread. When the choice is to be made again
         (`SplitChoice.ran`), `calls` is stale."""
@@ -552,7 +552,7 @@ class Calls:
         else:
             taken = self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
         if self.watch:
-            self.plan.watched(taken, self)
+            self.plan.ran(taken, self)
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
@@ -802,7 +802,7 @@ class Bound:
         self._native = calls  # the plan's Calls these bound calls come from
         self._calls = calls.bound(self._pointers)
         self._timed = calls.timed  # a probe of the plan's split choice: each call timed
-        self._watch = calls.watch  # the chosen split: each call reports ranges taken back
+        self._watch = calls.watch  # the probe's choice: each call reports back (Plan.ran)
 
     def __call__(self) -> np.ndarray:
         if self._timed:
@@ -815,25 +815,24 @@ class Bound:
             self._runtime.pool.run(self._calls)
         return self.out
 
-    def _watched(self) -> None:
-        """A call of the probe's choice, reported back (`Plan.watched`)."""
+    def _run(self) -> int | None:
+        """One call: on one thread (None) or split (the ranges the caller took back)."""
         if len(self._calls) == 1:
             self._calls[0]()
-            taken = None
-        else:
-            taken = self._runtime.pool.run(self._calls)
+            return None
+        return self._runtime.pool.run(self._calls)
+
+    def _watched(self) -> None:
+        """A call of the probe's choice, reported back (`Plan.ran`)."""
         calls = self._native
-        calls.plan.watched(taken, calls)
+        calls.plan.ran(self._run(), calls)
         if calls.generation is None:  # the choice is made again
             self._use(calls.plan.calls())
 
     def _time(self) -> None:
         calls = self._native
         start = time.perf_counter()
-        if len(self._calls) == 1:
-            self._calls[0]()
-        else:
-            self._runtime.pool.run(self._calls)
+        self._run()
         calls.plan.timed(time.perf_counter() - start, calls)
         if calls.generation is None:  # the next call takes other row ranges
             self._use(calls.plan.calls())
