@@ -8,9 +8,10 @@ error at its line and column, the way the parser reports its own errors:
   of it (so any negative zero point aborts, even one the storage type holds);
 - a `linalg.generic` in custom form whose `iterator_types` holds something other than strings or
   `#linalg.iterator_type<...>` (its parser casts each element to a string attribute);
-- a string literal left open (no closing quote on its line) inside a file-metadata block
-  `{-# ... #-}` (dialect or external resources): the resource parser consumes the lexer's error
-  token, which asserts; elsewhere the same string is an ordinary parse error.
+- a string literal the lexer rejects (no closing quote on its line, or an unknown escape such as
+  `\q`) inside a file-metadata block `{-# ... #-}` (dialect or external resources): the resource
+  parser consumes the lexer's error token, which asserts; elsewhere the same string is an
+  ordinary parse error.
 
 And one the Python bindings abort on once parsed: an op (generic form, with unregistered dialects
 allowed) whose name is not valid UTF-8 (`"\\ff"(...)`): every walk over it makes the bindings
@@ -58,6 +59,9 @@ def _closing(text: str, start: int) -> int:
     return len(text)
 
 
+HEX = "0123456789abcdefABCDEF"
+
+
 def problems(text: str) -> list[tuple[tuple[int, int], str]]:
     """[((line, col), why)] for each construct of the input MLIR 22's parser aborts on."""
     found = []
@@ -96,19 +100,22 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
                               f"on it, so the input is refused before parsing"))  # fmt: skip
     start = text.find("{-#")
     while start != -1:
-        open_at = _open_string(text, start + 3)
-        if open_at is not None:
-            found.append((_where(text, open_at),
-                          "string literal without a closing quote in a file-metadata block {-# ... #-}: MLIR 22's "
+        bad = _bad_string(text, start + 3)
+        if bad is not None:
+            at, what = bad
+            found.append((_where(text, at),
+                          f"{what} in a file-metadata block {{-# ... #-}}: MLIR 22's "
                           "parser aborts on it there, so the input is refused before parsing"))  # fmt: skip
             break
         start = text.find("{-#", start + 3)
     return found
 
 
-def _open_string(text: str, start: int) -> int | None:
-    """The index of the first string literal from `start` to the metadata block's `#-}` that no
-    quote closes on its line (the lexer's rule: a backslash escapes the next character), or None."""
+def _bad_string(text: str, start: int) -> tuple[int, str] | None:
+    """(index, what is wrong) of the first string literal from `start` to the metadata block's
+    `#-}` that MLIR's lexer rejects, or None. The lexer's rule: a string ends at its closing
+    quote; a newline (or \\v, \\f) or the end of the text before it leaves it open; a backslash
+    escapes `"`, `\\`, `n`, `t` or two hex digits, and anything else is an unknown escape."""
     i, end = start, len(text)
     while i < end:
         c = text[i]
@@ -116,10 +123,19 @@ def _open_string(text: str, start: int) -> int | None:
             return None
         if c == '"':
             j = i + 1
-            while j < end and text[j] not in '"\n':
-                j += 2 if text[j] == "\\" else 1
-            if j >= end or text[j] == "\n":
-                return i
+            while j < end and text[j] not in '"\n\v\f':
+                if text[j] == "\\":
+                    e = text[j + 1 : j + 3]
+                    if e[:1] and e[0] in '"\\nt':
+                        j += 2
+                        continue
+                    if len(e) == 2 and all(h in HEX for h in e):
+                        j += 3
+                        continue
+                    return j, "unknown escape in a string literal"
+                j += 1
+            if j >= end or text[j] != '"':
+                return i, "string literal without a closing quote"
             i = j
         i += 1
     return None

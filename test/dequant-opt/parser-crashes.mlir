@@ -76,6 +76,18 @@ func.func @resources() {
 
 // -----
 
+// An unknown escape in a string there (\q; the lexer takes \", \\, \n, \t and two hex digits)
+// is the same lexer error token, and the same assertion.
+// CHECK: parser-crashes.mlir:[[# @LINE + 5]]:41: error: unknown escape in a string literal in a file-metadata block {-# ... #-}: MLIR 22's parser aborts on it there
+func.func @escape() {
+  return
+}
+{-#
+  dialect_resources: { builtin: { w: "0x\q08" } }
+#-}
+
+// -----
+
 // In range, and per-axis / per-layer zero points (which the parser takes): parsed as usual.
 // CHECK-LABEL: func.func @fine
 // CHECK-LABEL: func.func @per_axis

@@ -428,6 +428,8 @@ def test_import_errors_are_error_lines(tmp_path):
          "iterator_types element '1' is not a string"),
         ('func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: "0x08000000 }\n#-}\n',
          "string literal without a closing quote in a file-metadata block"),
+        ('func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: "0x\\q08" } }\n#-}\n',
+         "unknown escape in a string literal in a file-metadata block"),
     ],
 )
 def test_jit_refuses_text_mlir_parser_aborts_on(text, words):
