@@ -411,12 +411,15 @@ class SplitChoice:
     median call at most `split_median_gain` of that block's median (a split is bimodal: its
     worker awake or not); a split the bytes ask for, unless it is slower in either. The choice is
     made again when a kept split's workers keep running late (`late`), and after a number of calls
-    that doubles with each probe (`ran`): a probe made in a noisy phase does not decide for good."""
+    that doubles with each probe (`ran`): a probe made in a noisy phase does not decide for good.
+    Such a scheduled probe of a kept split drops it only if it measures slower (`_kept`): the
+    gains are the bar for taking a split up, not for keeping one that paid."""
 
-    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_lock")
+    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_kept", "_lock")
 
     def __init__(self):
         self._wait = RECHECK_CALLS  # calls of the next choice before it is made again
+        self._kept = 1  # the ranges of the split the choice being made again kept (1: none, or late)
         self._lock = threading.Lock()  # threads sharing the plan report to it (record, ran)
         self._start()
 
@@ -449,6 +452,7 @@ class SplitChoice:
             self._again -= 1
             if self._again > 0:
                 return False
+            self._kept = self.parts
             self._start()
             return True
 
@@ -460,6 +464,7 @@ class SplitChoice:
         self._late = self._late + 1 if taken else max(0, self._late - 1)
         if self._late < LATE_CALLS:
             return False
+        self._kept = 1  # its workers' cores are busy: a split must pay again to be kept
         self._start()
         return True
 
@@ -496,7 +501,8 @@ class SplitChoice:
             return True
         self.split = _fastest_and_median([t for p, t in self._times if p != 1])
         self.single = _fastest_and_median([t for p, t in self._times if p == 1])
-        gains = (1.0, 1.0) if self.candidate == base else (runtime.split_gain, runtime.split_median_gain)
+        keep = self.candidate in (base, self._kept)  # asked for by the bytes, or kept before
+        gains = (runtime.keep_gain,) * 2 if keep else (runtime.split_gain, runtime.split_median_gain)
         kept = all(s <= g * t for s, g, t in zip(self.split, gains, self.single))
         self.parts = self.candidate if kept else 1
         self._again, self._wait = self._wait, min(2 * self._wait, RECHECK_MAX_CALLS)

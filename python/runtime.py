@@ -56,6 +56,11 @@ NONTEMPORAL_MIN_BYTES = 24 << 20
 SPLIT_SECONDS = 10e-6
 SPLIT_GAIN = 0.8
 SPLIT_MEDIAN_GAIN = 1.0
+# A split the bytes ask for, or one kept by the probe before (made again after RECHECK_CALLS calls),
+# is kept unless slower than one thread, fastest or median, by more than KEEP_GAIN: a kept split
+# dropped because a later probe fell short of SPLIT_GAIN sent 1M-element plans to one thread for
+# most of a benchmark run (docs/performance.md, "A timed choice is made again").
+KEEP_GAIN = 1.0
 PROBES = 3
 PROBES_MAX = 9
 PROBE_SECONDS = 1e-3
@@ -354,6 +359,7 @@ class Runtime:
         self.split_seconds = SPLIT_SECONDS
         self.split_gain = SPLIT_GAIN
         self.split_median_gain = SPLIT_MEDIAN_GAIN  # the same for its median call
+        self.keep_gain = KEEP_GAIN  # the same for a split the bytes ask for, or kept before (both)
         self.probe_seconds = PROBE_SECONDS  # the time each block of split probes fills
 
     @property

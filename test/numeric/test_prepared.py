@@ -297,7 +297,7 @@ def _large(rows=512):
 def _runtime(gain: float) -> Runtime:
     runtime = Runtime(2)
     runtime.split_seconds = 0.0  # any time is worth timing a split
-    runtime.split_gain = runtime.split_median_gain = gain  # 1e9: the split always kept; 0: never
+    runtime.split_gain = runtime.split_median_gain = runtime.keep_gain = gain  # 1e9: the split always kept; 0: never
     runtime.probe_seconds = 0.0  # blocks of PROBES calls
     return runtime
 
@@ -457,6 +457,36 @@ def test_a_timed_choice_is_made_again_after_a_growing_number_of_calls():
     for _ in range(PROBES):
         short.record(1e-3, 1, runtime, 1)
     assert short.parts == 1 and not short.watched
+
+
+def test_a_kept_split_is_dropped_again_only_if_slower():
+    """A split taken up must pay split_gain (0.8); when the choice is made again after
+    RECHECK_CALLS calls it is kept unless it measures slower than one thread. A split that was
+    lost, or whose workers ran late, must pay the gain again."""
+    from dequant.ops import SplitChoice
+    from dequant.runtime import LATE_CALLS
+
+    runtime = Runtime(2)
+    runtime.split_seconds, runtime.probe_seconds = 0.0, 0.0
+    assert runtime.split_gain == 0.8
+
+    def again(choice) -> None:
+        taken = None if choice.parts == 1 else 0
+        while not choice.ran(taken):
+            pass
+
+    choice = SplitChoice()
+    chosen = []
+    for split_time in (0.95e-3, 0.7e-3, 0.95e-3, 0.99e-3, 1.01e-3, 0.95e-3):
+        _probe(choice, runtime, split_time)
+        chosen.append(choice.parts)
+        again(choice)
+    assert chosen == [1, 2, 2, 2, 1, 1]
+    _probe(choice, runtime, 0.7e-3)
+    assert choice.parts == 2
+    assert not any(choice.ran(1) for _ in range(LATE_CALLS - 1)) and choice.ran(1)  # late
+    _probe(choice, runtime, 0.95e-3)
+    assert choice.parts == 1
 
 
 @pytest.mark.parametrize("bound", [False, True])
