@@ -8,10 +8,13 @@ error at its line and column, the way the parser reports its own errors:
   of it (so any negative zero point aborts, even one the storage type holds);
 - a `linalg.generic` in custom form whose `iterator_types` holds something other than strings or
   `#linalg.iterator_type<...>` (its parser casts each element to a string attribute);
-- a string literal the lexer rejects (no closing quote on its line, or an unknown escape such as
-  `\q`) inside a file-metadata block `{-# ... #-}` (dialect or external resources): the resource
-  parser consumes the lexer's error token, which asserts; elsewhere the same string is an
-  ordinary parse error.
+- any token MLIR's lexer rejects inside a file-metadata block `{-# ... #-}` (dialect or external
+  resources): a string left open or with an unknown escape such as `\q`, a character no token
+  starts with (`$`), a lone `.` or `/`, a `#`, `!`, `^`, `%` or `@` with no name after it. Where
+  the resource parser consumes the lexer's error token it asserts (checked with `$`, `@1`, `.`,
+  `%` and strings as a resource's value; a `/` there is an ordinary error): any such token is
+  refused, as the parse would fail anyway; elsewhere the same token is an ordinary parse error. The text is lexed by the lexer's own rules (`_TOKEN`), so a `{-#` or
+  `#-}` inside a string or a comment is no block's end.
 
 And one the Python bindings abort on once parsed: an op (generic form, with unregistered dialects
 allowed) whose name is not valid UTF-8 (`"\\ff"(...)`): every walk over it makes the bindings
@@ -34,6 +37,24 @@ _ITERATORS = re.compile(r"\blinalg\.generic\s*\{[^}]*?\biterator_types\s*=\s*\[(
 _GENERIC_NAME = re.compile(r'(?m)(?:^|=)[ \t]*"((?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*)"\s*\(')
 _ESCAPE = re.compile(r"\\([0-9a-fA-F]{2}|.)")
 _ITERATOR = re.compile(r'\s*(?:"[^"]*"|#linalg\.iterator_type<\s*\w+\s*>)\s*')
+# A string as MLIR's lexer takes it: it ends at its closing quote, before a newline, \v or \f; a
+# backslash escapes `"`, `\\`, `n`, `t` or two hex digits (any other escape is an error).
+_STRING = r'"[^"\\\n\v\f]*(?:\\(?:["\\nt]|[0-9a-fA-F]{2})[^"\\\n\v\f]*)*"'  # unrolled: runs of plain characters
+# Outside a file-metadata block: a comment, a string (closed or not) or a block's start.
+_BLOCK = re.compile(r'//[^\n\r]*|"[^"\\\n\v\f]*(?:\\.[^"\\\n\v\f]*)*"?|\{-\#')
+# One token of MLIR's lexer (mlir/lib/AsmParser/Lexer.cpp, `Lexer::lexToken`), or what it skips;
+# a text position none of these matches starts the lexer's error token.
+_TOKEN = re.compile(
+    r"[ \t\n\r\0]+"  # whitespace; a NUL inside the text is skipped too
+    r"|//[^\n\r]*"  # a comment
+    r"|\{-\#|\#-\}"  # a file-metadata block's ends (before `{` and `#name`)
+    rf"|{_STRING}|@(?:{_STRING}|[A-Za-z_][\w$.]*)"
+    r"|[#!^%](?:[0-9]+|[A-Za-z$._-][\w$.-]*)"  # attribute, type, SSA and block names
+    r"|[A-Za-z_][\w$.]*"  # bare identifiers and keywords
+    r"|0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?)?"
+    r"|\.\.\.|->|[:,()\[\]{}<>=+*?|-]",
+    re.ASCII,  # the lexer's isalpha and isdigit: ASCII only
+)
 
 
 class ParserCrashError(ValueError):
@@ -57,9 +78,6 @@ def _closing(text: str, start: int) -> int:
         if depth == 0:
             return i + 1
     return len(text)
-
-
-HEX = "0123456789abcdefABCDEF"
 
 
 def problems(text: str) -> list[tuple[tuple[int, int], str]]:
@@ -98,47 +116,58 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
                 found.append((_where(text, m.start(1)),
                               f"linalg.generic iterator_types element {bad!r} is not a string: MLIR 22's parser aborts "
                               f"on it, so the input is refused before parsing"))  # fmt: skip
-    start = text.find("{-#")
-    while start != -1:
-        bad = _bad_string(text, start + 3)
+    if "{-#" in text:
+        bad = _metadata_lexer_error(text)
         if bad is not None:
             at, what = bad
             found.append((_where(text, at),
-                          f"{what} in a file-metadata block {{-# ... #-}}: MLIR 22's "
-                          "parser aborts on it there, so the input is refused before parsing"))  # fmt: skip
-            break
-        start = text.find("{-#", start + 3)
+                          f"{what} in a file-metadata block {{-# ... #-}}: MLIR 22's parser can abort on "
+                          "a token its lexer rejects there, so the input is refused before parsing"))  # fmt: skip
     return found
 
 
-def _bad_string(text: str, start: int) -> tuple[int, str] | None:
-    """(index, what is wrong) of the first string literal from `start` to the metadata block's
-    `#-}` that MLIR's lexer rejects, or None. The lexer's rule: a string ends at its closing
-    quote; a newline (or \\v, \\f) or the end of the text before it leaves it open; a backslash
-    escapes `"`, `\\`, `n`, `t` or two hex digits, and anything else is an unknown escape."""
-    i, end = start, len(text)
-    while i < end:
-        c = text[i]
-        if c == "#" and text.startswith("#-}", i):
-            return None
-        if c == '"':
-            j = i + 1
-            while j < end and text[j] not in '"\n\v\f':
-                if text[j] == "\\":
-                    e = text[j + 1 : j + 3]
-                    if e[:1] and e[0] in '"\\nt':
-                        j += 2
-                        continue
-                    if len(e) == 2 and all(h in HEX for h in e):
-                        j += 3
-                        continue
-                    return j, "unknown escape in a string literal"
-                j += 1
-            if j >= end or text[j] != '"':
-                return i, "string literal without a closing quote"
-            i = j
-        i += 1
+def _metadata_lexer_error(text: str) -> tuple[int, str] | None:
+    """(index, the lexer's complaint) of the first token MLIR's lexer rejects inside a
+    file-metadata block of `text`, or None. Outside the blocks only comments and strings are
+    skipped whole (a `{-#` in them opens no block); an error there is the parser's to report."""
+    pos = 0
+    while (m := _BLOCK.search(text, pos)) is not None:
+        pos = m.end()
+        if m.group() != "{-#":
+            continue
+        while pos < len(text):  # inside the block: token by token, to its `#-}`
+            t = _TOKEN.match(text, pos)
+            if t is None:
+                return _lexer_error(text, pos)
+            pos = t.end()
+            if t.group() == "#-}":
+                break
     return None
+
+
+_NAMES = {"#": "attribute", "!": "type", "^": "block", "%": "SSA value"}
+
+
+def _lexer_error(text: str, i: int) -> tuple[int, str]:
+    """(index, what is wrong) of the lexer's error token starting at `i` (where `_TOKEN` fails)."""
+    c = text[i]
+    if c == '"' or text.startswith('@"', i):
+        j = text.index('"', i) + 1
+        while j < len(text) and text[j] not in '"\n\v\f':
+            if text[j] == "\\":
+                if not re.match(r'["\\nt]|[0-9a-fA-F]{2}', text[j + 1 : j + 3]):
+                    return j, "unknown escape in a string literal"
+                j += 2 if text[j + 1] in '"\\nt' else 3
+                continue
+            j += 1
+        return i, "string literal without a closing quote"
+    if c in _NAMES:
+        return i, f"{c!r} with no {_NAMES[c]} name after it"
+    if c == "@":
+        return i, "'@' with no symbol name after it (a letter, '_' or a string)"
+    if c == ".":
+        return i, "'.' that is not an ellipsis '...'"
+    return i, f"unexpected character {c!r}"
 
 
 def check(text: str) -> None:

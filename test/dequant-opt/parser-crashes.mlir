@@ -66,7 +66,7 @@ func.func @name(%b: tensor<8xi8>) -> tensor<4x4xf4E2M1FN> {
 
 // A string left open in a file-metadata block (found by fuzzing, seed 137): the resource parser
 // consumes the lexer's error token, which asserts.
-// CHECK: parser-crashes.mlir:[[# @LINE + 5]]:38: error: string literal without a closing quote in a file-metadata block {-# ... #-}: MLIR 22's parser aborts on it there
+// CHECK: parser-crashes.mlir:[[# @LINE + 5]]:38: error: string literal without a closing quote in a file-metadata block {-# ... #-}: MLIR 22's parser can abort on a token its lexer rejects there
 func.func @resources() {
   return
 }
@@ -78,12 +78,25 @@ func.func @resources() {
 
 // An unknown escape in a string there (\q; the lexer takes \", \\, \n, \t and two hex digits)
 // is the same lexer error token, and the same assertion.
-// CHECK: parser-crashes.mlir:[[# @LINE + 5]]:41: error: unknown escape in a string literal in a file-metadata block {-# ... #-}: MLIR 22's parser aborts on it there
+// CHECK: parser-crashes.mlir:[[# @LINE + 5]]:41: error: unknown escape in a string literal in a file-metadata block {-# ... #-}: MLIR 22's parser can abort on a token its lexer rejects there
 func.func @escape() {
   return
 }
 {-#
   dialect_resources: { builtin: { w: "0x\q08" } }
+#-}
+
+// -----
+
+// Any token the lexer rejects there is the same error token: a character no token starts with
+// (`$`), after a comment whose `#-}` ends no block.
+// CHECK: parser-crashes.mlir:[[# @LINE + 6]]:38: error: unexpected character '$' in a file-metadata block {-# ... #-}: MLIR 22's parser can abort on a token its lexer rejects there
+func.func @dollar() {
+  return
+}
+{-#
+  // #-}
+  dialect_resources: { builtin: { w: $ } }
 #-}
 
 // -----

@@ -430,6 +430,15 @@ def test_import_errors_are_error_lines(tmp_path):
          "string literal without a closing quote in a file-metadata block"),
         ('func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: "0x\\q08" } }\n#-}\n',
          "unknown escape in a string literal in a file-metadata block"),
+        ("func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: $ } }\n#-}\n",
+         "unexpected character '$' in a file-metadata block"),
+        ("func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: @1 } }\n#-}\n",
+         "'@' with no symbol name after it"),
+        ("func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: . } }\n#-}\n",
+         "'.' that is not an ellipsis"),
+        # a `#-}` in a comment ends no block: the `$` after it is still inside
+        ("func.func @f() {\n  return\n}\n{-#\n  // #-}\n  dialect_resources: { builtin: { w: $ } }\n#-}\n",
+         "unexpected character '$' in a file-metadata block"),
     ],
 )
 def test_jit_refuses_text_mlir_parser_aborts_on(text, words):
@@ -442,6 +451,36 @@ def test_jit_refuses_text_mlir_parser_aborts_on(text, words):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-500:]
     assert "ValueError:" in run.stdout and words in run.stdout
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("func.func @f() {\n  %x = $\n}\n{-#\n  dialect_resources: { builtin: { w: \"0x08000000\" } }\n#-}\n",
+         "unexpected character"),  # before the block: the parser's own error
+        # `{-#` in a string opens no block: the \q after it is the parser's own error
+        ('func.func @f() attributes {s = "{-# \\q"} {\n  return\n}\n', "unknown escape in string literal"),
+        ("func.func @f() {\n  return\n}\n// {-# $\n", None),  # nor in a comment: parsed
+        # a valid escape in the block: the resource parser's own error (a blob is a plain hex string)
+        ('func.func @f() {\n  return\n}\n{-#\n  dialect_resources: { builtin: { w: "0x04000000\\41" } }\n#-}\n',
+         "expected hex string blob"),
+    ],
+)
+def test_text_the_guard_lets_through(text, words):
+    """A lexer error outside a file-metadata block, `{-#` in a string or a comment and a valid
+    escape inside a block reach the parser, which reports its own error (no abort) or parses
+    the text."""
+    import subprocess
+    import sys
+
+    code = f"import dequant\ntry:\n    dequant.jit({text!r}, 'f')\nexcept Exception as e:\n    print('raised:', e)\n"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-500:]
+    assert "file-metadata" not in run.stdout
+    if words is None:
+        assert "raised" not in run.stdout, run.stdout
+    else:
+        assert "Unable to parse" in run.stdout and words in run.stdout, run.stdout
 
 
 # --- the kernels' temporaries are freed ------------------------------------------------------------
