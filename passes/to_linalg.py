@@ -30,6 +30,7 @@ from dequant.dialect.attributes import text
 from dequant.dialect.elements import ELEMENTS, of_type
 
 from . import Pass, checks
+from .queries import made_by
 from .vectorize import LEAN_LOOPS
 
 PARALLEL = linalg.IteratorType.parallel
@@ -348,14 +349,6 @@ def field_value(e, byte: ir.Value, shift: ir.Value, bits: int, decode: bool) -> 
     return arith.trunci(semantics.i(8), b)
 
 
-def unpacked(value: ir.Value):
-    """The dq.unpack op whose result `value` is, or None."""
-    owner = value.owner
-    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.name == unpack.NAME:
-        return owner.operation
-    return None
-
-
 def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     """(the zero point operand, its Element). A packed zero point (dq.unpack's result) is
     unpacked first, into i8 values (f32 for float4): it is as small as the scale. The unpacking
@@ -366,7 +359,7 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     if zp is None:
         return None, None
     e = of_type(ir.RankedTensorType(zp.type).element_type)
-    packed = unpacked(zp)
+    packed = made_by(zp, unpack.NAME)
     if packed is None:
         return zp, e
     bytes_, sizes = packed.operands[0], [shapes.value(d) if not isinstance(d, int) else d for d in unpack.dims_of(packed)]
@@ -456,7 +449,7 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
     element, rank = y_type.element_type, y_type.rank
     xe = of_type(ir.RankedTensorType(x.type).element_type)
     shapes = Shapes()
-    packed = unpacked(x)
+    packed = made_by(x, unpack.NAME)
     logical = unpack.dims_of(packed) if packed is not None else None
     sizes = sizes_of(shapes, x, logical, y_type, form.unpack)
     dest = destination(op)  # written in place by bufferization: no tensor.empty

@@ -20,7 +20,7 @@ from mlir import ir
 
 from dequant.dialect.elements import ELEMENTS, Element
 
-from .queries import ops_named
+from .queries import made_by, ops_named
 
 OPERATOR = "torch.operator"
 TO_BUILTIN = "torch_c.to_builtin_tensor"
@@ -110,10 +110,8 @@ def from_builtin(value: ir.Value, torch_type: ir.Type) -> ir.Value:
 
 def builtin_of(value: ir.Value) -> ir.Value | None:
     """The builtin tensor a torch value was made from by `torch_c.from_builtin_tensor`, or None."""
-    owner = value.owner
-    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.name == FROM_BUILTIN:
-        return owner.operands[0]
-    return None
+    owner = made_by(value, FROM_BUILTIN)
+    return owner.operands[0] if owner is not None else None
 
 
 def constant_value(value: ir.Value):

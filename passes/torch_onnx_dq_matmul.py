@@ -37,6 +37,7 @@ from dequant.dialect.canonical import Form, Read
 
 from . import Pass
 from . import torch_onnx as t
+from .queries import made_by
 from .to_linalg import expand
 
 PARALLEL, REDUCTION = linalg.IteratorType.parallel, linalg.IteratorType.reduction
@@ -87,9 +88,8 @@ def _view_reads(reads: tuple, b: int, transposed: bool) -> tuple:
 
 def _data(x: ir.Value, shape: list) -> ir.Value:
     """x [K, N] as `shape`: dq.unpack straight to it when x is unpacked, else expand_shape."""
-    owner = x.owner
     et = ir.RankedTensorType(x.type).element_type
-    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.name == unpack.NAME:
+    if (owner := made_by(x, unpack.NAME)) is not None:
         return unpack.build(owner.operands[0], ir.RankedTensorType.get(shape, et))
     return expand(x, shape, [[0, 1], [2]])
 
@@ -99,11 +99,9 @@ def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
     None when x is not a packed constant. Each output column's weights are then contiguous, as
     a vector-matrix product reads them (the bytes stay packed, two int4 per byte). One copy per
     source constant and view (`made`), however many MatMuls read it."""
-    owner = x.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != unpack.NAME:
-        return None
-    source = owner.operands[0].owner
-    if not isinstance(source, (ir.Operation, ir.OpView)) or source.name != "arith.constant":
+    owner = made_by(x, unpack.NAME)
+    source = made_by(owner.operands[0], "arith.constant") if owner is not None else None
+    if source is None:
         return None
     xt = ir.RankedTensorType(x.type)
     key = (source.operation, tuple(shape))
@@ -186,10 +184,11 @@ def run(root) -> bool:
                 c.erase()
             x = dq_op.operands[0]
             dq_op.erase()
-            if isinstance(x.owner, (ir.Operation, ir.OpView)) and x.owner.name == unpack.NAME and not list(x.uses):
-                source = x.owner.operands[0].owner
-                x.owner.erase()
-                if isinstance(source, (ir.Operation, ir.OpView)) and source.name == "arith.constant" and not list(source.results[0].uses):
+            owner = made_by(x, unpack.NAME)
+            if owner is not None and not list(x.uses):
+                source = made_by(owner.operands[0], "arith.constant")
+                owner.erase()
+                if source is not None and not list(source.results[0].uses):
                     source.erase()
     return True
 
