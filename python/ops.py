@@ -22,6 +22,7 @@ callable rerunning the kernel on the same arrays, like ONNX Runtime's IO binding
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import inspect
 import math
@@ -40,7 +41,7 @@ from dequant.dialect.signature import Signature, Tensor
 
 from .kernel import POINTER_HEADER, POINTER_WORDS, data_pointer
 from .packed import Packed
-from .runtime import DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, Runtime
+from .runtime import CHOICES_KEPT, DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, Runtime
 
 class OpFunction:
     """The numpy function of one spec op, on a `Runtime`."""
@@ -415,9 +416,15 @@ class SplitChoice:
     Such a scheduled probe of a kept split drops it only if it measures slower (`_kept`): the
     gains are the bar for taking a split up, not for keeping one that paid."""
 
-    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_kept", "_lock")
+    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_kept", "_lock",
+                 "choices", "calls")  # fmt: skip
 
     def __init__(self):
+        # what the choice did, for a reader (the benchmark): the last CHOICES_KEPT choices made
+        # by timing a split, (ranges, the split's and one thread's (fastest, median) seconds),
+        # and the calls that reported back on one thread and split (`ran`)
+        self.choices: collections.deque = collections.deque(maxlen=CHOICES_KEPT)
+        self.calls = [0, 0]
         self._wait = RECHECK_CALLS  # calls of the next choice before it is made again
         self._kept = 1  # the ranges of the split the choice being made again kept (1: none, or late)
         self._lock = threading.Lock()  # threads sharing the plan report to it (record, ran)
@@ -447,6 +454,7 @@ class SplitChoice:
         with self._lock:
             if self.parts is None or self._again is None:
                 return False  # a call planned before the probe started over (another thread's)
+            self.calls[taken is not None] += 1
             if taken is not None and self.late(taken > 0):
                 return True
             self._again -= 1
@@ -505,6 +513,7 @@ class SplitChoice:
         gains = (runtime.keep_gain,) * 2 if keep else (runtime.split_gain, runtime.split_median_gain)
         kept = all(s <= g * t for s, g, t in zip(self.split, gains, self.single))
         self.parts = self.candidate if kept else 1
+        self.choices.append((self.parts, self.split, self.single))
         self._again, self._wait = self._wait, min(2 * self._wait, RECHECK_MAX_CALLS)
         self._times = []
         return True

@@ -73,6 +73,7 @@ LATE_CALLS = 16
 # or in a lucky phase, does not decide for good (ops.SplitChoice.ran).
 RECHECK_CALLS = 100
 RECHECK_MAX_CALLS = 6400
+CHOICES_KEPT = 32  # the choices a plan remembers for a reader (ops.SplitChoice.choices)
 # How long a worker spins for its next job after one (then it sleeps on a lock): calls that follow
 # each other within it find the worker awake (docs/performance.md, "Workers that spin").
 SPIN_SECONDS = 100e-6

@@ -462,9 +462,10 @@ def test_a_timed_choice_is_made_again_after_a_growing_number_of_calls():
 def test_a_kept_split_is_dropped_again_only_if_slower():
     """A split taken up must pay split_gain (0.8); when the choice is made again after
     RECHECK_CALLS calls it is kept unless it measures slower than one thread. A split that was
-    lost, or whose workers ran late, must pay the gain again."""
+    lost, or whose workers ran late, must pay the gain again. The choices and the calls made on
+    each are logged (SplitChoice.choices, .calls)."""
     from dequant.ops import SplitChoice
-    from dequant.runtime import LATE_CALLS
+    from dequant.runtime import LATE_CALLS, RECHECK_CALLS
 
     runtime = Runtime(2)
     runtime.split_seconds, runtime.probe_seconds = 0.0, 0.0
@@ -482,6 +483,10 @@ def test_a_kept_split_is_dropped_again_only_if_slower():
         chosen.append(choice.parts)
         again(choice)
     assert chosen == [1, 2, 2, 2, 1, 1]
+    # what a reader (the benchmark) sees: each choice with its times, the calls on each
+    assert [c[0] for c in choice.choices] == chosen
+    assert choice.choices[1] == (2, (0.7e-3, 0.7e-3), (1e-3, 1e-3))
+    assert choice.calls == [sum(RECHECK_CALLS << k for k in (0, 4, 5)), sum(RECHECK_CALLS << k for k in (1, 2, 3))]
     _probe(choice, runtime, 0.7e-3)
     assert choice.parts == 2
     assert not any(choice.ran(1) for _ in range(LATE_CALLS - 1)) and choice.ran(1)  # late
