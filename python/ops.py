@@ -41,7 +41,7 @@ from dequant.dialect.signature import Signature, Tensor
 
 from .kernel import POINTER_HEADER, POINTER_WORDS, data_pointer
 from .packed import Packed
-from .runtime import CHOICES_KEPT, DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, Runtime
+from .runtime import CHOICES_KEPT, DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, REPORT_CALLS, Runtime
 
 class OpFunction:
     """The numpy function of one spec op, on a `Runtime`."""
@@ -320,11 +320,11 @@ class Plan:
             if self.split.parts is not None:  # chosen: the probes' calls are done with
                 self._calls.clear()
 
-    def ran(self, taken: int | None, calls: Calls) -> None:
+    def ran(self, taken: int | None, calls: Calls, n: int = 1) -> None:
         """A call of `calls` (the probe's choice) ran: over the chosen split with `taken` ranges
-        taken back by the caller, or (None) on one thread. When the choice is to be made again
-        (`SplitChoice.ran`), `calls` is stale."""
-        if self.split.ran(taken):
+        taken back by the caller, or (None) `n` calls on one thread. When the choice is to be made
+        again (`SplitChoice.ran`), `calls` is stale."""
+        if self.split.ran(taken, n):
             calls.generation = None
             self._calls.clear()
 
@@ -445,19 +445,19 @@ class SplitChoice:
         (kept or not)."""
         return self.parts is not None and self._again is not None
 
-    def ran(self, taken: int | None) -> bool:
+    def ran(self, taken: int | None, n: int = 1) -> bool:
         """A call of the choice ran: over the chosen split with `taken` ranges taken back by the
-        caller, or (None) on one thread. True when the choice is to be made again: the split's
+        caller, or (None) `n` calls on one thread. True when the choice is to be made again: the split's
         workers keep running late (`late`), or the `_wait`-th call since the choice (a probe
         made in a noisy phase does not decide for good; each probe doubles `_wait`, from
         RECHECK_CALLS up to RECHECK_MAX_CALLS)."""
         with self._lock:
             if self.parts is None or self._again is None:
                 return False  # a call planned before the probe started over (another thread's)
-            self.calls[taken is not None] += 1
+            self.calls[taken is not None] += n
             if taken is not None and self.late(taken > 0):
                 return True
-            self._again -= 1
+            self._again -= n
             if self._again > 0:
                 return False
             self._kept = self.parts
@@ -542,6 +542,7 @@ class Calls:
         self.single = self.templates[0] if len(self.templates) == 1 else None
         # the probe's choice, when a split was timed: its calls report back (SplitChoice.ran)
         self.watch = not timed and self.runtime.times_calls(plan.nbytes) and plan.split.watched
+        self.unreported = 0  # calls on one thread not reported yet (`report`)
         if self.watch:
             self.single = None  # off the inline path
 
@@ -567,7 +568,19 @@ class Calls:
         else:
             taken = self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
         if self.watch:
+            self.report(taken)
+
+    def report(self, taken: int | None) -> None:
+        """A call of the probe's choice ran (`taken`: as `Plan.ran` has it). A split call reports
+        at once (its workers' lateness is judged call by call); calls on one thread report in
+        batches of REPORT_CALLS (threads sharing these calls may lose a count)."""
+        if taken is not None:
             self.plan.ran(taken, self)
+            return
+        self.unreported += 1
+        if self.unreported >= REPORT_CALLS:
+            n, self.unreported = self.unreported, 0
+            self.plan.ran(None, self, n)
 
     def bound(self, pointers: list) -> list:
         fn = self.entry(pointers[-1])
@@ -840,7 +853,7 @@ class Bound:
     def _watched(self) -> None:
         """A call of the probe's choice, reported back (`Plan.ran`)."""
         calls = self._native
-        calls.plan.ran(self._run(), calls)
+        calls.report(self._run())
         if calls.generation is None:  # the choice is made again
             self._use(calls.plan.calls())
 

@@ -349,22 +349,18 @@ def test_split_choice_starts_over_when_workers_run_late():
     assert choice.late(True) and choice.parts is None and choice.probe() == 1
 
 
-class _LatePool(runtime.WorkerPool):
-    """A pool whose workers never start a range: the caller runs every one (and says so)."""
+class _CallerPool(runtime.WorkerPool):
+    """A pool that runs every range in the caller and reports them taken back from workers that
+    never started one (`late`), or none taken back."""
+
+    def __init__(self, threads: int, late: bool):
+        super().__init__(threads)
+        self.late = late
 
     def run(self, calls: list) -> int:
         for c in calls:
             c()
-        return len(calls) - 1
-
-
-class _OnTimePool(runtime.WorkerPool):
-    """A pool that runs every range in the caller and reports none taken back."""
-
-    def run(self, calls: list) -> int:
-        for c in calls:
-            c()
-        return 0
+        return len(calls) - 1 if self.late else 0
 
 
 @pytest.mark.parametrize("bound", [False, True])
@@ -374,7 +370,7 @@ def test_split_with_late_workers_is_chosen_again(bound):
     from dequant.runtime import LATE_CALLS, PROBES
 
     rt = _runtime(1e9)
-    rt.pool = _LatePool(2)
+    rt.pool = _CallerPool(2, late=True)
     f = _f(rt)
     x, s, want = _large()
     out = np.empty_like(want)
@@ -502,7 +498,7 @@ def test_prepared_and_bound_calls_probe_again(bound, gain, parts):
     from dequant.runtime import RECHECK_CALLS
 
     rt = _runtime(gain)
-    rt.pool = _OnTimePool(2)  # no range taken back: only the count of calls restarts the probe
+    rt.pool = _CallerPool(2, late=False)  # no range taken back: only the count of calls restarts the probe
     f = _f(rt)
     x, s, want = _large()
     out = np.empty_like(want)
@@ -522,6 +518,35 @@ def test_prepared_and_bound_calls_probe_again(bound, gain, parts):
         call()
         assert np.array_equal(out, want)
     assert plan.split.parts == parts
+
+
+@pytest.mark.parametrize("bound", [False, True])
+def test_one_thread_calls_report_in_batches(bound):
+    """Calls of a timed choice of one thread report back every REPORT_CALLS calls (a report
+    per call cost 1-1.5 us), and the choice is still made again after exactly RECHECK_CALLS."""
+    from dequant.runtime import RECHECK_CALLS, REPORT_CALLS
+
+    assert RECHECK_CALLS % REPORT_CALLS == 0
+    rt = _runtime(0.0)  # the split is never kept
+    rt.pool = _CallerPool(2, late=False)
+    f = _f(rt)
+    x, s, want = _large()
+    out = np.empty_like(want)
+    call = ops.bind(f, x, s, axis=1, out=out) if bound else (lambda: f(x, s, axis=1, out=out))
+    for _ in range(3 * PROBES):
+        call()
+    (plan,) = rt.plans.values()
+    assert plan.split.parts == 1 and plan.split.watched
+    reports = []
+    ran = plan.ran
+    plan.ran = lambda taken, calls, n=1: reports.append((taken, n)) or ran(taken, calls, n)
+    for _ in range(RECHECK_CALLS - 1):
+        call()
+    assert reports == [(None, REPORT_CALLS)] * ((RECHECK_CALLS - 1) // REPORT_CALLS)
+    assert plan.split.parts == 1
+    call()
+    assert plan.split.parts is None and plan.split.calls == [RECHECK_CALLS, 0]
+    assert np.array_equal(out, want)
 
 
 def test_prepared_calls_plan_once_per_thread_setting():
