@@ -490,13 +490,10 @@ def test_a_kept_split_is_dropped_again_only_if_slower():
     assert choice.parts == 1
 
 
-@pytest.mark.parametrize("bound", [False, True])
-@pytest.mark.parametrize("gain, parts", [(0.0, 1), (1e9, 2)])
-def test_prepared_and_bound_calls_probe_again(bound, gain, parts):
-    """Prepared and bound calls on the probe's choice (a split lost: one thread; a split kept: two
-    ranges) probe again after RECHECK_CALLS calls; every result exact."""
-    from dequant.runtime import RECHECK_CALLS
-
+def _probed(gain: float, bound: bool) -> tuple:
+    """A large call (prepared, or `bound`) on a runtime whose split is always (gain 1e9) or never
+    (0) kept, its ranges run by a _CallerPool taking none back, after its probe: (the plan, the
+    call, its output, the expected output)."""
     rt = _runtime(gain)
     rt.pool = _CallerPool(2, late=False)  # no range taken back: only the count of calls restarts the probe
     f = _f(rt)
@@ -506,6 +503,17 @@ def test_prepared_and_bound_calls_probe_again(bound, gain, parts):
     for _ in range(3 * PROBES):
         call()
     (plan,) = rt.plans.values()
+    return plan, call, out, want
+
+
+@pytest.mark.parametrize("bound", [False, True])
+@pytest.mark.parametrize("gain, parts", [(0.0, 1), (1e9, 2)])
+def test_prepared_and_bound_calls_probe_again(bound, gain, parts):
+    """Prepared and bound calls on the probe's choice (a split lost: one thread; a split kept: two
+    ranges) probe again after RECHECK_CALLS calls; every result exact."""
+    from dequant.runtime import RECHECK_CALLS
+
+    plan, call, out, want = _probed(gain, bound)
     assert plan.split.parts == parts
     for k in range(RECHECK_CALLS):
         assert plan.split.parts == parts, k
@@ -527,15 +535,7 @@ def test_one_thread_calls_report_in_batches(bound):
     from dequant.runtime import RECHECK_CALLS, REPORT_CALLS
 
     assert RECHECK_CALLS % REPORT_CALLS == 0
-    rt = _runtime(0.0)  # the split is never kept
-    rt.pool = _CallerPool(2, late=False)
-    f = _f(rt)
-    x, s, want = _large()
-    out = np.empty_like(want)
-    call = ops.bind(f, x, s, axis=1, out=out) if bound else (lambda: f(x, s, axis=1, out=out))
-    for _ in range(3 * PROBES):
-        call()
-    (plan,) = rt.plans.values()
+    plan, call, out, want = _probed(0.0, bound)  # the split is never kept
     assert plan.split.parts == 1 and plan.split.watched
     reports = []
     ran = plan.ran
