@@ -412,12 +412,13 @@ class SplitChoice:
     median call at most `split_median_gain` of that block's median (a split is bimodal: its
     worker awake or not); a split the bytes ask for, unless it is slower in either. The choice is
     made again when a kept split's workers keep running late (`late`), and after a number of calls
-    that doubles with each probe (`ran`): a probe made in a noisy phase does not decide for good.
+    that doubles with each probe that confirms the choice and goes back to RECHECK_CALLS when a
+    probe changes it (`ran`, `_record`): a probe made in a noisy phase does not decide for long.
     Such a scheduled probe of a kept split drops it only if it measures slower (`_kept`): the
     gains are the bar for taking a split up, not for keeping one that paid."""
 
-    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_kept", "_lock",
-                 "choices", "calls")  # fmt: skip
+    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_kept", "_last",
+                 "_lock", "choices", "calls")  # fmt: skip
 
     def __init__(self):
         # what the choice did, for a reader (the benchmark): the last CHOICES_KEPT choices made
@@ -427,6 +428,7 @@ class SplitChoice:
         self.calls = [0, 0]
         self._wait = RECHECK_CALLS  # calls of the next choice before it is made again
         self._kept = 1  # the ranges of the split the choice being made again kept (1: none, or late)
+        self._last = None  # the ranges of the last choice made by timing a split (None: none yet)
         self._lock = threading.Lock()  # threads sharing the plan report to it (record, ran)
         self._start()
 
@@ -449,8 +451,9 @@ class SplitChoice:
         """A call of the choice ran: over the chosen split with `taken` ranges taken back by the
         caller, or (None) `n` calls on one thread. True when the choice is to be made again: the split's
         workers keep running late (`late`), or the `_wait`-th call since the choice (a probe
-        made in a noisy phase does not decide for good; each probe doubles `_wait`, from
-        RECHECK_CALLS up to RECHECK_MAX_CALLS)."""
+        made in a noisy phase does not decide for good; each probe that confirms the choice
+        doubles `_wait`, up to RECHECK_MAX_CALLS, and one that changes it sets it back to
+        RECHECK_CALLS)."""
         with self._lock:
             if self.parts is None or self._again is None:
                 return False  # a call planned before the probe started over (another thread's)
@@ -514,6 +517,9 @@ class SplitChoice:
         kept = all(s <= g * t for s, g, t in zip(self.split, gains, self.single))
         self.parts = self.candidate if kept else 1
         self.choices.append((self.parts, self.split, self.single))
+        if self._last is not None and self.parts != self._last:
+            self._wait = RECHECK_CALLS  # changed: a probe in a passing phase holds for few calls
+        self._last = self.parts
         self._again, self._wait = self._wait, min(2 * self._wait, RECHECK_MAX_CALLS)
         self._times = []
         return True

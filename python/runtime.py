@@ -69,8 +69,9 @@ PROBE_MIN_BYTES = 1 << 20
 # worker had started it: their cores busy) in LATE_CALLS more calls than not (ops.SplitChoice.late).
 LATE_CALLS = 16
 # A choice made by timing a split (kept or not) is made again after RECHECK_CALLS calls, then after
-# twice as many each time, up to RECHECK_MAX_CALLS: a probe made while the other cores were busy,
-# or in a lucky phase, does not decide for good (ops.SplitChoice.ran).
+# twice as many each time a probe confirms it, up to RECHECK_MAX_CALLS, and after RECHECK_CALLS
+# again when a probe changes it: a probe made while the other cores were busy, or in a lucky
+# phase, does not decide for long (ops.SplitChoice.ran).
 RECHECK_CALLS = 100
 RECHECK_MAX_CALLS = 6400
 CHOICES_KEPT = 32  # the choices a plan remembers for a reader (ops.SplitChoice.choices)

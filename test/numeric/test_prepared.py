@@ -422,8 +422,9 @@ def _probe(choice, runtime, split_time: float) -> None:
 
 def test_a_timed_choice_is_made_again_after_a_growing_number_of_calls():
     """A choice made by timing a split, kept or lost, is made again after RECHECK_CALLS calls,
-    then after twice as many each time, up to RECHECK_MAX_CALLS; late workers still restart it
-    at once. One thread chosen because the call is too short for a second is final."""
+    then after twice as many each time the probe confirms it, up to RECHECK_MAX_CALLS; a probe
+    that changes it sets the wait back to RECHECK_CALLS. Late workers still restart it at once.
+    One thread chosen because the call is too short for a second is final."""
     from dequant.ops import SplitChoice
     from dequant.runtime import LATE_CALLS, RECHECK_CALLS, RECHECK_MAX_CALLS
 
@@ -431,8 +432,9 @@ def test_a_timed_choice_is_made_again_after_a_growing_number_of_calls():
     runtime.split_seconds, runtime.probe_seconds = 0.0, 0.0
     choice = SplitChoice()
     waits, chosen = [], []
-    for k in range(9):
-        _probe(choice, runtime, 2e-3 if k % 3 else 0.4e-3)  # the split wins every third probe
+    wins = [True] * 8 + [False, False, True]  # the split wins 8 probes, loses 2, wins again
+    for win in wins:
+        _probe(choice, runtime, 0.4e-3 if win else 2e-3)
         chosen.append(choice.parts)
         assert choice.watched
         taken = None if choice.parts == 1 else 0  # a split's calls: no range taken back
@@ -442,9 +444,10 @@ def test_a_timed_choice_is_made_again_after_a_growing_number_of_calls():
         waits.append(calls)
         assert choice.parts is None and choice.probe() == 1
         assert not choice.ran(taken) and choice.probe() == 1  # a stale call's report: ignored
-    assert chosen == [2, 1, 1] * 3
-    assert waits == [min(RECHECK_CALLS << k, RECHECK_MAX_CALLS) for k in range(9)]
-    assert waits[-1] == RECHECK_MAX_CALLS
+    assert chosen == [2 if win else 1 for win in wins]
+    growing = [min(RECHECK_CALLS << k, RECHECK_MAX_CALLS) for k in range(8)]
+    assert growing[-1] == RECHECK_MAX_CALLS
+    assert waits == growing + [RECHECK_CALLS, 2 * RECHECK_CALLS, RECHECK_CALLS]
     _probe(choice, runtime, 0.4e-3)
     assert choice.parts == 2
     assert not any(choice.ran(1) for _ in range(LATE_CALLS - 1)) and choice.ran(1)  # late: at once
@@ -482,7 +485,8 @@ def test_a_kept_split_is_dropped_again_only_if_slower():
     # what a reader (the benchmark) sees: each choice with its times, the calls on each
     assert [c[0] for c in choice.choices] == chosen
     assert choice.choices[1] == (2, (0.7e-3, 0.7e-3), (1e-3, 1e-3))
-    assert choice.calls == [sum(RECHECK_CALLS << k for k in (0, 4, 5)), sum(RECHECK_CALLS << k for k in (1, 2, 3))]
+    # waits: 100 (first), 100 (changed), 200, 400, 100 (changed), 200
+    assert choice.calls == [RECHECK_CALLS * (1 + 1 + 2), RECHECK_CALLS * (1 + 2 + 4)]
     _probe(choice, runtime, 0.7e-3)
     assert choice.parts == 2
     assert not any(choice.ran(1) for _ in range(LATE_CALLS - 1)) and choice.ran(1)  # late
