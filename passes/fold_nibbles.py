@@ -16,7 +16,7 @@ from mlir.dialects import arith, llvm, vector
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .queries import erase_dead, integer_lanes, integer_value, splat_int
+from .queries import erase_dead, integer_lanes, integer_value, made_by, splat_int
 
 MULTISHIFT = "llvm.x86.avx512.pmultishift.qb.512"  # vpmultishiftqb zmm (control, data)
 
@@ -77,11 +77,6 @@ def _element(t: ir.Type) -> ir.IntegerType | None:
     return ir.IntegerType(e) if isinstance(e, ir.IntegerType) else None
 
 
-def _op(v: ir.Value, name: str):
-    o = v.owner
-    return o if isinstance(o, (ir.Operation, ir.OpView)) and o.name == name else None
-
-
 def sign_extend_in_bytes(root) -> None:
     """`(extsi(b) << c) >>s c` with b a byte (or a vector of bytes) and c = W - k, k < 8 (what
     `fold_extsi` made of a k-bit field) becomes `extsi((b << (8 - k)) >>s (8 - k))`: the field
@@ -98,13 +93,13 @@ def sign_extend_in_bytes(root) -> None:
 
     walk(root, visit, ir.WalkOrder.PRE_ORDER)
     for shr in found:
-        shl = _op(shr.operands[0], "arith.shli")
+        shl = made_by(shr.operands[0], "arith.shli")
         if shl is None:
             continue
         c = integer_value(shr.operands[1])
         if c is None or integer_value(shl.operands[1]) != c:
             continue
-        ext = _op(shl.operands[0], "arith.extsi")
+        ext = made_by(shl.operands[0], "arith.extsi")
         if ext is None:
             continue
         byte = ext.operands[0]
@@ -171,8 +166,8 @@ def _byte_fields(b: ir.Value, k: int, bits: int, mask: int, signed: bool) -> lis
 def _fields(wide, ext_name: str, shifts) -> tuple | None:
     """(b, k) when `wide` = `ext(shuffle b [each byte k times])` (ext_name) and lane i of `shifts`
     is shifts(i % k); else None."""
-    ext = _op(wide, ext_name)
-    repeated = ext and _repeated_bytes(_op(ext.operands[0], "vector.shuffle"))
+    ext = made_by(wide, ext_name)
+    repeated = ext and _repeated_bytes(made_by(ext.operands[0], "vector.shuffle"))
     if not repeated:
         return None
     b, k = repeated
@@ -236,7 +231,7 @@ def fields_in_bytes(root, multishift: bool = False) -> None:
     matched = []
     for top in found:
         c = integer_value(top.operands[1])
-        shift = _op(top.operands[0], "arith.shli" if top.name == "arith.shrsi" else "arith.shrui")
+        shift = made_by(top.operands[0], "arith.shli" if top.name == "arith.shrsi" else "arith.shrui")
         if c is None or shift is None:
             continue
         width = _element(top.result.type).width

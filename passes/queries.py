@@ -56,13 +56,21 @@ def function_type(f) -> ir.FunctionType:
     return ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
 
 
+def made_by(v: ir.Value, name: str):
+    """The op named `name` whose result `v` is, or None (another op's, or a block argument)."""
+    op = v.owner
+    if isinstance(op, (ir.Operation, ir.OpView)) and op.name == name:
+        return op
+    return None
+
+
 def constant_int(v: ir.Value) -> int | None:
     """The value of an `arith.constant` integer or index, else None."""
-    owner = v.owner
-    if isinstance(owner, (ir.Operation, ir.OpView)) and owner.operation.name == "arith.constant":
-        attr = owner.operation.attributes["value"]
-        return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-    return None
+    owner = made_by(v, "arith.constant")
+    if owner is None:
+        return None
+    attr = owner.operation.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
 def integer_value(v: ir.Value) -> int | None:
@@ -70,8 +78,8 @@ def integer_value(v: ir.Value) -> int | None:
     vector; else None."""
     if constant_int(v) is not None:
         return constant_int(v)
-    owner = v.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.operation.name != "arith.constant":
+    owner = made_by(v, "arith.constant")
+    if owner is None:
         return None
     attr = owner.operation.attributes["value"]
     if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseIntElementsAttr(attr).is_splat:
@@ -116,14 +124,6 @@ def integer_lanes(v: ir.Value, depth: int = 8) -> list | None:
     return None
 
 
-def made_by(v: ir.Value, name: str):
-    """The op named `name` whose result `v` is, or None (another op's, or a block argument)."""
-    op = v.owner
-    if isinstance(op, (ir.Operation, ir.OpView)) and op.name == name:
-        return op
-    return None
-
-
 def terminator(block):
     """The last op of `block` (its terminator)."""
     return block.operations[len(block.operations) - 1]
@@ -139,8 +139,8 @@ def trip_count(loop) -> int | None:
     lb, ub = loop.operands[0], loop.operands[1]
     if constant_int(lb) is not None and constant_int(ub) is not None:
         return constant_int(ub) - constant_int(lb)
-    o = ub.owner
-    if isinstance(o, (ir.Operation, ir.OpView)) and o.operation.name == "arith.addi":
+    o = made_by(ub, "arith.addi")
+    if o is not None:
         x, y = o.operation.operands
         if x == lb and constant_int(y) is not None:
             return constant_int(y)

@@ -29,7 +29,7 @@ from dequant.dialect.elements import ELEMENTS, Element, of_type
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .queries import function_type, public_functions, terminator
+from .queries import function_type, made_by, public_functions, terminator
 
 SHAPE_OPS = ("tensor.cast", "tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
 
@@ -242,8 +242,8 @@ def _copy_remaining_casts(op) -> None:
     walk(op, visit, ir.WalkOrder.PRE_ORDER)
     for c in casts:
         source, target = c.operands[0], c.results[0]
-        inner = source.owner
-        if isinstance(inner, (ir.Operation, ir.OpView)) and inner.name == "tensor.bitcast" and inner.operands[0].type == target.type:
+        inner = made_by(source, "tensor.bitcast")
+        if inner is not None and inner.operands[0].type == target.type:
             target.replace_all_uses_with(inner.operands[0])  # a cast back from the storage type
         else:
             with ir.InsertionPoint(c), c.location:

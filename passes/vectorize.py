@@ -473,8 +473,8 @@ def _shuffled(v: ir.Value, mask: list) -> ir.Value:
     n = ir.VectorType(v.type).shape[0]
     if mask == list(range(n)):
         return v
-    op = v.owner
-    if isinstance(op, (ir.Operation, ir.OpView)) and op.operation.name == "vector.shuffle":
+    op = made_by(v, "vector.shuffle")
+    if op is not None:
         inner = list(ir.DenseI64ArrayAttr(op.attributes["mask"]))
         return vector.shuffle(op.operands[0], op.operands[1], [inner[m] for m in mask])
     return vector.shuffle(v, v, mask)
