@@ -13,8 +13,9 @@ error at its line and column, the way the parser reports its own errors:
   starts with (`$`), a lone `.` or `/`, a `#`, `!`, `^`, `%` or `@` with no name after it. Where
   the resource parser consumes the lexer's error token it asserts (checked with `$`, `@1`, `.`,
   `%` and strings as a resource's value; a `/` there is an ordinary error): any such token is
-  refused, as the parse would fail anyway; elsewhere the same token is an ordinary parse error. The text is lexed by the lexer's own rules (`_TOKEN`), so a `{-#` or
-  `#-}` inside a string or a comment is no block's end.
+  refused, as the parse would fail anyway; elsewhere the same token is an ordinary parse error.
+  The text is lexed by the lexer's own rules (`_TOKEN`), so a `{-#` or `#-}` inside a string or
+  a comment is no block's end.
 
 And one the Python bindings abort on once parsed: an op (generic form, with unregistered dialects
 allowed) whose name is not valid UTF-8 (`"\\ff"(...)`): every walk over it makes the bindings
@@ -39,7 +40,9 @@ _ESCAPE = re.compile(r"\\([0-9a-fA-F]{2}|.)")
 _ITERATOR = re.compile(r'\s*(?:"[^"]*"|#linalg\.iterator_type<\s*\w+\s*>)\s*')
 # A string as MLIR's lexer takes it: it ends at its closing quote, before a newline, \v or \f; a
 # backslash escapes `"`, `\\`, `n`, `t` or two hex digits (any other escape is an error).
-_STRING = r'"[^"\\\n\v\f]*(?:\\(?:["\\nt]|[0-9a-fA-F]{2})[^"\\\n\v\f]*)*"'  # unrolled: runs of plain characters
+# Unrolled (runs of plain characters) for speed; _OPENED stops where such a string goes wrong.
+_OPENED = r'"[^"\\\n\v\f]*(?:\\(?:["\\nt]|[0-9a-fA-F]{2})[^"\\\n\v\f]*)*'
+_STRING = _OPENED + '"'
 # Outside a file-metadata block: a comment, a string (closed or not) or a block's start.
 _BLOCK = re.compile(r'//[^\n\r]*|"[^"\\\n\v\f]*(?:\\.[^"\\\n\v\f]*)*"?|\{-\#')
 # One token of MLIR's lexer (mlir/lib/AsmParser/Lexer.cpp, `Lexer::lexToken`), or what it skips;
@@ -146,20 +149,16 @@ def _metadata_lexer_error(text: str) -> tuple[int, str] | None:
 
 
 _NAMES = {"#": "attribute", "!": "type", "^": "block", "%": "SSA value"}
+_OPENED_AT = re.compile(_OPENED)
 
 
 def _lexer_error(text: str, i: int) -> tuple[int, str]:
     """(index, what is wrong) of the lexer's error token starting at `i` (where `_TOKEN` fails)."""
     c = text[i]
     if c == '"' or text.startswith('@"', i):
-        j = text.index('"', i) + 1
-        while j < len(text) and text[j] not in '"\n\v\f':
-            if text[j] == "\\":
-                if not re.match(r'["\\nt]|[0-9a-fA-F]{2}', text[j + 1 : j + 3]):
-                    return j, "unknown escape in a string literal"
-                j += 2 if text[j + 1] in '"\\nt' else 3
-                continue
-            j += 1
+        end = _OPENED_AT.match(text, text.index('"', i)).end()  # where the lexer stops
+        if text.startswith("\\", end):
+            return end, "unknown escape in a string literal"
         return i, "string literal without a closing quote"
     if c in _NAMES:
         return i, f"{c!r} with no {_NAMES[c]} name after it"
