@@ -761,10 +761,10 @@ def _split_choices(before: dict | None = None) -> dict:
     if before is None:
         return now
     calls, choices = [0, 0], []
+    us = lambda t: [round(x * 1e6, 1) for x in t]  # noqa: E731
     for k, (counts, made) in now.items():
         then_counts, then_made = before.get(k, ([0, 0], []))
         calls = [calls[i] + counts[i] - then_counts[i] for i in range(2)]
-        us = lambda t: [round(x * 1e6, 1) for x in t]  # noqa: E731
         choices += [[parts, *us(split), *us(single)] for parts, split, single in made[len(then_made):]]
     if not any(calls) and not choices:
         return {}
