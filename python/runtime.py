@@ -76,7 +76,7 @@ RECHECK_CALLS = 100
 RECHECK_MAX_CALLS = 6400
 CHOICES_KEPT = 32  # the choices a plan remembers for a reader (ops.SplitChoice.choices)
 # Calls of a timed choice of one thread report back in batches of REPORT_CALLS (ops.Calls.report): a
-# report per call, under the choice's lock, cost 1.1-1.5 us, 5% of a 256K-element call. It divides
+# report per call, under the choice's lock, cost 1.0-2.1 us, 5-10% of a 256K-element call. It divides
 # RECHECK_CALLS, so the choice is still made again after exactly that many calls.
 REPORT_CALLS = 20
 # How long a worker spins for its next job after one (then it sleeps on a lock): calls that follow
