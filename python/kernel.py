@@ -90,6 +90,38 @@ PEEK = _peek_works()
 POINTER_WORDS, POINTER_HEADER = (_WORDS, _HEADER) if PEEK else (None, 0)
 
 
+SCALAR_HEADER = _HEADER  # a scalar's value is at id(scalar) + SCALAR_HEADER where `scalar_inline`
+_INLINE: dict = {}  # scalar type -> whether its value lives at id(scalar) + _HEADER
+
+
+def scalar_inline(t: type) -> bool:
+    """Whether a numpy (or ml_dtypes) scalar of type `t` holds its value in its own object right
+    after the object header, where numpy's `scalar_value` and ml_dtypes' `PyCustomFloat` put it:
+    then the value's address is id(scalar) + _HEADER, with no array built per call (a scalar is
+    immutable, and the caller's reference keeps it alive through the call). Checked once per type
+    against `np.asarray(scalar).tobytes()` on two values of different bytes; False for a type that
+    is not its dtype's own scalar type (a subclass) or that fails the check."""
+    found = _INLINE.get(t)
+    if found is None:
+        found = _INLINE[t] = _inline_works(t)
+    return found
+
+
+def _inline_works(t: type) -> bool:
+    if _HEADER % 8:
+        return False
+    try:
+        dtype = np.dtype(t)
+        if dtype.type is not t or dtype.hasobject or dtype.itemsize == 0:
+            return False
+        values = [np.array(v).astype(dtype)[()] for v in (1, 2)]
+        if any(type(v) is not t for v in values) or values[0].tobytes() == values[1].tobytes():
+            return False
+        return all(ctypes.string_at(id(v) + _HEADER, dtype.itemsize) == np.asarray(v).tobytes() for v in values)
+    except Exception:  # noqa: BLE001 - any failure means: build an array per call
+        return False
+
+
 def data_pointer(a: np.ndarray) -> int:
     """The address of an ndarray's first element (read from the array's struct where the
     self-test passed, else `a.ctypes.data`)."""

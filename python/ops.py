@@ -39,7 +39,7 @@ from dequant.dialect.elements import ELEMENTS, UnknownElementError, of_dtype
 from dequant.dialect.opdef import OpDef
 from dequant.dialect.signature import Signature, Tensor
 
-from .kernel import POINTER_HEADER, POINTER_WORDS, data_pointer
+from .kernel import POINTER_HEADER, POINTER_WORDS, SCALAR_HEADER, data_pointer, scalar_inline
 from .packed import Packed
 from .runtime import CHOICES_KEPT, DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, REPORT_CALLS, Runtime
 
@@ -701,18 +701,20 @@ class Prepared:
     function of the key); per call it checks what the key does not fix: the value rules (a
     zero point's range), `out`'s writability and its overlap with the inputs (the bounds of
     C-contiguous arrays, as `np.may_share_memory` compares them); then it writes the data
-    pointers into the prebuilt descriptors and calls. Pointers come from `kernel.data_pointer`
+    pointers into the prebuilt descriptors and calls. Pointers come from `kernel.data_pointer`,
+    and a numpy scalar's from its own object where `kernel.scalar_inline` holds for its type
     (docs/performance.md, "Call overhead")."""
 
-    __slots__ = ("plan", "calls", "arrays", "kinds", "names", "in_nbytes", "out_nbytes", "out_shape", "out_dtype", "zero_point", "api")
+    __slots__ = ("plan", "calls", "direct", "kinds", "names", "in_nbytes", "out_nbytes", "out_shape", "out_dtype", "zero_point", "api")
 
-    ARRAY, SCALAR, PACKED = 0, 1, 2
+    ARRAY, SCALAR, PACKED, INLINE = 0, 1, 2, 3  # INLINE: a scalar whose value is in its object
 
     def __init__(self, plan: Plan, kinds: list):
         self.plan = plan
         self.calls = plan.calls()
         self.kinds = kinds  # (operand index, kind) per array the kernel reads
-        self.arrays = [i for i, _ in kinds] if all(k == self.ARRAY for _, k in kinds) else None  # all ndarrays: their indices
+        # every pointer read in place (ndarrays, INLINE scalars): (operand index, whether an ndarray)
+        self.direct = [(i, k == self.ARRAY) for i, k in kinds] if all(k in (self.ARRAY, self.INLINE) for _, k in kinds) else None
         self.names = [plan.opdef.operand_names[i] for i, _ in kinds]
         self.in_nbytes = plan.in_nbytes
         self.out_nbytes = plan.out_nbytes
@@ -734,14 +736,14 @@ class Prepared:
             elif type(a) is Packed:
                 kinds.append((i, cls.PACKED))
             else:
-                kinds.append((i, cls.SCALAR))
+                kinds.append((i, cls.INLINE if scalar_inline(type(a)) else cls.SCALAR))
         return cls(plan, kinds)
 
-    def __call__(self, operands: tuple, out, pointer=data_pointer, words=POINTER_WORDS, header=POINTER_HEADER):
+    def __call__(self, operands: tuple, out, pointer=data_pointer, words=POINTER_WORDS, header=POINTER_HEADER, inline=SCALAR_HEADER):
         if self.zero_point:
             self.plan.check_values(operands)
         keep = None
-        if self.arrays is None:
+        if self.direct is None:
             pointers, keep = [], []
             for i, kind in self.kinds:
                 a = operands[i]
@@ -750,16 +752,16 @@ class Prepared:
                     keep.append(a)  # alive until the call returns
                 pointers.append(pointer(a))
         elif words is not None:  # kernel.data_pointer, inlined
-            pointers = [words[(id(operands[i]) + header) >> 3] for i in self.arrays]
+            pointers = [words[(id(operands[i]) + header) >> 3] if array else id(operands[i]) + inline for i, array in self.direct]
         else:
-            pointers = [pointer(operands[i]) for i in self.arrays]
+            pointers = [pointer(operands[i]) if array else id(operands[i]) + inline for i, array in self.direct]
         if out is None:
             out = np.empty(self.out_shape, self.out_dtype)
             pointers.append(pointer(out))
         else:
             if not out.flags.writeable:
                 raise ValueError(f"{self.api}: out is read-only")
-            q = pointer(out)
+            q = pointer(out) if words is None else words[(id(out) + header) >> 3]
             end, sizes, k = q + self.out_nbytes, self.in_nbytes, 0
             for p in pointers:
                 if p < end and q < p + sizes[k]:

@@ -133,6 +133,35 @@ def test_packed_and_scalar_operands():
         assert np.array_equal(f(p, np.float32(0.5)), want)
 
 
+def test_scalars_are_read_in_their_own_objects():
+    """A numpy or ml_dtypes scalar's value is read where the scalar object holds it (no array
+    built per call): each call sees its own scalar's value, whichever object it is."""
+    for t in (np.float32, np.float16, np.int8, np.uint8, np.int32, ml_dtypes.bfloat16, ml_dtypes.int4, ml_dtypes.float8_e4m3fn):
+        assert kernel.scalar_inline(t), t
+    f = _f()
+    x = np.arange(-8, 8, dtype=np.int8).reshape(2, 8)
+    for scale, zp in [(0.5, 3), (0.25, -2), (2.0, 0), (0.5, 3)]:
+        s, z = np.float32(scale), np.int8(zp)  # new objects each call, same key
+        want = (x.astype(np.float32) - np.float32(zp)) * np.float32(scale)
+        assert np.array_equal(f(x, s, z), want)
+    (prepared,) = [p for p in f.runtime.calls._entries.values() if p]
+    assert prepared.direct == [(0, True), (1, False), (2, False)]
+    for scale in (0.5, 1.5):  # bfloat16 scale, float32 output
+        y = f(x, ml_dtypes.bfloat16(scale), output_dtype=np.float32)
+        assert np.array_equal(y, x.astype(np.float32) * np.float32(scale))
+
+
+def test_scalar_of_a_subclass_takes_an_array():
+    class Scale(np.float32):
+        pass
+
+    assert not kernel.scalar_inline(Scale) and not kernel.scalar_inline(np.bool_)
+    f = _f()
+    x = np.arange(8, dtype=np.int8)
+    for _ in range(2):
+        assert np.array_equal(f(x, Scale(0.5)), x * np.float32(0.5))
+
+
 @pytest.mark.parametrize("wrong", [1.0, True, [1], np.float64(1.0)])
 def test_attribute_types_are_part_of_the_key(wrong):
     """1 == 1.0 == True in Python, but only an integer is an axis: a prepared call made with
