@@ -154,6 +154,9 @@ def _call_key(f: OpFunction, operands: tuple, out, attrs: dict):
     return tuple(parts)
 
 
+_INT_ONLY = frozenset((int,))
+
+
 def _frozen(v):
     """A hashable key of attribute value `v` that equals another's only for values of the same
     types throughout (1, 1.0 and True are equal in Python, not to the spec's rules); None for a
@@ -162,7 +165,7 @@ def _frozen(v):
     if v is None or t in (bool, int, float, str, type, np.dtype) or isinstance(v, np.generic):
         return (t, v)
     if t in (list, tuple, set, frozenset):
-        if all(type(e) is int for e in v):  # axes, shapes: the common case, without recursion
+        if _INT_ONLY.issuperset(map(type, v)):  # axes, shapes: the common case, without recursion
             return (t, int, frozenset(v) if t in (set, frozenset) else tuple(v))
         items = [_frozen(e) for e in v]
         if any(e is None for e in items):
