@@ -39,6 +39,7 @@ from dequant.dialect.elements import ELEMENTS, UnknownElementError, of_dtype
 from dequant.dialect.opdef import OpDef
 from dequant.dialect.signature import Signature, Tensor
 
+from . import aliasing
 from .kernel import POINTER_HEADER, POINTER_WORDS, SCALAR_HEADER, data_pointer, scalar_inline
 from .packed import Packed
 from .runtime import CHOICES_KEPT, DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, REPORT_CALLS, Runtime
@@ -244,9 +245,23 @@ class Plan:
         self.out_nbytes = math.prod(self.out_shape) * self.out_dtype.itemsize
         self.in_nbytes = [_nbytes(arrays[i]) for i in self.present]
         self.nbytes = sum(self.in_nbytes) + self.out_nbytes  # what a call reads and writes
+        self.aliasing = aliasing.StoreAliasing.of(self._stepping(arrays), self.out_shape, self.out_dtype.itemsize)
         self.kernel = None  # compiled by the first call that passes every check
         self._calls: dict = {}  # runtime settings -> Calls, built once
         self.split = SplitChoice()  # row ranges chosen by timing, when the bytes do not settle them
+
+    def _stepping(self, arrays: list) -> list:
+        """(pointer index, bytes, itemsize, whether it steps with the output's stores) per array
+        the kernel reads (`aliasing.StoreAliasing.of`): a scale or zero point, not packed, whose
+        last dim is read one element per column along the output's last dim."""
+        rank, found = len(self.out_shape), []
+        for k, (i, packed) in enumerate(zip(self.present, self.packed)):
+            a, role = arrays[i], self.opdef.operands[i].role
+            reads = self.form.scale_map if role == "scale" else self.form.zp_map if role == "zero_point" else ()
+            steps = (not packed and bool(reads) and a.ndim == len(reads) and reads[-1] == canonical.dim(rank - 1)
+                     and a.shape[-1] == self.out_shape[-1] > 1)  # fmt: skip
+            found.append((k, self.in_nbytes[k], 0 if packed else a.dtype.itemsize, steps))
+        return found
 
     # --- checks made per call -----------------------------------------------------------------
 
@@ -351,7 +366,11 @@ class Plan:
     def run(self, arrays: list, out=None) -> np.ndarray:
         self.check_values(arrays)
         out = self.output(out, arrays)
-        self.calls().run([data_pointer(a) for a in self._inputs(arrays)] + [data_pointer(out)])
+        pointers, moved = [data_pointer(a) for a in self._inputs(arrays)] + [data_pointer(out)], None
+        if self.aliasing is not None:
+            pointers, moved = self.aliasing(pointers)
+        self.calls().run(pointers)
+        del moved
         return out
 
     def bind(self, arrays: list, out=None) -> Bound:
@@ -359,8 +378,11 @@ class Plan:
         out = self.output(out, arrays)
         inputs = self._inputs(arrays)
         calls = self.calls()
-        pointers = [data_pointer(a) for a in inputs] + [data_pointer(out)]
-        return Bound(self.runtime, calls, pointers, arrays, out)
+        pointers, copies = [data_pointer(a) for a in inputs] + [data_pointer(out)], []
+        caught = self.aliasing.caught(pointers) if self.aliasing is not None else []
+        if caught:  # fixed arrays: placed once, copied before each call
+            pointers, copies = self.aliasing.place(pointers, caught)
+        return Bound(self.runtime, calls, pointers, arrays, out, copies)
 
     def _inputs(self, arrays: list) -> list:
         """The arrays the kernel reads (a Packed's bytes), in argument order."""
@@ -708,7 +730,7 @@ class Prepared:
     and a numpy scalar's from its own object where `kernel.scalar_inline` holds for its type
     (docs/performance.md, "Call overhead")."""
 
-    __slots__ = ("plan", "calls", "direct", "kinds", "names", "in_nbytes", "out_nbytes", "out_shape", "out_dtype", "zero_point", "api")
+    __slots__ = ("plan", "calls", "direct", "kinds", "aliasing", "names", "in_nbytes", "out_nbytes", "out_shape", "out_dtype", "zero_point", "api")
 
     ARRAY, SCALAR, PACKED, INLINE = 0, 1, 2, 3  # INLINE: a scalar whose value is in its object
 
@@ -724,6 +746,7 @@ class Prepared:
         self.out_shape, self.out_dtype = plan.out_shape, plan.out_dtype
         self.zero_point = plan.zero_point_index is not None
         self.api = plan.opdef.api
+        self.aliasing = plan.aliasing
 
     @classmethod
     def make(cls, plan: Plan, arrays: list, operands: tuple, out) -> Prepared | bool:
@@ -771,6 +794,8 @@ class Prepared:
                     raise _overlap(self.plan.opdef, self.names[k])
                 k += 1
             pointers.append(q)
+        if self.aliasing is not None:
+            pointers, moved = self.aliasing(pointers)
         calls = self.calls
         if calls.generation != calls.runtime.generation:  # the runtime's settings changed
             calls = self.calls = self.plan.calls()
@@ -832,9 +857,10 @@ class Bound:
     """One op on fixed arrays, checked and compiled once: each call recomputes `out` from the
     arrays' current contents with no per-call checks (see `bind`)."""
 
-    def __init__(self, runtime: Runtime, calls: Calls, pointers: list, arrays: list, out: np.ndarray):
+    def __init__(self, runtime: Runtime, calls: Calls, pointers: list, arrays: list, out: np.ndarray, copies: list = ()):
         self._runtime, self._arrays, self.out = runtime, arrays, out
         self._pointers = pointers
+        self._copies = copies  # operands read from a copy out of 4K aliasing's way (`aliasing`), made per call
         self._use(calls)
 
     def _use(self, calls: Calls) -> None:
@@ -844,6 +870,8 @@ class Bound:
         self._watch = calls.watch  # the probe's choice: each call reports back (Plan.ran)
 
     def __call__(self) -> np.ndarray:
+        if self._copies:
+            aliasing.copy(self._copies)
         if self._timed:
             self._time()
         elif self._watch:
