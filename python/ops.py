@@ -427,7 +427,7 @@ def _overlap(d: OpDef, name: str) -> ValueError:
 
 
 class SplitChoice:
-    """The row ranges of a plan's calls of 1-32 MiB (`Runtime.times_calls`), chosen by timing its
+    """The row ranges of a plan's calls from 1 MiB (`Runtime.times_calls`), chosen by timing its
     first calls (docs/performance.md, "Threads chosen by timing"): PROBES calls on one thread;
     if their fastest pays for more threads (`Runtime.time_parts`), or the call's bytes split it
     anyway (`Runtime.parallel_parts`), a block of calls over that many ranges, then a block on one

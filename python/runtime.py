@@ -44,7 +44,7 @@ MIN_PARALLEL = 8 << 20
 # Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
 # (docs/performance.md).
 NONTEMPORAL_MIN_BYTES = 24 << 20
-# A call of PROBE_MIN_BYTES to 4 * MIN_PARALLEL is timed (ops.SplitChoice): PROBES calls on one
+# A call of PROBE_MIN_BYTES or more is timed (ops.SplitChoice): PROBES calls on one
 # thread, then, if their time pays for more threads (each added thread saving SPLIT_SECONDS: a
 # spinning worker's round trip is 1-2 us here, a split in two wins from 256K elements, 1 MiB,
 # and loses at 64K) or its bytes split it, a block over that many and a block on
@@ -413,9 +413,12 @@ class Runtime:
         return max(PROBES, min(PROBES_MAX, math.ceil(self.probe_seconds / seconds) if seconds > 0 else PROBES_MAX))
 
     def times_calls(self, nbytes: int) -> bool:
-        """Whether a call moving `nbytes` has its split chosen by timing (`ops.SplitChoice`):
-        from PROBE_MIN_BYTES to below 4 `min_parallel` (32 MiB; above, the bytes decide)."""
-        return self.pool.threads > 1 and PROBE_MIN_BYTES <= nbytes < 4 * self._min_parallel
+        """Whether a call moving `nbytes` has its split chosen by timing (`ops.SplitChoice`): from
+        PROBE_MIN_BYTES up, with more than one thread (a split the bytes ask for is the probe's
+        candidate, kept unless it measures slower: docs/performance.md, "Threads chosen by
+        timing"; it was kept untimed from 32 MiB, and ran 1.13x and 1.19x slower than one thread
+        in two benchmark runs)."""
+        return self.pool.threads > 1 and nbytes >= PROBE_MIN_BYTES
 
     def set_num_threads(self, n: int | None = None) -> None:
         """Threads for large arrays: a positive integer, or None for the available cores."""

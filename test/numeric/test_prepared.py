@@ -206,7 +206,7 @@ def test_which_calls_are_timed():
     assert not runtime.times_calls(PROBE_MIN_BYTES - 1)
     assert runtime.times_calls(PROBE_MIN_BYTES)
     assert runtime.times_calls((32 << 20) - 1)
-    assert not runtime.times_calls(32 << 20)  # its bytes decide
+    assert runtime.times_calls(32 << 20) and runtime.times_calls(1 << 40)  # the bytes' split is timed too
     assert not Runtime(1).times_calls(PROBE_MIN_BYTES)
 
 
