@@ -9,10 +9,11 @@ last dim, one element per column, of the output's element size) and sits a few h
 below the output modulo 4096, every one of those loads matches a pending store and waits.
 
 Measured 2026-11-27 on this project's host (AMD EPYC, Zen 4), one thread, bound, oneDNN u8
-per-channel with an s32 zero point to f32, 4096 columns, the zero point placed at every offset
-from the output's modulo 4096 (scale kept 2048 bytes away): 16M elements took 3.0-3.5 ms at
-offsets outside 32-256 bytes below the output, and 3.7-8.0 ms inside (8.0 ms at 96 bytes below);
-1M took 93-95 µs outside and 100-140 µs inside. The f32 scale gives the same curve. Arrays from
+per-channel with an s32 zero point to f32, 4096 columns, the zero point placed at offsets
+from the output's modulo 4096 (steps of 32 bytes near it, 128 further; scale kept 2048 bytes
+away): 16M elements took 2.9-3.7 ms at offsets outside 32-256 bytes below the output, and
+3.7-8.0 ms inside (8.0 ms at 96 bytes below); 1M took 91-96 µs outside and 97-140 µs inside
+(docs/performance.md, "Loads clear of the output's stores"). The f32 scale gives the same curve. Arrays from
 numpy's small allocations (a 16 KiB scale row) land at any 16-byte offset, so about one allocation
 in sixteen per operand is slow; it was the benchmark's "slow mode" of oneDNN u8 per-channel.
 
@@ -68,8 +69,8 @@ class StoreAliasing:
 
     def place(self, pointers: list, caught: list) -> tuple[list, list]:
         """(the pointers with each caught operand's replaced by a scratch copy's address, the
-        copies to make before each call: (destination, source, bytes)); the scratch buffers
-        live as long as the returned copies."""
+        copies to make before each call: (destination, source, bytes, the scratch buffer that
+        holds the destination, kept alive by the tuple))."""
         pointers, copies = list(pointers), []
         out = pointers[-1]
         grain = self.grain
