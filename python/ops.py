@@ -795,7 +795,7 @@ class Prepared:
                 k += 1
             pointers.append(q)
         if self.aliasing is not None:
-            pointers, moved = self.aliasing(pointers)
+            pointers, moved = self.aliasing(pointers)  # moved: scratch copies, alive until the call returns
         calls = self.calls
         if calls.generation != calls.runtime.generation:  # the runtime's settings changed
             calls = self.calls = self.plan.calls()
