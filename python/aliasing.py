@@ -47,9 +47,9 @@ class StoreAliasing:
         self.grain = grain  # offsets of the output's rows from an operand repeat modulo this
 
     @classmethod
-    def of(cls, operands: list, out_shape: tuple, out_itemsize: int) -> StoreAliasing | None:
-        """For operands (pointer index, bytes, itemsize, whether read one element per output
-        column along the output's last dim, contiguously), the StoreAliasing of a call on an
+    def of(cls, stepping: list, out_shape: tuple, out_itemsize: int) -> StoreAliasing | None:
+        """For the operands read one element per output column along the output's last dim,
+        contiguously ((pointer index, bytes, itemsize) each), the StoreAliasing of a call on an
         output of `out_shape`, or None when no operand can be moved."""
         if not out_shape:
             return None
@@ -58,8 +58,7 @@ class StoreAliasing:
         grain = math.gcd(row, PAGE) if row else PAGE
         if grain < MIN_GRAIN:
             return None
-        moved = [(k, nbytes) for k, nbytes, itemsize, steps in operands
-                 if steps and itemsize == out_itemsize and 0 < nbytes * MAX_SHARE <= out_nbytes]  # fmt: skip
+        moved = [(k, nbytes) for k, nbytes, itemsize in stepping if itemsize == out_itemsize and 0 < nbytes * MAX_SHARE <= out_nbytes]
         return cls(moved, grain) if moved else None
 
     def caught(self, pointers: list) -> list:

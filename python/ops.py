@@ -251,16 +251,16 @@ class Plan:
         self.split = SplitChoice()  # row ranges chosen by timing, when the bytes do not settle them
 
     def _stepping(self, arrays: list) -> list:
-        """(pointer index, bytes, itemsize, whether it steps with the output's stores) per array
-        the kernel reads (`aliasing.StoreAliasing.of`): a scale or zero point, not packed, whose
-        last dim is read one element per column along the output's last dim."""
+        """(pointer index, bytes, itemsize) of each array the kernel reads that steps through
+        memory along the output's rows (`aliasing.StoreAliasing.of`): a scale or zero point, not
+        packed, whose last dim is read one element per column along the output's last dim."""
         rank, found = len(self.out_shape), []
         for k, (i, packed) in enumerate(zip(self.present, self.packed)):
             a, role = arrays[i], self.opdef.operands[i].role
             reads = self.form.scale_map if role == "scale" else self.form.zp_map if role == "zero_point" else ()
-            steps = (not packed and bool(reads) and a.ndim == len(reads) and reads[-1] == canonical.dim(rank - 1)
-                     and a.shape[-1] == self.out_shape[-1] > 1)  # fmt: skip
-            found.append((k, self.in_nbytes[k], 0 if packed else a.dtype.itemsize, steps))
+            if (not packed and reads and a.ndim == len(reads) and reads[-1] == canonical.dim(rank - 1)
+                    and a.shape[-1] == self.out_shape[-1] > 1):  # fmt: skip
+                found.append((k, self.in_nbytes[k], a.dtype.itemsize))
         return found
 
     # --- checks made per call -----------------------------------------------------------------
