@@ -32,9 +32,7 @@ Before timing a case, every implementation's result is compared with numpy's (f3
 NaNs matching; f16/bf16: within one unit of the output type's precision): ours must match (the
 benchmark refuses to time a wrong kernel); another implementation that differs is reported.
 Writes <out>/bench.md (tables), <out>/bench.json (raw data), <out>/bench.png (throughput plot),
-and prints the tables. For ours with all threads, bench.json's `notes.ours_nt_split` says what the
-timed split choice did during the timing (`_split_choices`): calls on one thread and split, and
-each choice made with the times it was made on.
+and prints the tables. `bench/threads.py` compares thread policies side by side.
 """
 
 from __future__ import annotations
@@ -733,11 +731,7 @@ def bench_size(case: Case, n: int, budget: Budget, rng, log) -> dict:
     half = -(-(read + written) // 2)
     src, dst = np.ones(half, np.uint8), np.zeros(half, np.uint8)
     runners["roofline"] = (nothing, lambda: np.copyto(dst, src))
-    before = _split_choices()
     stats = interleaved(runners, budget)
-    split = _split_choices(before)
-    if split:
-        row["notes"]["ours_nt_split"] = split
     set_threads(CORES)
     for impl in IMPLS:
         row["times"][impl] = stats[impl]["median"] if impl in stats else None
@@ -748,27 +742,6 @@ def bench_size(case: Case, n: int, budget: Budget, rng, log) -> dict:
     del a, ref, out, src, dst, runners
     gc.collect()
     return row
-
-
-def _split_choices(before: dict | None = None) -> dict:
-    """The thread split of dequant's default-threads calls, as its plans' SplitChoice logs it
-    (only those calls report back): without `before`, each plan's counts now; with it, the
-    calls on one thread and split since then, and the choices made meanwhile, (ranges, the
-    split's and one thread's fastest and median call in µs), summed over the plans that ran."""
-    runtime = getattr(ops, "DEFAULT", None)
-    plans = runtime.plans.values() if runtime is not None and hasattr(runtime, "plans") else []
-    now = {id(p): (list(p.split.calls), list(p.split.choices)) for p in plans if hasattr(getattr(p, "split", None), "calls")}
-    if before is None:
-        return now
-    calls, choices = [0, 0], []
-    us = lambda t: [round(x * 1e6, 1) for x in t]  # noqa: E731
-    for k, (counts, made) in now.items():
-        then_counts, then_made = before.get(k, ([0, 0], []))
-        calls = [calls[i] + counts[i] - then_counts[i] for i in range(2)]
-        choices += [[parts, *us(split), *us(single)] for parts, split, single in made[len(then_made):]]
-    if not any(calls) and not choices:
-        return {}
-    return {"one_thread_calls": calls[0], "split_calls": calls[1], "choices": choices}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -926,8 +899,6 @@ def markdown(data: dict) -> str:
             for k, v in r["notes"].items():
                 if k == "ort_opset":
                     notes.setdefault("onnxruntime", f"DequantizeLinear opset {v}, IO binding")
-                elif k == "ours_nt_split":
-                    continue  # bench.json only
                 elif k == "quant_compile_s":
                     notes.setdefault("quant.dcast", "compiled for each shape (static dims, constants in the type)")
                 elif str(v).startswith("n/a"):

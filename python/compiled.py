@@ -48,7 +48,7 @@ class CompiledFunction:
             if found is None:
                 raise ValueError(f"'{entry}' has dq ops that break their spec (see the diagnostics)")
             self.checks = _op_checks(f, found)
-            self.kernel = Kernel(module, entry, opt_level, context=ctx)
+            self.kernel = Kernel(module, entry, opt_level)
         self.entry = entry
         self.inputs, self.results = self.kernel.signature.inputs, self.kernel.signature.results
         self.packed = self.kernel.signature.packed

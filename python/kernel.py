@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -301,15 +302,21 @@ def check_symbols(module: ir.Module, provided: tuple = (), shared_libs: tuple = 
         raise UnresolvedSymbolError(f"the compiled code calls {', '.join(missing)}, which no loaded library defines")
 
 
-def _copy(module: ir.Module) -> ir.Module:
-    """A new module (same context) holding clones of `module`'s ops and attributes."""
-    with module.context, module.operation.location:
-        new = ir.Module.create()
-        for name in module.operation.attributes:
-            new.operation.attributes[name] = module.operation.attributes[name]
-        for op in module.body.operations:
-            op.operation.clone(ip=ir.InsertionPoint(new.body))
-    return new
+_REPORT = ctypes.CFUNCTYPE(None, ctypes.c_int64)
+
+
+def _recorder(kernel: weakref.ref):
+    """The report callback of `kernel`'s engines, holding the kernel weakly: an engine keeps what
+    is registered with it alive, where the garbage collector cannot see, so a callback holding
+    its kernel made a cycle that was never collected (every kernel and its JIT code lived as long
+    as the process)."""
+
+    def record(code: int) -> None:
+        found = kernel()
+        if found is not None:
+            found._record(code)
+
+    return record
 
 
 class Kernel:
@@ -317,26 +324,29 @@ class Kernel:
 
     `module` is lowered in place (dq-to-llvm unless it is already in the LLVM dialect)."""
 
-    def __init__(self, module: ir.Module, entry: str, opt_level: int = 3, context: ir.Context | None = None, *, lazy_nontemporal: bool = False):
-        """`lazy_nontemporal`: compile the `_nt` entry point at the first use of `fn_nt`, in a
-        second engine, instead of with the kernel (the numpy API's kernels: most calls never
-        need it, and it costs more than half the first compile; docs/performance.md)."""
+    def __init__(self, module: ir.Module, entry: str, opt_level: int = 3, *, nontemporal_source=None):
+        """`nontemporal_source`: a function returning a new module like `module` (unlowered, in a
+        context of its own); the `_nt` entry point is then compiled from it at the first use of
+        `fn_nt`, in a second engine, instead of with the kernel (the numpy API's kernels: most
+        calls never need it, and it costs more than half the first compile; docs/performance.md).
+
+        The kernel keeps no MLIR module or context: the engine's code needs neither, and a context
+        held per kernel was 2.5 of its 3.4 MiB."""
         from .pipeline import build
 
         if opt_level not in OPT_LEVELS:
             raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
         self.signature = signature(find_function(module, entry))
         self._entry, self._opt_level = entry, opt_level
-        self._source = _copy(module) if lazy_nontemporal and self.signature.nontemporal else None
+        self._source = nontemporal_source if self.signature.nontemporal else None
         self._nt_lock = threading.Lock()
         pipeline = "dq-to-llvm" if self._source is None else WITHOUT_NONTEMPORAL
-        build(pipeline, module.context).run(module.operation)
-        self._context = context  # keeps the MLIR context alive as long as the engine
-        self._module = module
+        with module.context, ir.Location.unknown():
+            build(pipeline, module.context).run(module.operation)
         self._failed: dict = {}  # the codes calls reported (checks.py), by the ident of the calling thread
         self._failed_lock = threading.Lock()
         self.pending = 0  # codes recorded and not yet raised, in any thread: the calls' cheap test
-        self._report = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self._record)
+        self._report = _REPORT(_recorder(weakref.ref(self)))
         self.engine = self._engine(module)
         address = self.engine.raw_lookup("_mlir_ciface_" + entry)  # void(void **packed)
         if not address:
@@ -378,11 +388,10 @@ class Kernel:
                 if self._source is not None:
                     from .pipeline import build
 
-                    module = self._source
+                    module = self._source()
                     with module.context, ir.Location.unknown():
                         build("dq-to-llvm", module.context).run(module.operation)
                     self._nt_engine = self._engine(module)
-                    self._nt_module = module
                     self._fn_nt = self._lookup_nt(self._nt_engine)
                     self._source = None
         return self._fn_nt

@@ -22,13 +22,10 @@ callable rerunning the kernel on the same arrays, like ONNX Runtime's IO binding
 
 from __future__ import annotations
 
-import collections
 import ctypes
 import inspect
 import math
-import statistics
-import threading
-import time
+import weakref
 from array import array
 
 import numpy as np
@@ -42,7 +39,7 @@ from dequant.dialect.signature import Signature, Tensor
 from . import aliasing
 from .kernel import POINTER_HEADER, POINTER_WORDS, SCALAR_HEADER, data_pointer, scalar_inline
 from .packed import Packed
-from .runtime import CHOICES_KEPT, DEFAULT, LATE_CALLS, PROBES, RECHECK_CALLS, RECHECK_MAX_CALLS, REPORT_CALLS, Runtime
+from .runtime import DEFAULT, Runtime
 
 class OpFunction:
     """The numpy function of one spec op, on a `Runtime`."""
@@ -246,9 +243,8 @@ class Plan:
         self.in_nbytes = [_nbytes(arrays[i]) for i in self.present]
         self.nbytes = sum(self.in_nbytes) + self.out_nbytes  # what a call reads and writes
         self.aliasing = aliasing.StoreAliasing.of(self._stepping(arrays), self.out_shape, self.out_dtype.itemsize)
-        self.kernel = None  # compiled by the first call that passes every check
+        self._kernel = None  # a weak reference to the kernel (`kernel`)
         self._calls: dict = {}  # runtime settings -> Calls, built once
-        self.split = SplitChoice()  # row ranges chosen by timing, when the bytes do not settle them
 
     def _stepping(self, arrays: list) -> list:
         """(pointer index, bytes, itemsize) of each array the kernel reads that steps through
@@ -309,42 +305,30 @@ class Plan:
 
     def calls(self) -> Calls:
         """The native calls of this plan at the runtime's current settings (built once per
-        settings and row ranges)."""
+        settings: threads, `min_parallel`, `nontemporal_min_bytes`)."""
         runtime = self.runtime
-        parts, timed = runtime.parallel_parts(self.nbytes), False
-        if runtime.times_calls(self.nbytes):
-            probe = self.split.probe()
-            parts, timed = (self.split.parts, False) if probe is None else (probe, True)
-            parts = min(parts, runtime.pool.threads)  # chosen with more threads than there are now
-        key = (runtime.settings(), parts, timed)
+        key = runtime.settings()
         found = self._calls.get(key)
         if found is None:
-            if self.kernel is None:
-                operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
-                roles = [self.opdef.operands[i].role for i in self.present]
-                self.kernel = kernel_for(runtime, operands, roles, self.packed, self.result, self.form)
-            chunks = row_chunks(self.form, self.out_shape, parts, self._packed_rows())
-            nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and self.kernel.fn_nt is not None
-            found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation, timed))
+            kernel = self.kernel()
+            chunks = row_chunks(self.form, self.out_shape, runtime.parallel_parts(self.nbytes), self._packed_rows())
+            nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and kernel.fn_nt is not None
+            found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation))
         else:  # built at these settings under an earlier generation (threads set back and forth)
             found.generation = runtime.generation
         return found
 
-    def timed(self, seconds: float, calls: Calls) -> None:
-        """A timed call of `calls` took `seconds`: a sample of the split choice. When the next
-        call is to take other row ranges, `calls` is stale (a Prepared call plans again)."""
-        if self.split.record(seconds, len(calls.templates), self.runtime, self.runtime.parallel_parts(self.nbytes)):
-            calls.generation = None
-            if self.split.parts is not None:  # chosen: the probes' calls are done with
-                self._calls.clear()
-
-    def ran(self, taken: int | None, calls: Calls, n: int = 1) -> None:
-        """A call of `calls` (the probe's choice) ran: over the chosen split with `taken` ranges
-        taken back by the caller, or (None) `n` calls on one thread. When the choice is to be made
-        again (`SplitChoice.ran`), `calls` is stale."""
-        if self.split.ran(taken, n):
-            calls.generation = None
-            self._calls.clear()
+    def kernel(self):
+        """The plan's kernel, from the runtime's kernel cache (compiled there by the first call that
+        passes every check, and again if the cache let it go). A plan and its calls hold it
+        weakly: the cache alone bounds how many kernels live (a `Bound` holds its own)."""
+        found = self._kernel() if self._kernel is not None else None
+        if found is None:
+            operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
+            roles = [self.opdef.operands[i].role for i in self.present]
+            found = kernel_for(self.runtime, operands, roles, self.packed, self.result, self.form)
+            self._kernel = weakref.ref(found)
+        return found
 
     def _packed_rows(self) -> list:
         """(elements of a row, elements per byte, output rows per row) of each packed operand a
@@ -426,215 +410,55 @@ def _overlap(d: OpDef, name: str) -> ValueError:
     return ValueError(f"{d.api}: out overlaps {name}: give an output that shares no memory with the inputs")
 
 
-class SplitChoice:
-    """The row ranges of a plan's calls from 1 MiB (`Runtime.times_calls`), chosen by timing its
-    first calls (docs/performance.md, "Threads chosen by timing"): PROBES calls on one thread;
-    if their fastest pays for more threads (`Runtime.time_parts`), or the call's bytes split it
-    anyway (`Runtime.parallel_parts`), a block of calls over that many ranges, then a block on one
-    thread again, each of `Runtime.probe_block` calls (a kernel's first calls run cold; each
-    block's first call pays for the cache state the other left). The split is kept if its fastest
-    call takes at most `Runtime.split_gain` (SPLIT_GAIN) of the second block's fastest and its
-    median call at most `split_median_gain` of that block's median (a split is bimodal: its
-    worker awake or not); a split the bytes ask for, unless it is slower in either. The choice is
-    made again when a kept split's workers keep running late (`late`), and after a number of calls
-    that doubles with each probe that confirms the choice and goes back to RECHECK_CALLS when a
-    probe changes it (`ran`, `_record`): a probe made in a noisy phase does not decide for long.
-    Such a scheduled probe of a kept split drops it only if it measures slower (`_kept`): the
-    gains are the bar for taking a split up, not for keeping one that paid."""
-
-    __slots__ = ("single", "candidate", "split", "parts", "block", "_times", "_late", "_again", "_wait", "_kept", "_last",
-                 "_lock", "choices", "calls")  # fmt: skip
-
-    def __init__(self):
-        # what the choice did, for a reader (the benchmark): the last CHOICES_KEPT choices made
-        # by timing a split, (ranges, the split's and one thread's (fastest, median) seconds),
-        # and the calls that reported back on one thread and split (`ran`)
-        self.choices: collections.deque = collections.deque(maxlen=CHOICES_KEPT)
-        self.calls = [0, 0]
-        self._wait = RECHECK_CALLS  # calls of the next choice before it is made again
-        self._kept = 1  # the ranges of the split the choice being made again kept (1: none, or late)
-        self._last = None  # the ranges of the last choice made by timing a split (None: none yet)
-        self._lock = threading.Lock()  # threads sharing the plan report to it (record, ran)
-        self._start()
-
-    def _start(self) -> None:
-        self.single = self.split = None  # (fastest, median) timed call: one thread / over `candidate`
-        self.candidate = None
-        self.parts = None  # the choice, once made
-        self.block = PROBES  # calls per block after the first
-        self._times: list = []  # (ranges, seconds) of the current probe
-        self._late = 0  # split calls with a range taken back, less those without (at least 0)
-        self._again = None  # calls of the choice left before the probe starts over (None: not counted)
-
-    @property
-    def watched(self) -> bool:
-        """Whether calls of the choice report back (`ran`): the choice came from timing a split
-        (kept or not)."""
-        return self.parts is not None and self._again is not None
-
-    def ran(self, taken: int | None, n: int = 1) -> bool:
-        """A call of the choice ran: over the chosen split with `taken` ranges taken back by the
-        caller, or (None) `n` calls on one thread. True when the choice is to be made again: the split's
-        workers keep running late (`late`), or the `_wait`-th call since the choice (a probe
-        made in a noisy phase does not decide for good; each probe that confirms the choice
-        doubles `_wait`, up to RECHECK_MAX_CALLS, and one that changes it sets it back to
-        RECHECK_CALLS)."""
-        with self._lock:
-            if self.parts is None or self._again is None:
-                return False  # a call planned before the probe started over (another thread's)
-            self.calls[taken is not None] += n
-            if taken is not None and self.late(taken > 0):
-                return True
-            self._again -= n
-            if self._again > 0:
-                return False
-            self._kept = self.parts
-            self._start()
-            return True
-
-    def late(self, taken: bool) -> bool:
-        """A call over the chosen split ran; `taken`: the caller took back a range no worker had
-        started (`WorkerPool.run`). True when that happened in LATE_CALLS more calls than not
-        since the choice: the workers' cores are busy, so the choice is made again (the probe
-        starts over)."""
-        self._late = self._late + 1 if taken else max(0, self._late - 1)
-        if self._late < LATE_CALLS:
-            return False
-        self._kept = 1  # its workers' cores are busy: a split must pay again to be kept
-        self._start()
-        return True
-
-    def probe(self) -> int | None:
-        """The ranges the next call is timed over, or None once the choice is made."""
-        if self.parts is not None:
-            return None
-        if self.single is None:
-            return 1
-        return self.candidate if len(self._times) < self.block else 1
-
-    def record(self, seconds: float, parts: int, runtime: Runtime, base: int) -> bool:
-        """A timed call over `parts` ranges took `seconds` (`base`: the ranges its bytes ask
-        for); True when the next call is to take other ranges (the probe moved on, or ended)."""
-        with self._lock:
-            return self._record(seconds, parts, runtime, base)
-
-    def _record(self, seconds: float, parts: int, runtime: Runtime, base: int) -> bool:
-        if parts != self.probe():
-            return False  # a call planned before the probe moved on
-        self._times.append((parts, seconds))
-        if self.single is None:
-            if len(self._times) < PROBES:
-                return False
-            self.single, self._times = _fastest_and_median([t for _, t in self._times]), []
-            self.candidate = max(base, runtime.time_parts(self.single[0]))
-            self.block = runtime.probe_block(self.single[0])
-            if self.candidate == 1:
-                self.parts = 1
-            return True
-        if len(self._times) % self.block:
-            return False
-        if len(self._times) < 2 * self.block:
-            return True
-        self.split = _fastest_and_median([t for p, t in self._times if p != 1])
-        self.single = _fastest_and_median([t for p, t in self._times if p == 1])
-        keep = self.candidate in (base, self._kept)  # asked for by the bytes, or kept before
-        gains = (runtime.keep_gain,) * 2 if keep else (runtime.split_gain, runtime.split_median_gain)
-        kept = all(s <= g * t for s, g, t in zip(self.split, gains, self.single))
-        self.parts = self.candidate if kept else 1
-        self.choices.append((self.parts, self.split, self.single))
-        if self._last is not None and self.parts != self._last:
-            self._wait = RECHECK_CALLS  # changed: a probe in a passing phase holds for few calls
-        self._last = self.parts
-        self._again, self._wait = self._wait, min(2 * self._wait, RECHECK_MAX_CALLS)
-        self._times = []
-        return True
-
-
-def _fastest_and_median(times: list) -> tuple:
-    """(fastest, median) of a block of timed calls."""
-    return min(times), statistics.median(times)
-
-
 class Calls:
     """The native calls of a plan at one runtime setting: a CallTemplate per row range (one thread
     each), and the entry point, chosen once for the whole call on its bytes (read + written):
     `kernel_nt`, non-temporal stores, from `Runtime.nontemporal_min_bytes`, else `kernel`. An
     output not aligned to its element size (a numpy view can be) takes `kernel`."""
 
-    def __init__(self, plan: Plan, chunks: list, nontemporal: bool, generation: int, timed: bool = False):
+    def __init__(self, plan: Plan, chunks: list, nontemporal: bool, generation: int):
         self.plan = plan
-        self.timed = timed  # a probe of the plan's split choice: each call timed (Plan.timed)
-        self.kernel = plan.kernel
         self.templates = [CallTemplate(plan, b, e) for b, e in chunks] if chunks else [CallTemplate(plan, None, None)]
         self.nontemporal = nontemporal
         self.generation = generation
         self.runtime = plan.runtime
         self.align = plan.out_dtype.itemsize
         self.single = self.templates[0] if len(self.templates) == 1 else None
-        # the probe's choice, when a split was timed: its calls report back (SplitChoice.ran)
-        self.watch = not timed and self.runtime.times_calls(plan.nbytes) and plan.split.watched
-        self.unreported = 0  # calls on one thread not reported yet (`report`)
-        if self.watch:
-            self.single = None  # off the inline path
-
-    def entry(self, out_pointer: int):
-        return self.kernel.fn_nt if self.nontemporal and out_pointer % self.align == 0 else self.kernel.fn
 
     def run(self, pointers: list) -> None:
-        """One call on arrays at `pointers` (the inputs', then the output's)."""
-        fn = self.kernel.fn_nt if self.nontemporal and pointers[-1] % self.align == 0 else self.kernel.fn
-        if self.timed:
-            start = time.perf_counter()
-            self._run(pointers, fn)
-            self.plan.timed(time.perf_counter() - start, self)
-        elif self.single is not None:  # the common path, inline
-            self.single.call(pointers, fn)
+        """One call on arrays at `pointers` (the inputs', then the output's). The local `kernel`
+        keeps the kernel alive until the call returns, whatever the cache does meanwhile."""
+        kernel = self.plan._kernel()
+        if kernel is None:  # the runtime's cache let it go
+            kernel = self.plan.kernel()
+        fn = kernel.fn_nt if self.nontemporal and pointers[-1] % self.align == 0 else kernel.fn
+        if self.single is not None:  # the common path, inline
+            self.single.call(pointers, fn, kernel)
         else:
-            self._run(pointers, fn)
-
-    def _run(self, pointers: list, fn) -> None:
-        if len(self.templates) == 1:
-            self.templates[0].call(pointers, fn)
-            taken = None
-        else:
-            taken = self.runtime.pool.run([_Job(t, pointers, fn) for t in self.templates])
-        if self.watch:
-            self.report(taken)
-
-    def report(self, taken: int | None) -> None:
-        """A call of the probe's choice ran (`taken`: as `Plan.ran` has it). A split call reports
-        at once (its workers' lateness is judged call by call); calls on one thread report in
-        batches of REPORT_CALLS (threads sharing these calls may lose a count)."""
-        if taken is not None:
-            self.plan.ran(taken, self)
-            return
-        self.unreported += 1
-        if self.unreported >= REPORT_CALLS:
-            n, self.unreported = self.unreported, 0
-            self.plan.ran(None, self, n)
+            self.runtime.pool.run([_Job(t, pointers, fn, kernel) for t in self.templates])
 
     def bound(self, pointers: list) -> list:
-        fn = self.entry(pointers[-1])
-        return [t.bound(pointers, fn, self.kernel.address(fn)) for t in self.templates]
+        kernel = self.plan.kernel()
+        fn = kernel.fn_nt if self.nontemporal and pointers[-1] % self.align == 0 else kernel.fn
+        return [t.bound(pointers, fn, kernel) for t in self.templates]
 
 
 class _Job:
     """One row range of a split call: run by the caller (`__call__`) or natively by a worker of
     the pool (`native`)."""
 
-    __slots__ = ("template", "pointers", "fn")
+    __slots__ = ("template", "pointers", "fn", "kernel")
 
-    def __init__(self, template, pointers, fn):
-        self.template, self.pointers, self.fn = template, pointers, fn
+    def __init__(self, template, pointers, fn, kernel):
+        self.template, self.pointers, self.fn, self.kernel = template, pointers, fn, kernel
 
     def __call__(self):
-        self.template.call(self.pointers, self.fn)
+        self.template.call(self.pointers, self.fn, self.kernel)
 
     @property
     def native(self) -> tuple:
         """(the entry point's address, the packed argument array's, the kernel) for a worker."""
-        t = self.template
-        return t.kernel.address(self.fn), t.worker_arguments(self.pointers), t.kernel
+        return self.kernel.address(self.fn), self.template.worker_arguments(self.pointers), self.kernel
 
 
 class CallTemplate:
@@ -644,7 +468,6 @@ class CallTemplate:
     change, its data pointer plus the byte offset of the rows read."""
 
     def __init__(self, plan: Plan, begin: int | None, end: int | None):
-        self.kernel = plan.kernel
         tensors = [plan.sig.operands[plan.opdef.operand_names[i]] for i in plan.present] + [plan.result]
         roles = [plan.opdef.operands[i].role for i in plan.present] + ["out"]
         packed = plan.packed + [False]
@@ -672,8 +495,8 @@ class CallTemplate:
             words[start + 3 + len(shape) : start + 3 + 2 * len(shape)] = array("q", strides)
         return buf, words, base + 8 * (table + n), [s + 1 for s in starts[1:]], []
 
-    def call(self, pointers: list, fn) -> None:
-        """The native call `fn` on arrays at `pointers` (inputs', then the output's)."""
+    def call(self, pointers: list, fn, kernel) -> None:
+        """The native call `fn` of `kernel` on arrays at `pointers` (inputs', then the output's)."""
         try:
             entry = self._spare.pop()
         except IndexError:
@@ -685,8 +508,8 @@ class CallTemplate:
             last[:] = pointers
         fn(packed)
         self._spare.append(entry)
-        if self.kernel.pending:
-            self.kernel.raise_failures()
+        if kernel.pending:
+            kernel.raise_failures()
 
     def worker_arguments(self, pointers: list) -> int:
         """The packed argument array of a call on arrays at `pointers` made by the pool's worker
@@ -700,14 +523,14 @@ class CallTemplate:
             last[:] = pointers
         return packed
 
-    def bound(self, pointers: list, fn, address: int):
-        """A no-argument native call on arrays at `pointers` (its descriptors kept); `address`:
-        `fn`'s, for the pool's worker (the call's `native`)."""
+    def bound(self, pointers: list, fn, kernel):
+        """A no-argument native call `fn` of `kernel` on arrays at `pointers` (its descriptors and
+        the kernel kept)."""
         entry = self._buffer()
         _, words, packed, slots, _ = entry
         for i, p, offset in zip(slots, pointers, self.offsets):
             words[i - 1] = words[i] = p + offset
-        kernel = self.kernel
+        address = kernel.address(fn)
 
         def call():
             fn(packed)
@@ -859,50 +682,18 @@ class Bound:
 
     def __init__(self, runtime: Runtime, calls: Calls, pointers: list, arrays: list, out: np.ndarray, copies: list = ()):
         self._runtime, self._arrays, self.out = runtime, arrays, out
-        self._pointers = pointers
+        self._pointers = pointers  # what the calls read (an operand's copy where `aliasing` moved it)
         self._copies = copies  # operands read from a copy out of 4K aliasing's way (`aliasing`), made per call
-        self._use(calls)
-
-    def _use(self, calls: Calls) -> None:
-        self._native = calls  # the plan's Calls these bound calls come from
-        self._calls = calls.bound(self._pointers)
-        self._timed = calls.timed  # a probe of the plan's split choice: each call timed
-        self._watch = calls.watch  # the probe's choice: each call reports back (Plan.ran)
+        self._calls = calls.bound(pointers)
 
     def __call__(self) -> np.ndarray:
         if self._copies:
             aliasing.copy(self._copies)
-        if self._timed:
-            self._time()
-        elif self._watch:
-            self._watched()
-        elif len(self._calls) == 1:
+        if len(self._calls) == 1:
             self._calls[0]()
         else:
             self._runtime.pool.run(self._calls)
         return self.out
-
-    def _run(self) -> int | None:
-        """One call: on one thread (None) or split (the ranges the caller took back)."""
-        if len(self._calls) == 1:
-            self._calls[0]()
-            return None
-        return self._runtime.pool.run(self._calls)
-
-    def _watched(self) -> None:
-        """A call of the probe's choice, reported back (`Plan.ran`)."""
-        calls = self._native
-        calls.report(self._run())
-        if calls.generation is None:  # the choice is made again
-            self._use(calls.plan.calls())
-
-    def _time(self) -> None:
-        calls = self._native
-        start = time.perf_counter()
-        self._run()
-        calls.plan.timed(time.perf_counter() - start, calls)
-        if calls.generation is None:  # the next call takes other row ranges
-            self._use(calls.plan.calls())
 
 
 def kernel_for(runtime: Runtime, operands: list, roles: list, packed: list, result: Tensor, form: canonical.Form):
@@ -928,17 +719,25 @@ def _rows(t: Tensor) -> str | None:
 
 def _compile(operands: list, shapes: list, packed: list, rows: list, result: Tensor, form: canonical.Form):
     """kernel(x, scale[, zp], out) -> out, the dequantize written into `out`; packed operands
-    marked `dq.packed` (their bytes are read in place), with their `dq.rows` hint."""
+    marked `dq.packed` (their bytes are read in place), with their `dq.rows` hint. The module is
+    built again, in a new context, if the `_nt` entry point is ever asked for."""
+    from .kernel import Kernel
+
+    def source():
+        return _module(operands, shapes, packed, rows, result, form)
+
+    return Kernel(source(), "kernel", nontemporal_source=source)
+
+
+def _module(operands: list, shapes: list, packed: list, rows: list, result: Tensor, form: canonical.Form):
+    """The module of `_compile`'s kernel, in a context of its own."""
     from mlir import ir
     from mlir.dialects import bufferization, func
 
     from dequant import context
     from dequant.dialect.elements import tensor_type
 
-    from .kernel import Kernel
-
-    ctx = context()
-    with ctx, ir.Location.unknown():
+    with context(), ir.Location.unknown():
         module = ir.Module.create()
         in_types = [tensor_type(s, t.elem) for t, s in zip(operands, shapes)]
         out_type = tensor_type((None,) * result.rank, result.elem)
@@ -953,7 +752,7 @@ def _compile(operands: list, shapes: list, packed: list, rows: list, result: Ten
                 y = canonical.build(args[0], args[1], zp, form, out_type)
                 r = bufferization.materialize_in_destination(out_type, y, args[-1])
                 func.ReturnOp([r])
-        return Kernel(module, "kernel", context=ctx, lazy_nontemporal=True)
+    return module
 
 
 # --- the functions ------------------------------------------------------------------------------

@@ -25,9 +25,14 @@ from dequant.dialect.elements import Element, UnknownElementError, of_dtype
 
 
 class Packed:
-    """Packed sub-byte data: `data` (1-D uint8, the packed bytes, possibly a view of the caller's
-    buffer), `dtype` (ml_dtypes int4, uint4, float4_e2m1fn, int2 or uint2) and `shape` (the
-    logical shape)."""
+    """Packed sub-byte data: `data` (1-D uint8, the packed bytes, a view of the caller's buffer),
+    `dtype` (ml_dtypes int4, uint4, float4_e2m1fn, int2 or uint2) and `shape` (the logical shape,
+    a tuple of ints).
+
+    A Packed is a fixed value: its fields are checked against each other once, here, and cannot
+    be set again (AttributeError), so a call never reads more bytes than `data` holds. The bytes'
+    values are the caller's: they may change between calls (e.g. of a bound call); a view's size
+    and address cannot."""
 
     __slots__ = ("data", "dtype", "shape", "element")
 
@@ -37,10 +42,8 @@ class Packed:
         except UnknownElementError:
             element = None
         if element is None or not element.sub_byte:
-            raise ValueError(f"Packed holds int4, uint4, float4_e2m1fn, int2 or uint2 data, got dtype {dtype!r}")
-        shape = tuple(int(d) for d in shape)
-        if any(d < 0 for d in shape):
-            raise ValueError(f"Packed shape must not have negative dims, got {shape}")
+            raise ValueError(f"Packed dtype must be int4, uint4, float4_e2m1fn, int2 or uint2, got {dtype!r}")
+        shape = _shape(shape)
         if isinstance(data, (bytes, bytearray, memoryview)):
             data = np.frombuffer(data, np.uint8)
         data = np.asarray(data)
@@ -50,11 +53,18 @@ class Packed:
             raise ValueError("Packed data must be contiguous")
         want = packed_size(shape, element)
         if data.size != want:
-            raise ValueError(f"{math.prod(shape)} {element.name} elements take {want} packed bytes, got {data.size}")
-        self.data = data.view(np.uint8)
-        self.dtype = element.dtype
-        self.shape = shape
-        self.element = element
+            raise ValueError(f"Packed data: {math.prod(shape)} {element.name} elements take {want} packed bytes, got {data.size}")
+        for name, value in (("data", data.view(np.uint8)), ("dtype", element.dtype), ("shape", shape), ("element", element)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Packed is a fixed value: its {name} cannot be set (make a new Packed)")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Packed is a fixed value: its {name} cannot be deleted")
+
+    def __reduce__(self):
+        return type(self), (self.data, self.dtype, self.shape)
 
     @property
     def ndim(self) -> int:
@@ -99,8 +109,28 @@ class Packed:
         if tensor.HasField("raw_data") or not tensor.int32_data:
             data = np.frombuffer(tensor.raw_data, np.uint8)
         else:
-            data = np.asarray(tensor.int32_data, np.int64).astype(np.uint8)
+            data = np.asarray(tensor.int32_data, np.int64)
+            bad = np.flatnonzero((data < 0) | (data > 255))
+            if bad.size:
+                raise ValueError(f"tensor '{tensor.name}': int32_data holds one packed byte per entry (0 to 255), "
+                                 f"got {data[bad[0]]} at index {bad[0]}")  # fmt: skip
+            data = data.astype(np.uint8)
         return cls(data, e.dtype, shape)
+
+
+def _shape(shape) -> tuple:
+    """`shape` as a tuple of non-negative ints; ValueError naming the field otherwise (2.7 is not
+    read as 2, nor True as 1)."""
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise ValueError(f"Packed shape must be a sequence of integers, got {shape!r}") from None
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise ValueError(f"Packed shape must be a sequence of integers, got {shape!r}")
+        if d < 0:
+            raise ValueError(f"Packed shape must not have negative dims, got {shape!r}")
+    return tuple(int(d) for d in dims)
 
 
 def packed_size(shape, element: Element) -> int:

@@ -6,26 +6,24 @@ strides and attributes as given) and a `WorkerPool`. `dequant.ops` uses `DEFAULT
 make its own `Runtime` (e.g. with another thread count) and call `runtime.function(name)`.
 
 Each call is decided whole, on the bytes it moves (read + written), before anything is split
-(docs/performance.md):
+(docs/performance.md, "Thread policy"):
 - stores: from `nontemporal_min_bytes` the kernel's `_nt` entry point (non-temporal stores, no
   read for ownership, the cache left to other data), below it the entry storing through the cache;
-- threads: `parallel_parts(bytes)` row ranges of dim 0, one per thread, each at least
-  `min_parallel` bytes, at most the thread count; a call of `PROBE_MIN_BYTES` to
-  4 `min_parallel` has its ranges chosen by timing its first calls (`ops.SplitChoice`: one
-  thread, then as many ranges as `time_parts` of that time or its bytes give, kept if measured
-  faster); the calling thread runs the first range, the pool's workers the others, each calling
-  the kernel from native code where it polls for its job (`spinwait`: for `spin_seconds` after a
-  job, then asleep on a lock; no GIL on the way). The pool is safe across `fork()` (a child
-  makes new workers on first use), across `set_num_threads` while calls run (it keeps its
-  workers; a call uses as many as it needs) and across Python threads calling at once (one call
-  at a time has the workers; another runs its ranges in its own thread).
+- threads: a static cost model, `parallel_parts(bytes)` row ranges of dim 0, one per thread, each
+  moving at least `min_parallel` bytes, at most the thread count. The calling thread runs the
+  first range, the pool's workers the others, each calling the kernel from native code where it
+  polls for its job (`spinwait`: for `spin_seconds` after a job, then asleep on a lock; no GIL on
+  the way); a range no worker has started when the caller is done with its own, the caller runs.
+  The pool is safe across `fork()` (a child makes new workers on first use), across
+  `set_num_threads` while calls run (it keeps its workers; a call uses as many as it needs) and
+  across Python threads calling at once (one call at a time has the workers; another runs its
+  ranges in its own thread).
 """
 
 from __future__ import annotations
 
 import _thread
 import ctypes
-import math
 import operator
 import os
 import threading
@@ -33,52 +31,21 @@ from collections import OrderedDict
 
 from . import spinwait
 
-# Bounds of the caches. A compiled kernel holds an ExecutionEngine with its module, measured at
-# ~3.3 MiB: 32 kernels stay near 100 MiB whatever the inputs. A plan is small (checks, shapes,
-# prebuilt call arguments), a prepared call smaller.
+# Bounds of the caches. A compiled kernel is an ExecutionEngine, measured at ~1 MiB (1.9 MiB with
+# the second engine of its non-temporal entry point); plans and prepared calls hold theirs weakly,
+# so the kernel cache alone bounds them: 32 kernels stay under 64 MiB whatever the inputs. A plan
+# and its prepared call take ~8 KB (checks, shapes, prebuilt call arguments).
 KERNEL_CACHE_SIZE = 32
 PLAN_CACHE_SIZE = 1024
 CALL_CACHE_SIZE = 1024
-# Bytes (read + written) each thread must move for a call to be split: MEASURED (docs/performance.md).
-MIN_PARALLEL = 8 << 20
+# Bytes (read + written) each thread must move for a call to be split (a static cost model, as
+# onnxruntime's TryParallelFor): a call is split in two from 4 MiB (int8 to f32 from 800K
+# elements). MEASURED against the probe that timed each plan's split, which it replaces
+# (docs/performance.md, "Thread policy").
+MIN_PARALLEL = 2 << 20
 # Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
 # (docs/performance.md).
 NONTEMPORAL_MIN_BYTES = 24 << 20
-# A call of PROBE_MIN_BYTES or more is timed (ops.SplitChoice): PROBES calls on one
-# thread, then, if their time pays for more threads (each added thread saving SPLIT_SECONDS: a
-# spinning worker's round trip is 1-2 us here, a split in two wins from 256K elements, 1 MiB,
-# and loses at 64K) or its bytes split it, a block over that many and a block on
-# one thread, each of enough calls to fill PROBE_SECONDS (PROBES to PROBES_MAX). A split is kept if
-# its fastest call takes at most SPLIT_GAIN of one thread's fastest (0.9 kept splits that ran
-# 1.14-1.47x slower after: this machine's noise) and its median call at most one thread's median
-# (the fastest alone kept splits whose worker woke late in most calls: 1.36x slower in median); a
-# split its bytes ask for unless it is slower in either: MEASURED (docs/performance.md).
-SPLIT_SECONDS = 10e-6
-SPLIT_GAIN = 0.8
-SPLIT_MEDIAN_GAIN = 1.0
-# A split the bytes ask for, or one kept by the probe before (made again after RECHECK_CALLS calls),
-# is kept unless slower than one thread, fastest or median, by more than KEEP_GAIN: a kept split
-# dropped because a later probe fell short of SPLIT_GAIN sent 1M-element plans to one thread for
-# most of a benchmark run (docs/performance.md, "A timed choice is made again").
-KEEP_GAIN = 1.0
-PROBES = 3
-PROBES_MAX = 9
-PROBE_SECONDS = 1e-3
-PROBE_MIN_BYTES = 1 << 20
-# A split the probe chose is chosen again once its calls had a range taken back by the caller (no
-# worker had started it: their cores busy) in LATE_CALLS more calls than not (ops.SplitChoice.late).
-LATE_CALLS = 16
-# A choice made by timing a split (kept or not) is made again after RECHECK_CALLS calls, then after
-# twice as many each time a probe confirms it, up to RECHECK_MAX_CALLS, and after RECHECK_CALLS
-# again when a probe changes it: a probe made while the other cores were busy, or in a lucky
-# phase, does not decide for long (ops.SplitChoice.ran).
-RECHECK_CALLS = 100
-RECHECK_MAX_CALLS = 6400
-CHOICES_KEPT = 32  # the choices a plan remembers for a reader (ops.SplitChoice.choices)
-# Calls of a timed choice of one thread report back in batches of REPORT_CALLS (ops.Calls.report): a
-# report per call, under the choice's lock, cost 1.0-2.1 us, 5-10% of a 256K-element call. It divides
-# RECHECK_CALLS, so the choice is still made again after exactly that many calls.
-REPORT_CALLS = 20
 # How long a worker spins for its next job after one (then it sleeps on a lock): calls that follow
 # each other within it find the worker awake (docs/performance.md, "Workers that spin").
 SPIN_SECONDS = 100e-6
@@ -358,14 +325,6 @@ class Runtime:
         self.generation = 0  # changes with every setting below: prepared calls then re-plan their split
         self._min_parallel = MIN_PARALLEL
         self._nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES
-        # a call's split chosen by timing (ops.SplitChoice): the single-thread time each added
-        # thread must save to be tried, and the fraction of one thread's time (fastest, median
-        # call) it must take to be kept
-        self.split_seconds = SPLIT_SECONDS
-        self.split_gain = SPLIT_GAIN
-        self.split_median_gain = SPLIT_MEDIAN_GAIN  # the same for its median call
-        self.keep_gain = KEEP_GAIN  # the same for a split the bytes ask for, or kept before (both)
-        self.probe_seconds = PROBE_SECONDS  # the time each block of split probes fills
 
     @property
     def min_parallel(self) -> int:
@@ -394,31 +353,8 @@ class Runtime:
 
     def parallel_parts(self, nbytes: int) -> int:
         """Row ranges (threads) for a call moving `nbytes`: as many as the threads, each moving at
-        least `min_parallel` bytes; 1 below twice that."""
+        least `min_parallel` bytes; 1 below twice that (the static cost model)."""
         return max(1, min(self.pool.threads, nbytes // self._min_parallel))
-
-    def time_parts(self, seconds: float) -> int:
-        """Row ranges worth timing for a call that took `seconds` on one thread: the largest p, at
-        most the threads, whose p-th range saves `split_seconds` of the time
-        (seconds / (p - 1) - seconds / p = seconds / (p * (p - 1)) >= split_seconds)."""
-        p = 1
-        while p < self.pool.threads and seconds >= self.split_seconds * p * (p + 1):
-            p += 1
-        return p
-
-    def probe_block(self, seconds: float) -> int:
-        """Calls per block of split probes for a call that took `seconds` on one thread: enough
-        to fill `probe_seconds`, from PROBES to PROBES_MAX (a median of a few calls of 100 us
-        says little; of 9, which of the split's two modes, the worker awake or not, is usual)."""
-        return max(PROBES, min(PROBES_MAX, math.ceil(self.probe_seconds / seconds) if seconds > 0 else PROBES_MAX))
-
-    def times_calls(self, nbytes: int) -> bool:
-        """Whether a call moving `nbytes` has its split chosen by timing (`ops.SplitChoice`): from
-        PROBE_MIN_BYTES up, with more than one thread (a split the bytes ask for is the probe's
-        candidate, kept unless it measures slower: docs/performance.md, "Threads chosen by
-        timing"; it was kept untimed from 32 MiB, and ran 1.13x and 1.19x slower than one thread
-        in two benchmark runs)."""
-        return self.pool.threads > 1 and nbytes >= PROBE_MIN_BYTES
 
     def set_num_threads(self, n: int | None = None) -> None:
         """Threads for large arrays: a positive integer, or None for the available cores."""

@@ -69,14 +69,48 @@ def test_from_onnx_reads_raw_and_int32_data_without_unpacking(name):
 
 
 def test_packed_constructor_checks_its_parts():
-    with pytest.raises(ValueError, match="15 i4 elements take 8 packed bytes, got 7"):
+    with pytest.raises(ValueError, match="Packed data: 15 i4 elements take 8 packed bytes, got 7"):
         Packed(np.zeros(7, np.uint8), ml_dtypes.int4, (3, 5))
-    with pytest.raises(ValueError, match="Packed holds int4, uint4, float4_e2m1fn, int2 or uint2 data"):
+    with pytest.raises(ValueError, match="Packed dtype must be int4, uint4, float4_e2m1fn, int2 or uint2"):
         Packed(np.zeros(4, np.uint8), np.int8, (4,))
     with pytest.raises(ValueError, match="1-D array of bytes"):
         Packed(np.zeros((2, 4), np.uint8), ml_dtypes.int4, (4, 4))
     p = Packed(bytes([0x21, 0x03]), ml_dtypes.int4, (3,))  # from an immutable bytes object, no copy
     assert np.array_equal(p.unpack(), np.array([1, 2, 3], ml_dtypes.int4))
+
+
+@pytest.mark.parametrize("shape", [(2.7, 8), (2, 8.0), (True, 16), ("2", 8), 16, None], ids=str)
+def test_packed_shape_must_be_integers(shape):
+    """Issue 36.4: a shape of floats, bools or strings, or not a sequence, is refused; (2.7, 8)
+    was read as (2, 8)."""
+    with pytest.raises(ValueError, match="Packed shape must be a sequence of integers"):
+        Packed(np.zeros(8, np.uint8), ml_dtypes.int4, shape)
+    assert Packed(np.zeros(8, np.uint8), ml_dtypes.int4, (np.int64(2), 8)).shape == (2, 8)
+
+
+@pytest.mark.parametrize("field, value", [("shape", (1 << 16,)), ("shape", (1 << 12, 1 << 16)), ("data", np.zeros(1, np.uint8)),
+                                          ("dtype", np.dtype(np.int8)), ("element", None)])  # fmt: skip
+def test_packed_fields_cannot_be_set(field, value):
+    """Issue 36.2: a Packed's fields are checked against each other once, and cannot be set
+    after: `p.shape = (1 << 16,)` on 2 bytes read 33,918 values past the buffer, (1 << 12, 1 << 16)
+    killed the process, a new dtype reached MLIR. The Packed still computes what it did."""
+    x = np.array([1, -2, 3, -4], ml_dtypes.int4)
+    p = dequant.pack(x)
+    with pytest.raises(AttributeError, match=f"Packed is a fixed value: its {field} cannot be set"):
+        setattr(p, field, value)
+    with pytest.raises(AttributeError, match=f"its {field} cannot be deleted"):
+        delattr(p, field)
+    assert_exact(ops.onnx_dequantize_linear(p, np.float32(2)), x.astype(np.float32) * 2)
+    assert p.shape == (4,) and p.data.size == 2
+
+
+@pytest.mark.parametrize("entry", [256, -1, 1 << 20])
+def test_from_onnx_refuses_int32_data_that_is_not_a_byte(entry):
+    """Issue 36.4: int32_data holds one packed byte per entry; one outside 0-255 was wrapped."""
+    t = TensorProto(name="w", data_type=TensorProto.INT4, dims=[4])
+    t.int32_data.extend([0x21, entry])
+    with pytest.raises(ValueError, match=f"tensor 'w': int32_data holds one packed byte per entry \\(0 to 255\\), got {entry} at index 1"):
+        Packed.from_onnx(t)
 
 
 # --- ONNX DequantizeLinear on packed data, against onnx.reference ------------------------------------
