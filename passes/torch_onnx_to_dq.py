@@ -13,7 +13,10 @@ spec defaults), with every type, granularity and opset the op takes (docs/semant
 tensor. A sub-byte x or zero point (int4, uint4, float4e2m1, int2, uint2) that is an initializer
 is kept packed: an `arith.constant` of its ONNX bytes (1-D i8, the same bytes the importer's
 blob holds) read through `dq.unpack`, so no 4-bit constant reaches the next compiler (IREE 3.13
-cannot serialize a 4-bit `dense_resource` and miscomputes a 4-bit `dense`).
+cannot serialize a 4-bit `dense_resource` and miscomputes a 4-bit `dense`); a blob longer than
+the dims need is read by its leading bytes, as onnx.reference reads `raw_data`, and a shorter one
+leaves the node with a remark. A blocked node whose last block along a static x is partial
+becomes two dq ops (the whole blocks, the tail) joined by `tensor.concat` (`split_blocks`).
 
 Everything else is untouched. A DequantizeLinear dq cannot express stays as it was, with a remark
 at its location naming why: a type dq does not read, an attribute the spec does not define, a
@@ -69,8 +72,11 @@ def read_attrs(op) -> dict | str:
     return values
 
 
-def packed_constant(value: ir.Value, tt: t.TorchTensor) -> ir.Value | None:
-    """A sub-byte initializer as dq.unpack of an i8 constant of its ONNX bytes, or None."""
+def packed_bytes(value: ir.Value, tt: t.TorchTensor) -> bytes | str | None:
+    """The ONNX bytes of a sub-byte initializer, why they cannot be read, or None (not a
+    sub-byte initializer). A blob longer than the dims need is read by its leading bytes, as
+    onnx.reference reads `raw_data` (the ONNX checker accepts extra bytes); a shorter one is
+    refused: IREE would read past it."""
     attr = t.constant_value(value)
     if attr is None or not tt.element.sub_byte or None in tt.shape:
         return None
@@ -83,26 +89,113 @@ def packed_constant(value: ir.Value, tt: t.TorchTensor) -> ir.Value | None:
         from dequant.packed import pack
 
         data = pack(values).data.tobytes()
-    if len(data) != want:
-        return None
+    if len(data) < want:
+        return f"the {tt.element.name} initializer holds {len(data)} bytes, its dims {list(tt.shape)} need {want}"
+    return data[:want]
+
+
+def packed_constant(data: bytes, tt: t.TorchTensor) -> ir.Value:
+    """A sub-byte initializer as dq.unpack of an i8 constant of its ONNX bytes."""
     return unpack.build(t.byte_constant(data, f"dq_packed_{tt.element.name}"), tt.dq())
 
 
-def rewrite(op) -> str | None:
-    """Rewrite one DequantizeLinear node; why not (nothing changed), or None when done."""
+def partial_block(sig: Signature, types: list) -> tuple[int, int] | None:
+    """(axis, full) of a blocked node whose last block along a static axis is partial and not
+    the only one: `full` elements of whole blocks, then a shorter tail; else None."""
+    b, x = sig.attrs["block_size"], types[0]
+    if b <= 0 or not x.shape or None in x.shape:
+        return None
+    axis = sig.attrs["axis"] % len(x.shape)
+    d = x.shape[axis]
+    if d is None or d % b == 0 or d < b:
+        return None
+    return axis, d - d % b
+
+
+def _codes(data: bytes, count: int, bits: int):
+    """The `count` fields of `bits` bits of packed bytes (ONNX order: element j in bits
+    (j mod k) * bits of byte j / k), as uint8 codes (one strided store per field of a byte)."""
+    import numpy as np
+
+    per = 8 // bits
+    b = np.frombuffer(data, np.uint8)
+    fields = np.empty((b.size, per), np.uint8)
+    for k in range(per):
+        fields[:, k] = (b >> (k * bits)) & ((1 << bits) - 1)
+    return fields.reshape(-1)[:count]
+
+
+def _pack_codes(codes, bits: int) -> bytes:
+    """uint8 codes of `bits` bits packed into bytes in ONNX order (the last byte zero-padded)."""
+    import numpy as np
+
+    per = 8 // bits
+    flat = codes.reshape(-1)
+    if flat.size % per:
+        flat = np.concatenate([flat, np.zeros(per - flat.size % per, np.uint8)])
+    fields = flat.reshape(-1, per)
+    out = fields[:, 0].copy()
+    for k in range(1, per):
+        out |= fields[:, k] << (k * bits)
+    return out.tobytes()
+
+
+def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: int) -> ir.Value:
+    """Elements [start, start + size) along `axis` of an operand: of its packed bytes (`data`,
+    repacked) when it is a sub-byte initializer, else a tensor.extract_slice of its builtin tensor."""
+    from mlir.dialects import tensor
+
+    shape = list(tt.shape)
+    shape[axis] = size
+    part = t.TorchTensor(tuple(shape), tt.element)
+    if data is not None:
+        import numpy as np
+
+        codes = _codes(data, int(np.prod(tt.shape)), tt.element.bits).reshape(tt.shape)
+        index = [slice(None)] * len(shape)
+        index[axis] = slice(start, start + size)
+        return packed_constant(_pack_codes(np.ascontiguousarray(codes[tuple(index)]), tt.element.bits), part)
+    whole = t.to_builtin(v, tt)
+    offsets = [start if i == axis else 0 for i in range(len(shape))]
+    return tensor.extract_slice(part.dq(), whole, [], [], [], offsets, shape, [1] * len(shape))
+
+
+def split_blocks(operands, types, packed, attrs, result, axis: int, full: int) -> ir.Value:
+    """A blocked dequantize whose last block is partial, as two (the whole blocks, then the
+    tail, each with its own slice of x, the scale and the zero point) joined by tensor.concat:
+    IREE cannot tile the `floordiv` read of a partial block inside a contraction, so this keeps
+    the dequantize out of a fused MatMul (docs/iree.md)."""
+    from mlir.dialects import tensor
+
+    b = attrs["block_size"]
+    d = types[0].shape[axis]
+    parts = []
+    for start, size, blocks_at in ((0, full, 0), (full, d - full, full // b)):
+        ins = [_slice(operands[0], types[0], packed[0], axis, start, size)]
+        ins += [_slice(v, tt, p, axis, blocks_at, -(-size // b)) for v, tt, p in zip(operands[1:], types[1:], packed[1:])]
+        shape = list(result.shape)
+        shape[axis] = size
+        parts.append(dq_onnx.OP.create(ins + [None] * (3 - len(ins)), attrs, t.TorchTensor(tuple(shape), result.element).dq()))
+    return tensor.concat(result.dq(), axis, parts)
+
+
+def rewrite(op, check_only: bool = False) -> str | None:
+    """Rewrite one DequantizeLinear node; why not (nothing changed), or None when done.
+    `check_only`: why the node breaks a rule, or None, and nothing is rewritten (for a node left
+    to another compiler, whose invalid attributes are still worth a remark)."""
     operands = list(op.operands)
     if not 2 <= len(operands) <= 3 or len(op.results) != 1:
         return f"DequantizeLinear takes x, x_scale and an optional x_zero_point and has one result, got {len(operands)} operands"
     if len(operands) == 3 and isinstance(operands[2].type, ir.OpaqueType) and ir.OpaqueType(operands[2].type).data == "none":
         operands = operands[:2]
+    attrs = read_attrs(op)  # first: a bad output_dtype is why the importer typed no result
+    if isinstance(attrs, str):
+        return attrs
     types = [t.tensor_of(v.type) for v in operands]
     result = t.tensor_of(op.results[0].type)
     for v in types + [result]:
         if isinstance(v, str):
             return v
-    attrs = read_attrs(op)
-    if isinstance(attrs, str):
-        return attrs
     names = dq_onnx.OP.operand_names
     sig = Signature(
         {n: Tensor(tt.element.name, tt.shape) for n, tt in zip(names, types)} | {n: None for n in names[len(types) :]},
@@ -116,12 +209,17 @@ def rewrite(op) -> str | None:
     why = dq_onnx.OP.check(sig)
     if why:
         return why
+    packed = [packed_bytes(v, tt) for v, tt in zip(operands, types)]
+    why = next((p for p in packed if isinstance(p, str)), None)
+    if why or check_only:
+        return why
     with ir.InsertionPoint(op), op.location:
-        ins = []
-        for v, tt in zip(operands, types):
-            packed = packed_constant(v, tt)
-            ins.append(packed if packed is not None else t.to_builtin(v, tt))
-        y = dq_onnx.OP.create(ins + [None] * (3 - len(ins)), attrs, result.dq())
+        cut = partial_block(sig, types)
+        if cut is None:
+            ins = [packed_constant(p, tt) if p is not None else t.to_builtin(v, tt) for v, tt, p in zip(operands, types, packed)]
+            y = dq_onnx.OP.create(ins + [None] * (3 - len(ins)), attrs, result.dq())
+        else:
+            y = split_blocks(operands, types, packed, attrs, result, *cut)
         out = t.from_builtin(y, op.results[0].type)
     op.results[0].replace_all_uses_with(out)
     op.erase()

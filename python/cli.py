@@ -26,9 +26,6 @@ from . import aot, diagnostics, guards
 from .pipeline import UPSTREAM_NAMES, PipelineError, build
 
 SPLIT = "// -----"
-# Deeper nesting of regions, brackets or parentheses than this is refused before parsing: MLIR's
-# parser and walks recurse once per level (5,000 nested regions overflow an 8 MiB stack).
-MAX_NESTING = 1000
 TOOL_FLAGS = {
     "--help", "-h", "--version", "--output", "-o", "--pass-pipeline", "--split-input-file", "--verify-diagnostics",
     "--mlir-print-ir-after-all", "--mlir-print-debuginfo", "--mlir-print-op-generic", "--allow-unregistered-dialect",
@@ -113,32 +110,10 @@ def read_input(path: str) -> tuple[str, str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ToolError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
-    depth = nesting(text)
-    if depth > MAX_NESTING:
-        raise ToolError(f"{name} nests regions, brackets or parentheses {depth} deep; at most {MAX_NESTING} is accepted")
+    depth = guards.too_deep(data)  # the bytes: no second encoding
+    if depth is not None:
+        raise ToolError(f"{name} nests regions, brackets, parentheses or angle brackets {depth} deep; at most {guards.MAX_NESTING} is accepted")
     return name, text
-
-
-def nesting(text: str) -> int:
-    """The deepest nesting of `{`, `[` and `(` in MLIR text, outside strings and comments."""
-    depth = deepest = 0
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':  # a string literal, with backslash escapes
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c == "/" and text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c in "{[(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c in "}])":
-            depth -= 1
-        i += 1
-    return deepest
 
 
 def chunks(text: str, split: bool) -> list[tuple[str, int]]:

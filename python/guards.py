@@ -15,11 +15,17 @@ error at its line and column, the way the parser reports its own errors:
   `%` and strings as a resource's value; a `/` there is an ordinary error): any such token is
   refused, as the parse would fail anyway; elsewhere the same token is an ordinary parse error.
   The text is lexed by the lexer's own rules (`_TOKEN`), so a `{-#` or `#-}` inside a string or
-  a comment is no block's end.
+  a comment is no block's end. In the same walk: a hex string whose first 4 bytes, a resource
+  blob's alignment, are 0 ("0x00000000..."): the parser then fails to allocate the blob and
+  aborts ("LLVM ERROR: out of memory"; found by the stage fuzzer).
 
 And one the Python bindings abort on once parsed: an op (generic form, with unregistered dialects
 allowed) whose name is not valid UTF-8 (`"\\ff"(...)`): every walk over it makes the bindings
 build a Python str of the name inside C++, which throws through the walk and terminates.
+
+And any nesting deeper than `MAX_NESTING` (`nesting`): MLIR's parser and walks recurse once per
+level of a region, bracket, parenthesis or angle bracket (5,000 nested regions, 20,000 nested
+`[` or `tuple<` overflow an 8 MiB stack).
 
 `check(text)` is run on every text dequant parses (dequant-opt, `dequant.jit` of a text). It
 reads only these constructs; anything else goes to the parser unchanged.
@@ -28,6 +34,8 @@ reads only these constructs; anything else goes to the parser unchanged.
 from __future__ import annotations
 
 import re
+
+import numpy as np
 
 # storage spelled i8, u8 or as a builtin integer type (ui8, si8: the parser takes those too)
 _SUBCHANNEL = re.compile(r"!quant\.uniform<\s*(ui|si|u|i)(\d+)(?:<[^>]*>)?\s*:\s*[A-Za-z0-9]+\s*:\s*\{")
@@ -58,6 +66,115 @@ _TOKEN = re.compile(
     r"|\.\.\.|->|[:,()\[\]{}<>=+*?|-]",
     re.ASCII,  # the lexer's isalpha and isdigit: ASCII only
 )
+
+
+# Deeper nesting than this is refused before parsing (see the module docstring).
+MAX_NESTING = 1000
+# `nesting` reads only these bytes ("events"); a model's weights (hex strings) hold none of them.
+_EVENTS = np.zeros(256, bool)
+_EVENTS[[ord(c) for c in '"\\\n/{}[]()<>-= \t\r']] = True
+_EVENT_TABLE = bytes(_EVENTS.astype(np.uint8))
+_DELTA = np.zeros(256, np.int64)
+_DELTA[[ord(c) for c in "{[(<"]] = 1
+_DELTA[[ord(c) for c in "}])>"]] = -1
+_WHITE = np.zeros(256, bool)
+_WHITE[[ord(c) for c in " \t\r\n"]] = True
+_CHUNK = 1 << 22  # bytes per vectorized step: bounded temporaries on any input
+QUOTE, BACKSLASH, NEWLINE, SLASH, MINUS = (ord(c) for c in '"\\\n/-')
+
+
+def _since_reset(counts, resets, carry):
+    """For each event, `counts` (a cumulative sum) minus its value at the last reset event (one
+    holding the reset's own count: `resets` gives that value, or -1 where no reset), plus
+    `carry` before the first reset."""
+    base = np.maximum.accumulate(np.where(resets >= 0, resets, -1))
+    return np.where(base >= 0, counts - base, counts + carry)
+
+
+def nesting(text: str | bytes) -> int:
+    """The deepest nesting of `{`, `[`, `(` and `<` in MLIR text (str, or its UTF-8 bytes),
+    outside strings and comments (`->` and `>=` close nothing), or the longest run of minus signs (whitespace between) if
+    longer: the affine parser recurses once per unary minus. Strings and comments end at their
+    line's end, as MLIR's lexer ends them, so each line's state is its own.
+
+    Vectorized: per chunk, only the bytes that matter (`_EVENTS`: quotes, backslashes, newlines,
+    slashes, brackets, minus, `=`, whitespace) are gathered, and every state (inside a string:
+    the parity of unescaped quotes since the line's start; inside a comment; the depth; the run
+    of minus signs) is a cumulative sum over them, carried from chunk to chunk. No Python loop
+    per character or per token."""
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if not any(c in raw for c in b"{[(<-"):
+        return 0
+    data = np.frombuffer(raw, np.uint8)
+    events = np.frombuffer(raw.translate(_EVENT_TABLE), np.bool_)  # bytes.translate: one C loop
+    n = data.size
+    depth = deepest = minus = 0
+    parity, comment, backslashes = 0, 0, 0  # the line's state at the chunk's start
+    for start in range(0, n, _CHUNK):
+        chunk = data[start : start + _CHUNK]
+        p = np.flatnonzero(events[start : start + _CHUNK])
+        if p.size == 0:  # other bytes only: no string or comment changes, runs broken
+            minus = backslashes = 0
+            continue
+        c = chunk[p]
+        idx = np.arange(p.size)
+        adjacent = np.empty(p.size, bool)  # no other byte between this event and the one before
+        adjacent[0] = p[0] == 0
+        adjacent[1:] = p[1:] - p[:-1] == 1
+        # backslash runs, and the quotes they escape
+        bs = c == BACKSLASH
+        follows_bs = np.zeros(p.size, bool)
+        follows_bs[1:] = bs[:-1] & adjacent[1:]
+        run_start = np.maximum.accumulate(np.where(bs & ~follows_bs, idx, -1))
+        runs = np.where(bs, idx - run_start + 1, 0)
+        runs = np.where(bs & (run_start == 0) & (p[0] == 0), runs + backslashes, runs)
+        before = np.zeros(p.size, np.int64)
+        before[1:] = np.where(follows_bs[1:], runs[:-1], 0)
+        if p[0] == 0:
+            before[0] = backslashes
+        quote = (c == QUOTE) & (before % 2 == 0)
+        newline = c == NEWLINE
+        # quotes since the line's start: odd inside a string
+        quotes = np.cumsum(quote)
+        count = _since_reset(quotes, np.where(newline, quotes, -1), parity)
+        inside = count % 2 == 1
+        # comments: the second '/' of a '//' outside a string, to the line's end
+        second = np.zeros(p.size, bool)
+        second[1:] = (c[1:] == SLASH) & (c[:-1] == SLASH) & adjacent[1:]
+        if p[0] == 0 and start and data[start - 1] == SLASH and not parity:
+            second[0] = c[0] == SLASH
+        opens = np.cumsum(second & ~inside)
+        in_comment = _since_reset(opens, np.where(newline, opens, -1), comment) > 0
+        outside = ~inside & ~in_comment & ~quote
+        # depth: '->' and '>=' close nothing
+        d = np.where(outside, _DELTA[c], 0)
+        gt = np.flatnonzero(c == ord(">"))
+        if gt.size:
+            g = start + p[gt]  # positions in data
+            prev = data[np.maximum(g - 1, 0)]
+            nxt = data[np.minimum(g + 1, n - 1)]
+            arrow = ((prev == MINUS) & (g > 0)) | ((nxt == ord("=")) & (g + 1 < n))
+            d[gt[arrow]] = 0
+        levels = np.cumsum(d) + depth
+        deepest = max(deepest, int(levels.max()))
+        depth = int(levels[-1])
+        # runs of minus signs, whitespace between (a gap holds another byte: the run ends)
+        sign = (c == MINUS) & outside
+        signs = np.cumsum(sign)
+        breaks = ~adjacent | (~_WHITE[c] & ~sign)
+        run = _since_reset(signs, np.where(breaks, signs - sign, -1), minus)
+        deepest = max(deepest, int(run.max()))
+        ends_here = p[-1] == chunk.size - 1  # else other bytes after the last event break the runs
+        minus = int(run[-1]) if ends_here else 0
+        backslashes = int(runs[-1]) if ends_here and bs[-1] else 0
+        parity, comment = int(count[-1] % 2), int(in_comment[-1])  # 0 after a newline
+    return deepest
+
+
+def too_deep(text: str | bytes) -> int | None:
+    """The nesting depth of `text` (str or UTF-8 bytes) if deeper than MAX_NESTING, else None."""
+    depth = nesting(text)
+    return depth if depth > MAX_NESTING else None
 
 
 class ParserCrashError(ValueError):
@@ -121,7 +238,11 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
                               f"on it, so the input is refused before parsing"))  # fmt: skip
     if "{-#" in text:
         bad = _metadata_lexer_error(text)
-        if bad is not None:
+        if bad is not None and bad[1] == _ZERO_ALIGNMENT:
+            found.append((_where(text, bad[0]),
+                          "a resource blob whose alignment (its first 4 bytes) is 0: MLIR 22's parser aborts on it "
+                          "(\"LLVM ERROR: out of memory\"), so the input is refused before parsing"))  # fmt: skip
+        elif bad is not None:
             at, what = bad
             found.append((_where(text, at),
                           f"{what} in a file-metadata block {{-# ... #-}}: MLIR 22's parser can abort on "
@@ -129,9 +250,13 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
     return found
 
 
+_ZERO_ALIGNMENT = "alignment 0"
+
+
 def _metadata_lexer_error(text: str) -> tuple[int, str] | None:
     """(index, the lexer's complaint) of the first token MLIR's lexer rejects inside a
-    file-metadata block of `text`, or None. Outside the blocks only comments and strings are
+    file-metadata block of `text`, or of a hex string whose first 4 bytes (a resource blob's
+    alignment) are 0 (`_ZERO_ALIGNMENT`), or None. Outside the blocks only comments and strings are
     skipped whole (a `{-#` in them opens no block); an error there is the parser's to report."""
     pos = 0
     while (m := _BLOCK.search(text, pos)) is not None:
@@ -139,6 +264,13 @@ def _metadata_lexer_error(text: str) -> tuple[int, str] | None:
         if m.group() != "{-#":
             continue
         while pos < len(text):  # inside the block: token by token, to its `#-}`
+            if text.startswith('"0x00000000', pos):  # a blob of alignment 0
+                return pos, _ZERO_ALIGNMENT
+            if text.startswith('"', pos):  # a string (a weights blob: most of a model) by memchr-speed finds
+                end = text.find('"', pos + 1)
+                if end > 0 and all(text.find(c, pos + 1, end) < 0 for c in "\\\n\v\f"):
+                    pos = end + 1
+                    continue
             t = _TOKEN.match(text, pos)
             if t is None:
                 return _lexer_error(text, pos)

@@ -333,3 +333,24 @@ func.func @output_dtype_int64(%x: !torch.vtensor<[4,8],si8>, %s: !torch.vtensor<
   %0 = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.output_dtype = 7 : si64} : (!torch.vtensor<[4,8],si8>, !torch.vtensor<[],f32>) -> !torch.vtensor<[4,8],f32>
   "func.return"(%0) : (!torch.vtensor<[4,8],f32>) -> ()
 }
+
+// -----
+
+// A partial last block along a static x (K = 33, block 16): the whole blocks [32, N] and the tail
+// [1, N] are two dq ops on slices of x and the scale, joined by tensor.concat (IREE cannot tile a
+// floordiv read of a partial block inside a fused contraction).
+// CHECK-LABEL: func.func @partial_last_block
+// CHECK-DAG: %[[XB:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[33,4],si8>) -> tensor<33x4xi8>
+// CHECK-DAG: %[[SB:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[3,4],f32>) -> tensor<3x4xf32>
+// CHECK-DAG: %[[X0:.*]] = tensor.extract_slice %[[XB]][0, 0] [32, 4] [1, 1] : tensor<33x4xi8> to tensor<32x4xi8>
+// CHECK-DAG: %[[S0:.*]] = tensor.extract_slice %[[SB]][0, 0] [2, 4] [1, 1] : tensor<3x4xf32> to tensor<2x4xf32>
+// CHECK-DAG: %[[X1:.*]] = tensor.extract_slice %{{.*}}[32, 0] [1, 4] [1, 1] : tensor<33x4xi8> to tensor<1x4xi8>
+// CHECK-DAG: %[[S1:.*]] = tensor.extract_slice %{{.*}}[2, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<1x4xf32>
+// CHECK-DAG: %[[Y0:.*]] = "dq.onnx_dequantize_linear"(%[[X0]], %[[S0]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<32x4xi8>, tensor<2x4xf32>) -> tensor<32x4xf32>
+// CHECK-DAG: %[[Y1:.*]] = "dq.onnx_dequantize_linear"(%[[X1]], %[[S1]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<1x4xi8>, tensor<1x4xf32>) -> tensor<1x4xf32>
+// CHECK: %[[Y:.*]] = tensor.concat dim(0) %[[Y0]], %[[Y1]] : (tensor<32x4xf32>, tensor<1x4xf32>) -> tensor<33x4xf32>
+// CHECK: "torch_c.from_builtin_tensor"(%[[Y]])
+func.func @partial_last_block(%x: !torch.vtensor<[33,4],si8>, %s: !torch.vtensor<[3,4],f32>) -> !torch.vtensor<[33,4],f32> {
+  %y = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 16 : si64} : (!torch.vtensor<[33,4],si8>, !torch.vtensor<[3,4],f32>) -> !torch.vtensor<[33,4],f32>
+  return %y : !torch.vtensor<[33,4],f32>
+}

@@ -57,7 +57,7 @@ import fuzz_harness as harness  # noqa: E402
 
 harness.ensure_path()
 
-ERROR_LINE = re.compile(r"^(?:dequant-opt|dequant-import-onnx|<unknown>:\d+|<stdin>(?::\d+){0,2}|\S+?(?::\d+){1,2}): error: ", re.M)
+ERROR_LINE = re.compile(r"^(?:dequant-opt|dequant-import-onnx|dequant-iree|<unknown>:\d+|<stdin>(?::\d+){0,2}|\S+?(?::\d+){1,2}): error: ", re.M)
 
 
 def pick(rng, items, p=None):
@@ -800,6 +800,24 @@ def mutate_targeted(rng, model) -> str:
     return mutate_field(rng, model)
 
 
+def mutate_model(rng, model, data: bytes, counts: list, targeted: float) -> tuple[list, bytes]:
+    """Mutate `model` (a ModelProto parsed from `data`) a number of times drawn from `counts`,
+    each targeted (`mutate_targeted`) with probability `targeted`, else any field; (what was
+    done, the serialized result: `data` if protobuf cannot write it)."""
+    mutations = []
+    for _ in range(int(rng.choice(counts))):
+        try:
+            what = mutate_targeted(rng, model) if rng.random() < targeted else mutate_field(rng, model)
+        except (ValueError, TypeError, IndexError) as e:  # a value protobuf refuses: none applied
+            what = f"(refused: {type(e).__name__})"
+        mutations.append(what)
+    try:
+        data = model.SerializeToString()
+    except Exception as e:  # noqa: BLE001 - protobuf cannot write it: keep the unmutated bytes
+        mutations.append(f"(not serializable: {type(e).__name__}; unmutated)")
+    return mutations, data
+
+
 @dataclasses.dataclass
 class ImportCase:
     source: str
@@ -831,17 +849,7 @@ class ImportFuzzer:
         source, data = self.corpus[int(rng.integers(len(self.corpus)))]
         model = self.onnx.ModelProto()
         model.ParseFromString(data)
-        mutations = []
-        for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3]))):
-            try:
-                what = mutate_targeted(rng, model) if rng.random() < 0.6 else mutate_field(rng, model)
-            except (ValueError, TypeError, IndexError) as e:  # a value protobuf refuses: none applied
-                what = f"(refused: {type(e).__name__})"
-            mutations.append(what)
-        try:
-            data = model.SerializeToString()
-        except Exception as e:  # noqa: BLE001 - protobuf cannot write it: keep the unmutated bytes
-            mutations.append(f"(not serializable: {type(e).__name__}; unmutated)")
+        mutations, data = mutate_model(rng, model, data, [0, 1, 1, 2, 2, 3], 0.6)
         if rng.random() < 0.2:  # byte-level
             b = bytearray(data)
             for _ in range(int(rng.integers(1, 4))):
