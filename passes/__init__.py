@@ -1,7 +1,7 @@
 """Passes of the dq toolkit, one module per pass, and the named pipelines built from them.
 
-A module defining `PASS` (a `Pass`) or `PIPELINE` (a `Pipeline`) is registered by being here: a new
-pass is one new module. `dequant-opt --help` lists them; python/pipeline.py runs them.
+A module defining `PASS` (a `Pass`) or `PIPELINES` (`Pipeline`s) is registered by being here: a
+new pass is one new module. `dequant-opt --help` lists them; python/pipeline.py runs them.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def _discover() -> tuple[dict[str, Pass], dict[str, Pipeline]]:
         module = importlib.import_module(f"{__name__}.{info.name}")
         if isinstance(getattr(module, "PASS", None), Pass):
             passes[module.PASS.name] = module.PASS
-        if isinstance(getattr(module, "PIPELINE", None), Pipeline):
-            pipelines[module.PIPELINE.name] = module.PIPELINE
+        for p in getattr(module, "PIPELINES", ()):
+            pipelines[p.name] = p
     return passes, pipelines
 
 

@@ -58,12 +58,14 @@ LOWERING = (
     + ["convert-ub-to-llvm", MEMREF_TO_LLVM[-1]]  # ub.poison: the vector transfers' padding
 )
 
-PIPELINE = Pipeline(
-    "dq-to-llvm",
-    "Lower dq ops on tensors to the LLVM dialect (linalg, bufferization, loops, LLVM)",
-    ",".join(LOWERING),
+PIPELINES = (
+    Pipeline(
+        "dq-to-llvm",
+        "Lower dq ops on tensors to the LLVM dialect (linalg, bufferization, loops, LLVM)",
+        ",".join(LOWERING),
+    ),
 )
 
 # dq-to-llvm without the `_nt` entry points: the numpy API's first compile (Kernel's
-# lazy_nontemporal), the `_nt` entries compiled by dq-to-llvm when a call first needs them
+# nontemporal_source), the `_nt` entries compiled by dq-to-llvm when a call first needs them
 WITHOUT_NONTEMPORAL = ",".join(e for e in LOWERING if e != NONTEMPORAL_ENTRIES)

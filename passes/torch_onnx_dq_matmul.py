@@ -26,6 +26,8 @@ else is untouched.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
@@ -34,33 +36,103 @@ from dequant import dialect
 from dequant.dialect import canonical, constants, unpack
 from dequant.dialect.elements import of_type
 from dequant.dialect.canonical import Form, Read
+from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from . import torch_onnx as t
-from .queries import made_by
+from .queries import PURE_PRODUCERS, erase_dead, made_by
 from .to_linalg import expand
 
 PARALLEL, REDUCTION = linalg.IteratorType.parallel, linalg.IteratorType.reduction
 
 
-def _weights(w: ir.Value, found: dict):
-    """(dq op, its OpDef, its canonical Form) if torch value `w` is the dq weights a MatMul can
-    read quantized, else None."""
+@dataclass(frozen=True)
+class Match:
+    """An `onnx.MatMul(%a, %w)` whose %w is dq-dequantized weights [K, N] a contraction can read
+    quantized: the dq op, its OpDef and canonical Form, and the torch types of %a and the result."""
+
+    matmul: object
+    dq_op: object
+    definition: object
+    form: Form
+    a: t.TorchTensor
+    y: t.TorchTensor
+
+    @property
+    def kn(self) -> tuple:
+        return tuple(ir.RankedTensorType(self.dq_op.results[0].type).shape)
+
+
+def _why_not(matmul, found: dict) -> Match | str | None:
+    """The Match of a MatMul, why its dequantized weights cannot be read quantized, or None when
+    its B operand is not dq-dequantized at all."""
+    if len(matmul.operands) != 2 or len(matmul.results) != 1:
+        return None
+    w = matmul.operands[1]
     y = t.builtin_of(w)
     if y is None or y.owner.name not in dialect.DEQUANTIZE_OPS or y.owner.operation not in found:
         return None
-    d, sig = found[y.owner.operation]
+    dq_op = y.owner
+    d, sig = found[dq_op.operation]
     form = d.canonical(sig)
-    x = ir.RankedTensorType(y.owner.operands[0].type)
-    if x.rank != 2 or not x.has_static_shape or form.unpack != "none" or form.zero_point_mode != "subtract":
-        return None
+    x = ir.RankedTensorType(dq_op.operands[0].type)
+    if x.rank != 2 or not x.has_static_shape:
+        return f"the weights {x} are not 2-D with static dims"
+    if form.unpack != "none" or form.zero_point_mode != "subtract":
+        return "the weights' zero point is not subtracted before scaling (OpenPPL int4x4 or float zero point)"
     for use in w.uses:
         if t.onnx_name(use.owner) != "onnx.MatMul" or use.operand_number != 1:
-            return None
+            return "the dequantized weights are also used by other ops than as MatMul B operands"
     for use in y.uses:
         if use.owner.name != t.FROM_BUILTIN:
-            return None
-    return y.owner, d, form
+            return "the dequantized weights are also used on builtin tensors"
+    a_t, y_t = t.tensor_of(matmul.operands[0].type), t.tensor_of(matmul.results[0].type)
+    if isinstance(a_t, str) or isinstance(y_t, str):
+        return a_t if isinstance(a_t, str) else y_t
+    k, n = ir.RankedTensorType(dq_op.results[0].type).shape
+    w_et = ir.RankedTensorType(dq_op.results[0].type).element_type
+    if len(a_t.shape) < 2 or a_t.builtin().element_type != w_et:
+        return "A is not [..., M, K] of the weights' element type"
+    if y_t.builtin().element_type != w_et:
+        return "the result's element type is not the weights' (left to the compiler's own MatMul checks)"
+    # (a K known only at run time is left to the compiler's own MatMul checks)
+    if a_t.shape[-1] != k or tuple(y_t.shape[:-1]) != tuple(a_t.shape[:-1]) or y_t.shape[-1] != n:
+        return f"A {list(a_t.shape)} and the result {list(y_t.shape)} do not fit weights [{k}, {n}] with static K"
+    return Match(matmul, dq_op, d, form, a_t, y_t)
+
+
+def matches(root, remarks: list) -> list | None:
+    """The Matches of the MatMuls under `root` (None: a dq op broke a rule, reported); a MatMul of
+    dq-dequantized weights that cannot be read quantized gets a remark in `remarks` saying why."""
+    verified = dialect.verified(root)
+    if verified is None:
+        return None
+    found = {op.operation: (d, sig) for op, d, sig in verified}
+    out = []
+    for matmul in t.nodes(root, "onnx.MatMul"):
+        m = _why_not(matmul, found)
+        if isinstance(m, Match):
+            out.append(m)
+        elif m is not None:
+            remarks.append((matmul, f"MatMul left unfused (the dequantize runs as its own dispatch): {m}"))
+    return out
+
+
+def _erasable(op) -> bool:
+    return op.name in PURE_PRODUCERS + (unpack.NAME, t.TO_BUILTIN) or t.onnx_name(op) == "onnx.Constant"
+
+
+def erase_unused(dq_ops) -> None:
+    """Erase the dq ops that no MatMul reads any more, with their casts and the constants and
+    casts that only they read."""
+    for dq_op in dq_ops:
+        casts = [u.owner for u in dq_op.results[0].uses]
+        if all(not list(c.results[0].uses) for c in casts):
+            for c in casts:
+                c.erase()
+            operands = list(dq_op.operands)
+            dq_op.erase()
+            erase_dead(operands, _erasable)
 
 
 def _split(form: Form, k: int) -> int:
@@ -119,16 +191,11 @@ def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
     return unpack.build(made[key], ir.RankedTensorType.get(shape, xt.element_type))
 
 
-def rewrite(matmul, dq_op, d, form: Form, made: dict) -> bool:
-    a_t, y_t = t.tensor_of(matmul.operands[0].type), t.tensor_of(matmul.results[0].type)
+def rewrite(match: Match, made: dict) -> None:
+    matmul, dq_op, form, a_t, y_t = match.matmul, match.dq_op, match.form, match.a, match.y
     w_type = ir.RankedTensorType(dq_op.results[0].type)
     k, n = w_type.shape
-    if isinstance(a_t, str) or isinstance(y_t, str) or len(a_t.shape) < 2 or a_t.builtin().element_type != w_type.element_type:
-        return False
-    # (a K known only at run time is left to the compiler's own MatMul checks)
-    if a_t.shape[-1] != k or tuple(y_t.shape[:-1]) != tuple(a_t.shape[:-1]) or y_t.shape[-1] != n:
-        return False
-    v = d.by_role(dq_op)
+    v = match.definition.by_role(dq_op)
     b = _split(form, k)
     batch = len(a_t.shape) - 2
     with ir.InsertionPoint(matmul), matmul.location:
@@ -164,32 +231,18 @@ def rewrite(matmul, dq_op, d, form: Form, made: dict) -> bool:
         out = t.from_builtin(y, matmul.results[0].type)
     matmul.results[0].replace_all_uses_with(out)
     matmul.erase()
-    return True
 
 
 def run(root) -> bool:
-    verified = dialect.verified(root)
-    if verified is None:
+    remarks = []
+    found = matches(root, remarks)
+    if found is None:
         return False
-    found = {op.operation: (d, sig) for op, d, sig in verified}
-    rewritten, made = set(), {}
-    for matmul in t.nodes(root, "onnx.MatMul"):
-        w = _weights(matmul.operands[1], found) if len(matmul.operands) == 2 and len(matmul.results) == 1 else None
-        if w is not None and rewrite(matmul, *w, made):
-            rewritten.add(w[0])
-    for dq_op in rewritten:  # the dequantized weights no MatMul reads any more
-        casts = [u.owner for u in dq_op.results[0].uses]
-        if all(not list(c.results[0].uses) for c in casts):
-            for c in casts:
-                c.erase()
-            x = dq_op.operands[0]
-            dq_op.erase()
-            owner = made_by(x, unpack.NAME)
-            if owner is not None and not list(x.uses):
-                source = made_by(owner.operands[0], "arith.constant")
-                owner.erase()
-                if source is not None and not list(source.results[0].uses):
-                    source.erase()
+    made = {}
+    for m in found:
+        rewrite(m, made)
+    erase_unused({m.dq_op for m in found})
+    emit_remarks(root, remarks)
     return True
 
 

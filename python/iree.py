@@ -8,7 +8,9 @@
 blocked DequantizeLinear ("failed to legalize operation 'torch.operator'"); after the dq stage
 (passes/to_iree.py) every DequantizeLinear is linalg IREE compiles, a MatMul of int4 blocked
 weights is one dispatch reading them packed, and everything else is IREE's own ONNX lowering.
-Scope and measured results: docs/iree.md. Needs the `iree` extra (`pip install dequant[iree]`:
+`dequant-iree` prints one summary line on stderr (what the stage took, what it left to IREE
+and why; `-q` silences it) and, for any bad input, one `error:` line: the first real diagnostic
+of the tool that failed. Scope and measured results: docs/iree.md. Needs the `iree` extra (`pip install dequant[iree]`:
 iree-base-compiler, iree-base-runtime and onnx, version 3.13).
 """
 
@@ -17,9 +19,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 
 from mlir import ir
 
@@ -27,72 +31,203 @@ from . import context, diagnostics, guards
 from .pipeline import build
 
 PIPELINE = "torch-onnx-to-iree"
-TARGETS = ("llvm-cpu",)
-DEFAULT_FLAGS = ("--iree-hal-target-device=local", "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3")
+
+
+@dataclass(frozen=True)
+class Target:
+    """An IREE backend the stage prepares for: the dq pipeline and the iree-compile flags."""
+
+    pipeline: str
+    flags: tuple
+
+
+# -O3 for the CPU: measured 2-3x faster than the default level on the fused int4 MatMul
+# (docs/iree.md). The GPU chips are defaults a user overrides with their own --iree-*-target=.
+TARGETS = {
+    "llvm-cpu": Target(PIPELINE, ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                                  "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3")),
+    "cuda": Target("torch-onnx-to-iree-gpu", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80")),
+    "rocm": Target("torch-onnx-to-iree-gpu", ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx942")),
+    "vulkan-spirv": Target("torch-onnx-to-iree-spirv", ("--iree-hal-target-device=vulkan", "--iree-vulkan-target=ampere")),
+}  # fmt: skip
+
+
+# From O1 on IREE strips `cf.assert`, which carries dq's run-time shape checks
+# (passes/checks_to_assert.py); kept, a mismatched dim is an error of the call.
+COMMON_FLAGS = ("--iree-opt-strip-assertions=false",)
+
+
+def _flags(target: Target, extra_args) -> list:
+    """The target's flags and COMMON_FLAGS, less those the user's `extra_args` set again (same
+    option name)."""
+    given = {a.split("=", 1)[0] for a in extra_args}
+    return [f for f in (*target.flags, *COMMON_FLAGS) if f.split("=", 1)[0] not in given] + list(extra_args)
 OPT, COMPILE = "iree.compiler.tools.scripts.iree_opt", "iree.compiler.tools.scripts.iree_compile"
 
 
 class IreeStageError(RuntimeError):
-    """A model the IREE stage cannot take: the importer, the dq passes or iree-compile failed
-    (the message holds their diagnostics)."""
+    """A model the IREE stage cannot take: the importer, the dq passes or iree-compile failed.
+    The message is one line (the first real diagnostic of the tool that failed, never its
+    traceback), then notes: what dq left to IREE, when IREE then failed."""
 
 
-def _tool(module: str, args: list, what: str) -> None:
+@dataclass
+class Summary:
+    """What the dq stage took of one imported model and what it left to IREE."""
+
+    nodes: int  # DequantizeLinear nodes in the imported model
+    left: int  # still DequantizeLinear after the stage (IREE's to lower, or to refuse)
+    fused: int  # MatMuls that now read their weights quantized
+    remarks: list = field(default_factory=list)  # "location: why" of each node left, in order
+
+    def reasons(self) -> list:
+        """The distinct reasons a node was left, each with its count, first seen first."""
+        counts: dict = {}
+        for r in self.remarks:
+            why = r.split(_LEFT, 1)[-1]
+            counts[why] = counts.get(why, 0) + 1
+        return [f"{why}{f' (x{n})' if n > 1 else ''}" for why, n in counts.items()]
+
+    def line(self) -> str:
+        if not self.nodes:
+            return "dq stage: no DequantizeLinear in the model; it is IREE's alone"
+        text = f"dq stage: {self.nodes - self.left} of {self.nodes} DequantizeLinear to dq, {self.fused} MatMul(s) fused"
+        lowered = self.left - len(self.remarks)
+        if lowered > 0:
+            text += f"; {lowered} left to IREE, which lowers them itself"
+        if self.remarks:
+            reasons = self.reasons()
+            more = f"; and {len(reasons) - 3} more reasons" if len(reasons) > 3 else ""
+            text += f"; {len(self.remarks)} left to IREE: " + "; ".join(reasons[:3]) + more
+        return text
+
+    def notes(self) -> str:
+        """Lines naming each node dq left, for a failure of IREE on one of them."""
+        return "\n".join(f"note: dq left this DequantizeLinear to IREE: {r}" for r in self.remarks)
+
+
+_LEFT = "DequantizeLinear not converted to dq: "
+_UNKNOWN_ELEMENT = re.compile(r"Unknown ONNX tensor element type: (-?\d+)")
+
+
+def first_diagnostic(stderr: str, source: str | None = None) -> str:
+    """The first real diagnostic of one of IREE's tools: the exception of a Python traceback
+    (its class without the module path), else the first `error:` line (a temporary `source`
+    path shortened to its line and column), else the first line."""
+    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip()]
+    if not lines:
+        return "(no message)"
+    if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
+        frames = [i for i, ln in enumerate(lines) if ln.startswith("  File ")]
+        after = [ln for ln in lines[frames[-1] + 1 if frames else 0 :] if not ln.startswith("  ")]  # the exception: not code
+        name, _, message = " ".join(after or lines[-1:]).partition(": ")
+        message = " ".join(message.split())  # a message of several lines, as one
+        unknown = _UNKNOWN_ELEMENT.search(message)
+        if unknown:
+            from dequant.passes.torch_onnx_to_dq import onnx_type_name
+
+            code = int(unknown.group(1))
+            return (f"the model holds ONNX element type {code} ({onnx_type_name(code) or 'unknown'}), which IREE 3.13's "
+                    "ONNX importer does not read (it reads no float4, int2 or uint2 tensor)")  # fmt: skip
+        return f"{name.rsplit('.', 1)[-1]}: {message}" if message else name
+    line = next((ln for ln in lines if ": error: " in ln), lines[0])
+    if source:
+        line = line.replace(source + ":", "stage.mlir:")
+    return line.strip()
+
+
+def _tool(module: str, args: list, what: str, source: str | None = None) -> None:
     """Run one of IREE's tools (`python -m <module>`) in a child process: IREE's compiler has
     its own MLIR Python bindings, which cannot load in a process that loaded dequant's."""
-    if importlib.util.find_spec("iree.compiler") is None:
-        raise ImportError("the IREE stage needs IREE's compiler: pip install 'dequant[iree]'")
-    run = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True)
+    if not installed():
+        raise ImportError(INSTALL_HINT)
+    run = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, errors="replace")
     if run.returncode != 0:
-        lines = [ln for ln in run.stderr.strip().splitlines() if ln.strip()] or ["(no message)"]
-        raise IreeStageError(f"{what} failed: " + "\n".join(lines[-20:]))
+        raise IreeStageError(f"{what}: {first_diagnostic(run.stderr, source)}")
+
+
+INSTALL_HINT = "the IREE stage needs IREE's compiler and its ONNX importer: pip install 'dequant[iree]'"
+
+
+def installed() -> bool:
+    """Whether IREE's compiler can be run (find_spec of a submodule raises when `iree` is absent)."""
+    try:
+        return importlib.util.find_spec("iree.compiler") is not None
+    except ImportError:
+        return False
 
 
 def import_onnx(model: str | os.PathLike) -> str:
     """The model imported by IREE's ONNX importer (`iree-import-onnx`), in generic form."""
+    if not os.path.isfile(model):
+        raise IreeStageError(f"cannot open '{os.fspath(model)}': {'not a file' if os.path.exists(model) else 'no such file'}")
     with tempfile.TemporaryDirectory() as tmp:
         imported, generic = os.path.join(tmp, "import.mlir"), os.path.join(tmp, "generic.mlir")
         _tool("iree.compiler.tools.import_onnx", [os.fspath(model), "-o", imported], "iree-import-onnx")
-        _tool(OPT, ["--mlir-print-op-generic", imported, "-o", generic], "iree-opt")
+        _tool(OPT, ["--mlir-print-op-generic", imported, "-o", generic], "iree-opt", imported)
         with open(generic, encoding="utf-8") as f:
             return f.read()
 
 
-def prepare(text: str, pipeline: str = PIPELINE) -> str:
+def run_stage(text: str, pipeline: str = PIPELINE) -> tuple[str, Summary]:
     """Run the dq stage (dequant-opt --allow-unregistered-dialect --torch-onnx-to-iree) on an
-    imported module's text; the text iree-compile takes. Remarks (a DequantizeLinear left to
-    IREE, with why) are ignored; errors raise IreeStageError."""
+    imported module's text: (the text iree-compile takes, the Summary). A DequantizeLinear dq
+    leaves to IREE is a remark, kept in the summary; errors raise IreeStageError."""
     ctx = context()
     ctx.allow_unregistered_dialects = True
-    with ctx, ir.Location.unknown(), diagnostics.Collector(ctx, {}) as collected:
+    nodes, matmuls = text.count('"onnx.DequantizeLinear"'), text.count('"onnx.MatMul"')
+    with ctx, ir.Location.unknown(), diagnostics.Collector(ctx, {"-": "<torch form>"}) as collected:
         try:
+            depth = guards.too_deep(text)
+            if depth is not None:
+                raise IreeStageError(f"the imported module nests {depth} deep; the dq stage takes at most {guards.MAX_NESTING}")
             guards.check(text)
             module = ir.Module.parse(text)
             build(pipeline, ctx).run(module.operation)
         except ir.MLIRError as e:
             collected.add_error(e)
+            if not e.error_diagnostics:
+                collected.diags.append(diagnostics.Diag("error", None, None, None, str(e).strip()))
         except guards.ParserCrashError as e:
             raise IreeStageError(f"the dq stage refuses the module: {e}") from None
         errors = [d.render() for d in collected.diags if d.severity == "error"]
         if errors:
-            raise IreeStageError("the dq stage failed:\n" + "\n".join(errors))
-        return module.operation.get_asm(assume_verified=True)
+            more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+            raise IreeStageError(f"the dq stage failed: {errors[0].splitlines()[0]}{more}")
+        out = module.operation.get_asm(assume_verified=True)
+        remarks = [d.render().splitlines()[0] for d in collected.diags if d.severity == "remark" and _LEFT in d.render()]
+    summary = Summary(nodes, out.count('"onnx.DequantizeLinear"'), matmuls - out.count('"onnx.MatMul"'), remarks)
+    return out, summary
 
 
-def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", flags: tuple = DEFAULT_FLAGS, extra_args=()) -> bytes:
+def prepare(text: str, pipeline: str = PIPELINE) -> str:
+    """The text iree-compile takes (run_stage without the summary)."""
+    return run_stage(text, pipeline)[0]
+
+
+def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_args=(), report=None) -> bytes:
     """The IREE module (vmfb bytes) of an ONNX model, with the dq stage between IREE's importer
-    and iree-compile. `target`: the IREE backend (llvm-cpu); `flags`: iree-compile flags (by
-    default the local device, the host CPU and -O3: measured 2-3x faster than the default level on
-    the int4 MatMul, docs/iree.md); `extra_args`: more iree-compile flags."""
+    and iree-compile. `target`: an IREE backend of TARGETS (llvm-cpu: the host CPU); `extra_args`:
+    more iree-compile flags (one naming an option of the target's flags replaces it, e.g.
+    `--iree-cuda-target=sm_90`); `report(summary)` is called with the stage's Summary before
+    iree-compile runs. When iree-compile fails and dq left nodes to IREE, the error names them
+    (their remarks)."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
-    text = prepare(import_onnx(model))
+    t = TARGETS[target]
+    text, summary = run_stage(import_onnx(model), t.pipeline)
+    if report is not None:
+        report(summary)
     with tempfile.TemporaryDirectory() as tmp:
         source, out = os.path.join(tmp, "stage.mlir"), os.path.join(tmp, "module.vmfb")
         with open(source, "w", encoding="utf-8") as f:
             f.write(text)
-        args = [source, f"--iree-hal-local-target-device-backends={target}", *flags, *extra_args, "-o", out]
-        _tool(COMPILE, args, "iree-compile")
+        try:
+            _tool(COMPILE, [source, *_flags(t, extra_args), "-o", out], "iree-compile", source)
+        except IreeStageError as e:
+            if summary.remarks:
+                raise IreeStageError(f"{e}\n{summary.notes()}") from None
+            raise
         with open(out, "rb") as f:
             return f.read()
 
@@ -101,18 +236,33 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="dequant-iree", description="Compile an ONNX model to an IREE module, dq stage included.")
     p.add_argument("model", help="the ONNX model")
     p.add_argument("-o", "--output", required=True, help="the IREE module to write (.vmfb)")
+    p.add_argument("--target", default="llvm-cpu", choices=list(TARGETS), help="the IREE backend (default: llvm-cpu, the host CPU)")
     p.add_argument("--emit-mlir", action="store_true", help="write the text given to iree-compile instead of the module")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line of what the dq stage took and left")
     p.add_argument("iree_args", nargs="*", help="more iree-compile flags (after --)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+
+    def report(summary: Summary) -> None:
+        if not args.quiet:
+            print(f"dequant-iree: {summary.line()}", file=sys.stderr)
+
     try:
         if args.emit_mlir:
-            data = prepare(import_onnx(args.model)).encode()
+            text, summary = run_stage(import_onnx(args.model), TARGETS[args.target].pipeline)
+            report(summary)
+            data = text.encode()
         else:
-            data = compile_onnx(args.model, extra_args=args.iree_args)
+            data = compile_onnx(args.model, target=args.target, extra_args=args.iree_args, report=report)
         with open(args.output, "wb") as f:
             f.write(data)
-    except (IreeStageError, ImportError, OSError, ValueError) as e:
+    except ImportError as e:
+        print(f"dequant-iree: error: {e if str(e) == INSTALL_HINT else INSTALL_HINT + f' ({e})'}", file=sys.stderr)
+        return 1
+    except (IreeStageError, ValueError) as e:
         print(f"dequant-iree: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"dequant-iree: error: cannot write '{args.output}': {e.strerror or e}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,0 +1,358 @@
+"""A matmul kernel reading quantized weights: y[m, n] = sum_k x[m, k] * dequantize(w)[k, n].
+
+The weights are constants, quantized along K in blocks of `block` (a per-column scale is one block
+of K), 4-bit (two per byte) or 8-bit, with an optional integer zero point. `Kernel.repack` lays
+them out once, when the stage runs, for the kernel's loads; `Kernel.emit` writes the kernel body
+as `scf`/`vector`/`arith`/`memref` ops on memrefs (no target dialect): whoever calls it supplies
+the buffers and which column groups the body computes (an IREE workgroup: passes/
+torch_onnx_dq_matmul_iree_cpu.py).
+
+Layout (W = GROUPS * lanes columns per workgroup, KB = K / block blocks): each workgroup's
+weights are one contiguous stream, row after row of K.
+- weights `[N / W, K / 2, W]` bytes for 4 bits: byte (w, r, j) holds row 2r of column w*W + j in
+  bits 0-3 and row 2r + 1 in bits 4-7; `[N / W, K, W]` for 8 bits. Each value is stored biased
+  to unsigned, `u = q + bias` (bias 8 for int4, 128 for int8, 0 unsigned), so one mask and one
+  shift unpack it;
+- scales `[N / W, KB, W]` f32 (f16/bf16 scales widened exactly);
+- zero points `[N / W, KB, W]` bytes holding `z + bias`; without a zero point the bias alone.
+Then `u - (z + bias) = q - z`, exactly.
+
+Two bodies, chosen by the row count at run time (docs/iree.md, "The int4 MatMul kernel"):
+- one row (a token, M = 1; memory and unpacking bound): per block, `p = sum_k x[k] * u[k]` and
+  `xs = sum_k x[k]` in f32, then `y += s * (p - z' * xs)`: the weights are converted once, no
+  multiply per weight by the scale or subtract of the zero point (the reassociation ONNX leaves
+  open: a MatMul's sum has no fixed order; docs/semantics.md#matmul-of-dequantized-weights);
+- several rows: per chunk of K, the group's weights are dequantized exactly, `(u - z') * s` as
+  dq's dequantize computes them, into a stack panel of f32, then an f32 register-blocked product
+  of `ROWS` rows by `PANEL_GROUPS * lanes` columns reads it (each weight unpacked once per
+  workgroup, not per row).
+Sums run in f32 in order of k within each (block, column); no integer accumulation, no
+quantization of x: the error against a float64 product is f32 rounding of the sums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, memref, scf, vector
+
+# Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
+GROUPS = 4
+# Several-rows body: ROWS x PANEL_GROUPS column groups of accumulators (8 of 16 AVX2 registers,
+# 4 more for the panel's row, one for x), K chunk of the stack panel (CHUNK x 32 f32: 16 KiB at 8
+# lanes). Measured on the decoder layer's K = 2048, N = 5632 kernel at M = 16 (IREE's dispatch
+# benchmark, CPU time): 2 x 4 groups took 6.4-9.8 ms where 4 x 2 groups took 9.5-12.7 ms and
+# 6 x 2 more still: each row of the tile is a stream of x read at K * 4 bytes from the next.
+ROWS, PANEL_GROUPS, CHUNK = 2, 4, 128
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel's static shape: K, N, the block along K, 4 or 8 bits, signedness, whether a
+    zero point buffer is read, and the vector width in f32 lanes."""
+
+    k: int
+    n: int
+    block: int
+    bits: int
+    signed: bool
+    zero_point: bool
+    lanes: int = 8
+
+    @property
+    def width(self) -> int:
+        """Columns per workgroup."""
+        return GROUPS * self.lanes
+
+    @property
+    def blocks(self) -> int:
+        return self.k // self.block
+
+    @property
+    def per_byte(self) -> int:
+        return 8 // self.bits
+
+    @property
+    def bias(self) -> int:
+        return 1 << (self.bits - 1) if self.signed else 0
+
+    @property
+    def workgroups(self) -> int:
+        return self.n // self.width
+
+    @property
+    def chunk(self) -> int:
+        """The panel's K chunk: whole blocks up to CHUNK rows, or a part of one longer block."""
+        if self.block <= CHUNK:
+            d = max(d for d in range(1, self.blocks + 1) if self.blocks % d == 0 and d * self.block <= CHUNK)
+            return d * self.block
+        return max(c for c in range(2, CHUNK + 1, 2) if self.block % c == 0)
+
+    @staticmethod
+    def why_not(k: int, n: int, block: int, bits: int, lanes: int = 8) -> str | None:
+        """Why a weight shape does not fit the kernel, or None."""
+        if bits not in (4, 8):
+            return f"{bits}-bit weights (the kernel reads 4 and 8 bits)"
+        if k % block or block % 2:
+            return f"block {block} must be even and divide K = {k}"
+        if n % (lanes * GROUPS):
+            return f"N = {n} is not a multiple of {lanes * GROUPS} columns"
+        if block > CHUNK and not any(block % c == 0 for c in range(2, CHUNK + 1, 2)):
+            return f"block {block} has no even divisor up to {CHUNK}"
+        return None
+
+    def name(self) -> str:
+        kind = ("i" if self.signed else "u") + str(self.bits)
+        return f"dq_matmul_{kind}_k{self.k}_n{self.n}_b{self.block}{'_z' if self.zero_point else ''}_l{self.lanes}"
+
+    # --- the constants' layout --------------------------------------------------------------
+
+    def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+        """The kernel's (weights, scales, zero points or None) from the weights' stored bits
+        `codes` [K, N] (uint8: a two's complement or unsigned code of `bits` bits), the scale
+        [KB, N] and the zero point [KB, N] (integers, or None), as numpy arrays in the layout
+        above. A signed code c holds q = c - 2^bits * (c >= 2^(bits - 1)), so q + bias = c ^ bias
+        (the bias flips the code's top bit): uint8 operations only."""
+        wgs, width = self.workgroups, self.width
+        u = codes ^ np.uint8(self.bias) if self.bias else codes
+        rows = u.reshape(self.k // self.per_byte, self.per_byte, wgs, width)
+        packed = rows[:, 0] | (rows[:, 1] << 4) if self.bits == 4 else rows[:, 0]
+        w = np.ascontiguousarray(packed.transpose(1, 0, 2))
+
+        def by_group(a):
+            return np.ascontiguousarray(a.reshape(self.blocks, wgs, width).transpose(1, 0, 2))
+
+        s = by_group(np.asarray(scale, np.float32))
+        z = by_group((zero_point.astype(np.int32) + self.bias).astype(np.uint8)) if zero_point is not None else None
+        return w, s, z
+
+    def types(self, m: int | None = None) -> dict:
+        """The memref types of the kernel's buffers in binding order, x, w, s[, z], y (m: x's and
+        y's row count, None dynamic)."""
+        dyn = ir.ShapedType.get_dynamic_size() if m is None else m
+        f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
+        table = {
+            "x": ir.MemRefType.get([dyn, self.k], f32),
+            "w": ir.MemRefType.get([self.workgroups, self.k // self.per_byte, self.width], i8),
+            "s": ir.MemRefType.get([self.workgroups, self.blocks, self.width], f32),
+        }
+        if self.zero_point:
+            table["z"] = ir.MemRefType.get([self.workgroups, self.blocks, self.width], i8)
+        table["y"] = ir.MemRefType.get([dyn, self.n], f32)
+        return table
+
+    # --- the body -----------------------------------------------------------------------------
+
+    def emit(self, x, w, s, z, y, m, workgroup) -> None:
+        """The body computing y's columns of workgroup `workgroup` (an index: `width` columns)
+        for all m rows, at the current insertion point."""
+        _Body(self, x, w, s, z, y, m, workgroup).emit()
+
+
+def _index(v: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), v)
+
+
+class _Body:
+    """The ops of one kernel body (state shared by its loops)."""
+
+    def __init__(self, kernel: Kernel, x, w, s, z, y, m, workgroup):
+        self.k, self.x, self.w, self.s, self.z, self.y, self.m = kernel, x, w, s, z, y, m
+        lanes = kernel.lanes
+        self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
+        self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
+        self.bytes = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
+        # Constants go to the top of the function (they are used in several regions), once each.
+        self.top = ir.InsertionPoint.at_block_begin(ir.InsertionPoint.current.block)
+        self.c = {}
+        self.wg = workgroup
+        self.col0 = arith.muli(workgroup, self.const(kernel.width))
+
+    def _constant(self, key, make) -> ir.Value:
+        if key not in self.c:
+            with self.top:
+                self.c[key] = make()
+        return self.c[key]
+
+    def const(self, v: int) -> ir.Value:
+        return self._constant(v, lambda: _index(v))
+
+    def splat_i32(self, v: int) -> ir.Value:
+        attr = ir.DenseElementsAttr.get_splat(self.i32, ir.IntegerAttr.get(self.i32.element_type, v))
+        return self._constant(("i32", v), lambda: arith.constant(self.i32, attr))
+
+    def zeros(self) -> ir.Value:
+        attr = ir.DenseElementsAttr.get_splat(self.f32, ir.FloatAttr.get_f32(0.0))
+        return self._constant("zero", lambda: arith.constant(self.f32, attr))
+
+    def emit(self) -> None:
+        self.zero, self.mask, self.four = self.zeros(), self.splat_i32(15), self.splat_i32(4)
+        one = arith.cmpi(arith.CmpIPredicate.ule, self.m, self.const(1))
+        branch = scf.IfOp(one, has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            self.one_row()
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            self.rows()
+            scf.YieldOp([])
+
+    # The weights of one byte row of group g (lanes g*lanes...), unpacked to i32 vectors (one per
+    # value in a byte).
+    def fields(self, g: int, row) -> list:
+        b = vector.load(self.bytes, self.w, [self.wg, row, self.const(g * self.k.lanes)])
+        v = arith.extui(self.i32, b)
+        if self.k.bits == 8:
+            return [v]
+        return [arith.andi(v, self.mask), arith.shrui(v, self.four)]
+
+    # The zero point z' of group g, block kb as an i32 vector (the bias alone without a buffer).
+    def zero_point(self, g: int, kb) -> ir.Value:
+        if self.z is None:
+            return self.splat_i32(self.k.bias)
+        return arith.extui(self.i32, vector.load(self.bytes, self.z, [self.wg, kb, self.const(g * self.k.lanes)]))
+
+    def scale(self, g: int, kb) -> ir.Value:
+        return vector.load(self.f32, self.s, [self.wg, kb, self.const(g * self.k.lanes)])
+
+    def column(self, g: int) -> ir.Value:
+        return arith.addi(self.col0, self.const(g * self.k.lanes))
+
+    def one_row(self) -> None:
+        """y[r, cols] = sum over blocks of s * (sum x*u - z' * sum x), for r < m (m <= 1). Each
+        value of a byte (row 2j, row 2j + 1) sums into its own accumulator (no FMA waits on
+        another in the same step); sum x of a block is added up once per block (`block_sum`)."""
+        kern, f32 = self.k, self.f32
+        gs, fields = range(GROUPS), kern.per_byte
+        rows = scf.ForOp(self.const(0), self.m, self.const(1))
+        with ir.InsertionPoint(rows.body):
+            r = rows.induction_variable
+            blocks = scf.ForOp(self.const(0), self.const(kern.blocks), self.const(1), [self.zero] * GROUPS)
+            with ir.InsertionPoint(blocks.body):
+                kb, acc = blocks.induction_variable, list(blocks.inner_iter_args)
+                per_block = kern.block // fields
+                first_row = arith.muli(kb, self.const(per_block))
+                inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), [self.zero] * (GROUPS * fields))
+                with ir.InsertionPoint(inner.body):
+                    j, p = inner.induction_variable, list(inner.inner_iter_args)
+                    row = arith.addi(first_row, j)
+                    k0 = arith.muli(row, self.const(fields))
+                    xs = [vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i)) if i else k0])) for i in range(fields)]
+                    out = []
+                    for g in gs:
+                        for f, (xv, field) in enumerate(zip(xs, self.fields(g, row))):
+                            out.append(vector.fma(xv, arith.uitofp(f32, field), p[g * fields + f]))
+                    scf.YieldOp(out)
+                neg = arith.negf(self.block_sum(r, arith.muli(kb, self.const(kern.block))))
+                out = []
+                for g, acc_g in zip(gs, acc):
+                    p_g = inner.results[g * fields]
+                    for f in range(1, fields):
+                        p_g = arith.addf(p_g, inner.results[g * fields + f])
+                    zf = arith.uitofp(f32, self.zero_point(g, kb))
+                    out.append(vector.fma(self.scale(g, kb), vector.fma(zf, neg, p_g), acc_g))
+                scf.YieldOp(out)
+            for g, total in zip(gs, blocks.results):
+                vector.store(total, self.y, [r, self.column(g)])
+            scf.YieldOp([])
+
+    def block_sum(self, r, k0) -> ir.Value:
+        """sum of x[r, k0 : k0 + block] in every lane: the block's vectors added pairwise, then
+        the lanes by a butterfly of shuffles (a tail shorter than a vector added lane by lane)."""
+        kern, f32, lanes = self.k, self.f32, self.k.lanes
+        parts = [vector.load(f32, self.x, [r, arith.addi(k0, self.const(i * lanes)) if i else k0]) for i in range(kern.block // lanes)]
+        while len(parts) > 1:
+            parts = [arith.addf(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)] + parts[len(parts) - len(parts) % 2 :]
+        total = parts[0] if parts else self.zero
+        step = lanes // 2
+        while parts and step:
+            total = arith.addf(total, vector.shuffle(total, total, [(i + step) % lanes if (i // step) % 2 == 0 else i - step for i in range(lanes)]))
+            step //= 2
+        for i in range(kern.block // lanes * lanes, kern.block):
+            total = arith.addf(total, vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i))])))
+        return total
+
+    def rows(self) -> None:
+        """Several rows: per half of the workgroup's columns, per K chunk, the exact dequantized
+        weights into a stack panel, then register tiles over the rows: ROWS at a time, the last
+        m mod ROWS rows by tiles of the powers of two below ROWS (at most one each)."""
+        kern = self.k
+        # Elements of vector type: the stack slot gets the vector's alignment, so no access splits
+        # a cache line. With f32 elements (4-byte aligned) the several-rows body took 1.1-1.3x
+        # as long (K = 2048, N = 5632, M = 2, 16, 64; IREE's benchmark, three runs each).
+        panel_type = ir.MemRefType.get([kern.chunk, PANEL_GROUPS], self.f32)
+        self.panel = memref.alloca(panel_type, [], [])
+        full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
+        smaller = [1 << i for i in range(ROWS.bit_length()) if 1 << i < ROWS][::-1]
+        for half in range(GROUPS // PANEL_GROUPS):
+            gs = range(half * PANEL_GROUPS, (half + 1) * PANEL_GROUPS)
+            chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(kern.chunk))
+            with ir.InsertionPoint(chunks.body):
+                kc = chunks.induction_variable
+                self.fill_panel(gs, kc)
+                first = arith.cmpi(arith.CmpIPredicate.eq, kc, self.const(0))
+                loop = scf.ForOp(self.const(0), full, self.const(ROWS))
+                with ir.InsertionPoint(loop.body):
+                    self.tile(gs, kc, first, loop.induction_variable, ROWS)
+                    scf.YieldOp([])
+                at = full
+                for rows in smaller:
+                    fits = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(at, self.const(rows)), self.m)
+                    branch = scf.IfOp(fits, [ir.IndexType.get()], has_else=True)
+                    with ir.InsertionPoint(branch.then_block):
+                        self.tile(gs, kc, first, at, rows)
+                        scf.YieldOp([arith.addi(at, self.const(rows))])
+                    with ir.InsertionPoint(branch.else_block):
+                        scf.YieldOp([at])
+                    at = branch.results[0]
+                scf.YieldOp([])
+
+    def fill_panel(self, gs: list, kc) -> None:
+        """panel[k - kc, i * lanes + j] = (u - z') * s for k in the chunk, group gs[i], lane j."""
+        kern, f32 = self.k, self.f32
+        rows_per_block = min(kern.block, kern.chunk) // kern.per_byte
+        blocks_here = max(kern.chunk // kern.block, 1)
+        loop = scf.ForOp(self.const(0), self.const(blocks_here), self.const(1))
+        with ir.InsertionPoint(loop.body):
+            b = loop.induction_variable
+            k_first = arith.addi(kc, arith.muli(b, self.const(min(kern.block, kern.chunk))))
+            kb = arith.divui(k_first, self.const(kern.block))
+            zs = [self.zero_point(g, kb) for g in gs]
+            scales = [self.scale(g, kb) for g in gs]
+            inner = scf.ForOp(self.const(0), self.const(rows_per_block), self.const(1))
+            with ir.InsertionPoint(inner.body):
+                j = inner.induction_variable
+                k0 = arith.addi(k_first, arith.muli(j, self.const(kern.per_byte)))
+                row = arith.divui(k0, self.const(kern.per_byte))
+                at = arith.subi(k0, kc)
+                for i, (g, zp, scale) in enumerate(zip(gs, zs, scales)):
+                    for f, field in enumerate(self.fields(g, row)):
+                        value = arith.mulf(arith.sitofp(f32, arith.subi(field, zp)), scale)
+                        memref.store(value, self.panel, [arith.addi(at, self.const(f)) if f else at, self.const(i)])
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    def tile(self, gs, kc, first, r0, rows: int) -> None:
+        """y[r0 : r0 + rows, gs' columns] += x[rows, chunk] @ panel (zero before the first chunk)."""
+        kern, f32 = self.k, self.f32
+        rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
+        cols = [self.column(g) for g in gs]
+        start = scf.IfOp(first, [f32] * (rows * len(gs)), has_else=True)
+        with ir.InsertionPoint(start.then_block):
+            scf.YieldOp([self.zero] * (rows * len(gs)))
+        with ir.InsertionPoint(start.else_block):
+            scf.YieldOp([vector.load(f32, self.y, [r, c]) for r in rs for c in cols])
+        loop = scf.ForOp(self.const(0), self.const(kern.chunk), self.const(1), list(start.results))
+        with ir.InsertionPoint(loop.body):
+            k, acc = loop.induction_variable, list(loop.inner_iter_args)
+            kk = arith.addi(kc, k)
+            ws = [memref.load(self.panel, [k, self.const(i)]) for i in range(len(gs))]
+            out = []
+            for ri, r in enumerate(rs):
+                xv = vector.broadcast(f32, memref.load(self.x, [r, kk]))
+                out += [vector.fma(xv, wv, acc[ri * len(gs) + ci]) for ci, wv in enumerate(ws)]
+            scf.YieldOp(out)
+        for ri, r in enumerate(rs):
+            for ci, c in enumerate(cols):
+                vector.store(loop.results[ri * len(gs) + ci], self.y, [r, c])

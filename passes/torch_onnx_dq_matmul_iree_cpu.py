@@ -1,0 +1,249 @@
+"""torch-onnx-dq-matmul-iree-cpu: an ONNX MatMul of constant 4- or 8-bit weights becomes a
+dispatch of dq's matmul kernel (passes/matmul_kernel.py) for IREE's llvm-cpu backend.
+
+Input: the output of torch-onnx-to-dq, matched as torch-onnx-dq-matmul matches it (`Match`: the
+weights [K, N] static, dequantized by subtracting the zero point, read only by MatMuls). When x,
+the scale and the zero point are constants (the model's initializers), the scale is per tensor,
+per column or blocked along K, and the shape fits the kernel (`Kernel.why_not`), the MatMul
+becomes
+
+    %a2 = tensor.collapse_shape %a : [b..., M, K] -> [M', K]
+    %y2 = flow.dispatch @dq_matmul_...::@dq_matmul_...[%m](%a2, %w, %s[, %z], %m) -> [M', N]
+    %y = tensor.expand_shape %y2 -> [b..., M, N]
+
+with the weights, scales and zero points repacked once into the kernel's layout (`dense_resource`
+constants: the int4 weights stay two per byte) and one `stream.executable` per kernel shape whose
+function is the kernel body on IREE's bindings; IREE keeps the rest: the workgroups (one per
+GROUPS column groups), their threads and the buffers. The ops of IREE's dialects are created in
+generic form (unregistered: allow them), so the output is for `iree-compile` only, and for a CPU
+target: GPU targets take torch-onnx-dq-matmul's fused contraction instead (the named pipelines in
+passes/to_iree.py). A MatMul this pass does not take gets a remark saying why and is left to
+torch-onnx-dq-matmul.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, builtin, func, tensor
+
+from dequant.dialect import constants, unpack
+from dequant.dialect.canonical import ZERO, Read
+from dequant.dialect.elements import of_type
+from dequant.diagnostics import emit_remarks
+
+from . import Pass
+from . import torch_onnx as t
+from .matmul_kernel import Kernel
+from .queries import made_by
+from .to_linalg import expand
+from .torch_onnx_dq_matmul import Match, erase_unused, matches
+
+BINDING = "!stream.binding"
+
+
+def _codes(value: ir.Value) -> np.ndarray | None:
+    """The stored bits of a constant 4- or 8-bit integer tensor, a uint8 per element (a 4-bit
+    code in the low bits), or None: a few passes over the bytes, no wider copy."""
+    rt = ir.RankedTensorType(value.type)
+    e = of_type(rt.element_type)
+    if (owner := made_by(value, unpack.NAME)) is None:
+        values = _constant(value)
+        return None if values is None or e.bits != 8 else values.view(np.uint8)
+    source = made_by(owner.operands[0], "arith.constant")
+    data = constants.resource_bytes(source.attributes["value"]) if source is not None else None
+    if data is None or e.bits != 4 or len(data) != unpack.packed_bytes(tuple(rt.shape), e.bits):
+        return None
+    packed = np.frombuffer(data, np.uint8)
+    codes = np.empty(packed.size * 2, np.uint8)
+    codes[0::2], codes[1::2] = packed & 15, packed >> 4  # ONNX order: element 2i in the low bits
+    return codes[: int(np.prod(rt.shape))].reshape(rt.shape)
+
+
+def _constant(value: ir.Value) -> np.ndarray | None:
+    """The values of a builtin tensor the stage made from a model's constant, or None."""
+    rt = ir.RankedTensorType(value.type)
+    e = of_type(rt.element_type)
+    if e is None or not rt.has_static_shape:
+        return None
+    shape = tuple(rt.shape)
+    if (owner := made_by(value, unpack.NAME)) is not None:
+        source = made_by(owner.operands[0], "arith.constant")
+        data = constants.resource_bytes(source.attributes["value"]) if source is not None else None
+        if data is None or len(data) != unpack.packed_bytes(shape, e.bits):
+            return None
+        from dequant.packed import Packed
+
+        return Packed(np.frombuffer(data, np.uint8), e.dtype, shape).unpack()
+    if (owner := made_by(value, "tensor.bitcast")) is not None:
+        inner = _constant(owner.operands[0])
+        return None if inner is None else inner.view(e.dtype)
+    if (owner := made_by(value, t.TO_BUILTIN)) is not None:
+        attr = t.constant_value(owner.operands[0])
+    elif (owner := made_by(value, "arith.constant")) is not None:
+        attr = owner.attributes["value"]
+    else:
+        return None
+    if attr is None:
+        return None
+    values = constants.elements_value(attr)
+    if values is None and not e.sub_byte:
+        data = constants.resource_bytes(attr)
+        if data is not None and len(data) == int(np.prod(shape)) * e.carrier.itemsize:
+            values = np.frombuffer(data, e.carrier).view(e.dtype).reshape(shape)
+    return values if values is not None and values.shape == shape else None
+
+
+def _per_block(reads: tuple, values: np.ndarray, k: int, n: int) -> tuple | str:
+    """(block along K, values as [K / block, N]) of a scale or zero point read by `reads` over
+    weights [K, N], or why the kernel cannot read it."""
+    if all(r == ZERO for r in reads):  # per tensor
+        return k, np.broadcast_to(values.reshape(-1)[:1], (1, n))
+    if reads == (Read(1),):  # per column
+        return k, values.reshape(1, n)
+    if len(reads) == 2 and reads[1] == Read(1) and reads[0].dim == 0:  # blocked along K
+        return reads[0].block, values
+    return "its scale is not per tensor, per column or blocked along K"
+
+
+def _inputs(m: Match, lanes: int) -> tuple | str:
+    """(Kernel, the weights' codes [K, N], scale [KB, N] f32, zero point [KB, N] or None), or
+    why not."""
+    k, n = m.kn
+    v = m.definition.by_role(m.dq_op)
+    e = of_type(ir.RankedTensorType(v["data"].type).element_type)
+    if e.kind != "int" or e.bits not in (4, 8) or ir.RankedTensorType(m.dq_op.results[0].type).element_type != ir.F32Type.get():
+        return f"its weights are {e.name} dequantized to {ir.RankedTensorType(m.dq_op.results[0].type).element_type} (the kernel reads 4- and 8-bit integers to f32)"
+    q = _codes(v["data"])
+    if q is None:
+        return "its weights are not a constant of the model"
+    scale = _constant(v["scale"])
+    if scale is None:
+        return "its scale is not a constant of the model"
+    scale = _per_block(m.form.scale_map, np.asarray(scale, np.float32), k, n)  # f16/bf16 widen exactly
+    if isinstance(scale, str):
+        return scale
+    zp = None
+    if v["zero_point"] is not None and m.form.reads_zero_point:
+        z = _constant(v["zero_point"])
+        if z is None:
+            return "its zero point is not a constant of the model"
+        zp = _per_block(m.form.zp_map, z.astype(np.int32), k, n)
+        if isinstance(zp, str):
+            return zp
+        if zp[0] != scale[0]:
+            return "its zero point is blocked differently from its scale"
+        zp = None if not zp[1].any() else zp[1]
+    block = scale[0]
+    why = Kernel.why_not(k, n, block, e.bits, lanes)
+    if why:
+        return why
+    kernel = Kernel(k, n, block, e.bits, e.signed, zp is not None, lanes)
+    return kernel, q, np.ascontiguousarray(scale[1]), zp
+
+
+def _op(name: str, results=(), operands=(), attributes=None, regions: int = 0):
+    return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attributes or {}, regions=regions)
+
+
+def _executable(kernel: Kernel, module) -> str:
+    """The `stream.executable` of `kernel` at the top of `module` (made once); its name, which
+    is also its export's and function's."""
+    name = kernel.name()
+    for op in module.regions[0].blocks[0].operations:
+        if op.name == "stream.executable" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return name
+    index = ir.IndexType.get()
+    binding = ir.OpaqueType.get("stream", "binding")
+    types = kernel.types()
+    roles = list(types)  # x, w, s[, z], y: the dispatch's tensor operands, then its result
+    with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
+        exe = _op("stream.executable", attributes={"sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+    with ir.InsertionPoint(exe.regions[0].blocks.append()):
+        export = _op("stream.executable.export", regions=1, attributes={
+            "function_ref": ir.FlatSymbolRefAttr.get(name), "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("public")})  # fmt: skip
+        with ir.InsertionPoint(export.regions[0].blocks.append(index)):
+            one = arith.constant(index, 1)
+            _op("stream.return", operands=[arith.constant(index, kernel.workgroups), one, one])
+        inner = builtin.ModuleOp()
+        with ir.InsertionPoint(inner.body):
+            f = func.FuncOp(name, ir.FunctionType.get([binding] * len(roles) + [index], []))
+            with ir.InsertionPoint(f.add_entry_block()):
+                *bindings, m = f.arguments
+                zero = arith.constant(index, 0)
+                views = {}
+                for role, b in zip(roles, bindings):
+                    dims = [m] if role in ("x", "y") else []
+                    views[role] = _op("stream.binding.subspan", [types[role]], [b, zero] + dims).result
+                group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 0)}).result
+                kernel.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, group)
+                func.ReturnOp([])
+        _op("stream.executable.end")
+    return name
+
+
+def _resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
+    attr = ir.DenseResourceElementsAttr.get_from_buffer(array, name, ir.RankedTensorType.get(list(array.shape), element))
+    return arith.constant(attr.type, attr)
+
+
+def rewrite(m: Match, module, made: dict, lanes: int) -> str | None:
+    """Rewrite one MatMul into a kernel dispatch; why not (nothing changed), or None when done."""
+    got = _inputs(m, lanes) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
+    if isinstance(got, str):
+        return got
+    kernel = got[0]
+    k, n = m.kn
+    index, f32, i8 = ir.IndexType.get(), ir.F32Type.get(), ir.IntegerType.get_signless(8)
+    name = _executable(kernel, module)
+    with ir.InsertionPoint(m.matmul), m.matmul.location:
+        if m.dq_op.operation not in made:
+            w, s, z = kernel.repack(*got[1:])
+            with ir.InsertionPoint(m.dq_op):  # dominates every MatMul reading the weights
+                made[m.dq_op.operation] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
+                                           + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []))  # fmt: skip
+        consts = made[m.dq_op.operation][1]
+        a = a_nd = t.to_builtin(m.matmul.operands[0], m.a)
+        lead = list(m.a.shape[:-1])
+        rows = None if None in lead else int(np.prod(lead))
+        if len(lead) > 1:
+            a = tensor.collapse_shape(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if rows is None else rows, k], f32),
+                                      a, [list(range(len(lead))), [len(lead)]])  # fmt: skip
+        rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(a, arith.constant(index, 0))
+        dims = [] if rows is not None else [rows_v]
+        y_type = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if rows is None else rows, n], f32)
+        args = [a] + consts + [rows_v]
+        y = _op("flow.dispatch", [y_type], [rows_v] + args + dims + dims, attributes={
+            "entry_points": ir.ArrayAttr.get([ir.SymbolRefAttr.get([name, name])]),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(args), len(dims), len(dims)]),
+            "tied_operands": ir.ArrayAttr.get([ir.IntegerAttr.get(index, -1)])}).result  # fmt: skip
+        if len(lead) > 1:
+            sizes = [tensor.dim(a_nd, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
+            y = expand(y, sizes + [n], [list(range(len(lead))), [len(lead)]])
+        out = t.from_builtin(y, m.matmul.results[0].type)
+    m.matmul.results[0].replace_all_uses_with(out)
+    m.matmul.erase()
+    return None
+
+
+def run(root) -> bool:
+    remarks = []
+    found = matches(root, remarks)
+    if found is None:
+        return False
+    if found and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
+        root.location.emit_error("torch-onnx-dq-matmul-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
+        return False
+    made, done = {}, set()
+    for m in found:
+        why = rewrite(m, root, made, lanes=8)
+        if why is None:
+            done.add(m.dq_op)
+        else:
+            remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {why}"))
+    erase_unused(done)
+    emit_remarks(root, remarks)
+    return True
+
+
+PASS = Pass("torch-onnx-dq-matmul-iree-cpu", "Rewrite ONNX MatMuls of constant 4/8-bit weights into dispatches of dq's matmul kernel for IREE's llvm-cpu backend", run)

@@ -1,0 +1,90 @@
+"""torch-onnx-to-dq-iree: torch-onnx-to-dq for IREE, taking only the DequantizeLinear nodes dq adds
+something to: those IREE cannot lower, and the weights of MatMuls dq computes better.
+
+IREE (3.13) lowers many DequantizeLinear nodes itself, and folds a DequantizeLinear feeding a
+Conv, MatMul or Gemm with a quantized activation into integer arithmetic (an i8 x i8 -> i32
+contraction and one float scale after it). Rewriting such a node into dq takes that away: the
+contraction runs in f32 on dequantized values, the activations' dequantizes become dispatches of
+their own, and QDQ CNNs ran 1.2-1.95x slower than through IREE alone (docs/iree.md). So a node is
+left to IREE when
+
+- IREE lowers its form (`IREE_LOWERS`: checked against onnx.reference, bit for bit, by test/iree:
+  8-, 16- and 32-bit integers per tensor or per axis, float8 per tensor; scales f32, f16 or bf16,
+  outputs f32 or f16: a bf16 output widened again in the same dispatch, as a Cast to float does,
+  loses its rounding in IREE's codegen, which dq-round-bf16 keeps), and
+- it does not dequantize constant integer weights read only as the B operand of MatMuls whose A
+  is no DequantizeLinear of its own (weight-only quantization: dq's matmul forms read those
+  weights quantized, where IREE would write them out in f32 first).
+
+Every other node becomes dq exactly as torch-onnx-to-dq makes it (blocked, 4- and 2-bit, float4,
+float8 per axis, uint16, float8e8m0 scales, ...). Which route each pattern takes and why:
+docs/semantics.md#qdq-graphs-through-iree.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from dequant.diagnostics import emit_remarks
+
+from . import Pass
+from . import torch_onnx as t
+from .torch_onnx_to_dq import read_attrs, rewrite
+
+INTEGERS = ("i8", "ui8", "i16", "i32")
+FLOATS = ("f32", "f16", "bf16")
+# x's element -> granularities IREE lowers it at (IREE 3.13; test/iree checks each against
+# onnx.reference). "tensor": one scale; "axis": one scale per index of `axis`.
+IREE_LOWERS = {e: ("tensor", "axis") for e in INTEGERS} | {e: ("tensor",) for e in ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")}
+
+
+def iree_lowers(op) -> bool:
+    """Whether IREE lowers this DequantizeLinear node by itself (its form is in IREE_LOWERS)."""
+    if len(op.operands) < 2:
+        return False
+    x, scale = (t.tensor_of(v.type) for v in list(op.operands)[:2])  # the zero point has x's type
+    attrs = read_attrs(op)
+    if isinstance(x, str) or isinstance(scale, str) or isinstance(attrs, str):
+        return False
+    if attrs.get("block_size", 0) != 0 or scale.element.name not in FLOATS or attrs.get("output_dtype", "f32") not in FLOATS:
+        return False
+    if attrs.get("output_dtype", scale.element.name) == "bf16":  # IREE drops the rounding (dq-round-bf16)
+        return False
+    granularity = "tensor" if all(d == 1 for d in scale.shape) else "axis"
+    return granularity in IREE_LOWERS.get(x.element.name, ())
+
+
+def weight_only(op) -> bool:
+    """Whether the node dequantizes constant integer weights read only as MatMul B operands whose
+    A is not itself a DequantizeLinear result (weight-only quantization)."""
+    x = t.tensor_of(op.operands[0].type)
+    if isinstance(x, str) or x.element.kind != "int" or t.constant_value(op.operands[0]) is None:
+        return False
+    uses = list(op.results[0].uses)
+    for use in uses:
+        if t.onnx_name(use.owner) != "onnx.MatMul" or use.operand_number != 1:
+            return False
+        a = use.owner.operands[0].owner
+        if isinstance(a, (ir.Operation, ir.OpView)) and t.onnx_name(a) == "onnx.DequantizeLinear":
+            return False
+    return bool(uses)
+
+
+def run(root) -> bool:
+    remarks = []
+    for op in t.nodes(root, "onnx.DequantizeLinear"):
+        if iree_lowers(op) and not weight_only(op):
+            why = rewrite(op, check_only=True)  # left to IREE; a broken rule still gets its remark
+        else:
+            why = rewrite(op)
+        if why is not None:
+            remarks.append((op, f"DequantizeLinear not converted to dq: {why}"))
+    emit_remarks(root, remarks)
+    return True
+
+
+PASS = Pass(
+    "torch-onnx-to-dq-iree",
+    "Rewrite into dq ops the ONNX DequantizeLinear nodes IREE does not lower itself and the weights of weight-only quantized MatMuls; leave the rest to IREE",
+    run,
+)
