@@ -77,7 +77,10 @@ def onnx_name(op) -> str | None:
     if op.name != OPERATOR or "name" not in op.attributes:
         return None
     a = op.attributes["name"]
-    return ir.StringAttr(a).value if isinstance(a, ir.StringAttr) else None
+    if not isinstance(a, ir.StringAttr):
+        return None
+    # bytes: a name that is not UTF-8 (the binding's `value` raises on it) names no ONNX op
+    return ir.StringAttr(a).value_bytes.decode("utf-8", "replace")
 
 
 def nodes(root, onnx_op: str) -> list:

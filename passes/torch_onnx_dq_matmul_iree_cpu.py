@@ -151,7 +151,7 @@ def _executable(kernel: Kernel, module) -> str:
     is also its export's and function's."""
     name = kernel.name()
     for op in module.regions[0].blocks[0].operations:
-        if op.name == "stream.executable" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+        if op.name == "stream.executable" and ir.StringAttr(op.attributes["sym_name"]).value_bytes == name.encode():
             return name
     index = ir.IndexType.get()
     binding = ir.OpaqueType.get("stream", "binding")

@@ -354,3 +354,16 @@ func.func @partial_last_block(%x: !torch.vtensor<[33,4],si8>, %s: !torch.vtensor
   %y = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 16 : si64} : (!torch.vtensor<[33,4],si8>, !torch.vtensor<[3,4],f32>) -> !torch.vtensor<[33,4],f32>
   return %y : !torch.vtensor<[33,4],f32>
 }
+
+// -----
+
+// An operator name that is not UTF-8 names no ONNX op: left as it is (found by the opt fuzzer,
+// where reading it was an internal error), the DequantizeLinear beside it converted.
+// CHECK-LABEL: func.func @name_not_utf8
+// CHECK: "torch.operator"(%{{.*}}, %{{.*}}) <{name = "\FF"}>
+// CHECK: "dq.onnx_dequantize_linear"
+func.func @name_not_utf8(%x: !torch.vtensor<[4],si8>, %s: !torch.vtensor<[],f32>) -> !torch.vtensor<[4],f32> {
+  %0 = "torch.operator"(%x, %s) <{name = "\ff"}> : (!torch.vtensor<[4],si8>, !torch.vtensor<[],f32>) -> !torch.vtensor<[4],f32>
+  %y = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[4],si8>, !torch.vtensor<[],f32>) -> !torch.vtensor<[4],f32>
+  return %y : !torch.vtensor<[4],f32>
+}
