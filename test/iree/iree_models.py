@@ -236,3 +236,159 @@ def weights_input_matmul(path, n: int, block: int, blocks: int, seed: int = 0) -
     onnx.checker.check_model(m)
     onnx.save(m, str(path))
     return str(path)
+
+
+# --- whole models (bench/models.py; small dims in the tests) ---------------------------------------
+
+
+class Graph:
+    """A float ONNX graph built node by node: `op` adds a node and returns its output's name,
+    `weight` adds a random initializer."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits = [], []
+
+    def _name(self, prefix: str) -> str:
+        return f"{prefix}{len(self.nodes) + len(self.inits)}"
+
+    def const(self, array, prefix: str = "c") -> str:
+        name = self._name(prefix)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def weight(self, shape, scale: float | None = None) -> str:
+        """Normal weights with He's fan-in scale (sqrt(2 / fan-in), fan-in all dims but the
+        output's), so that activations keep their magnitude through ReLUs without batch norms."""
+        fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[0]
+        scale = scale if scale is not None else np.sqrt(2.0 / fan_in)
+        return self.const((self.rng.standard_normal(shape) * scale).astype(np.float32), "w")
+
+    def op(self, op_type: str, *inputs: str, **attrs) -> str:
+        out = self._name(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+    def save(self, path, x_shape, y: str, y_shape, opset: int = OPSET) -> str:
+        assert self.nodes[-1].output[0] == y, "the graph's output is its last node's"
+        self.nodes[-1].output[0] = "y"
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))
+        out = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y_shape))
+        return _save_graph(self.nodes, self.inits, x, out, path, opset)
+
+    # layers
+    def conv(self, x: str, c_in: int, c_out: int, k: int = 1, stride: int = 1, groups: int = 1, relu: bool = True) -> str:
+        w, b = self.weight((c_out, c_in // groups, k, k)), self.const(np.zeros(c_out, np.float32), "b")
+        y = self.op("Conv", x, w, b, kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4, group=groups)
+        return self.op("Relu", y) if relu else y
+
+    def linear(self, x: str, k: int, n: int) -> str:
+        return self.op("MatMul", x, self.weight((k, n)))
+
+    def rms_norm(self, x: str, hidden: int) -> str:
+        ms = self.op("ReduceMean", self.op("Mul", x, x), self.const(np.array([-1], np.int64)), keepdims=1)
+        r = self.op("Reciprocal", self.op("Sqrt", self.op("Add", ms, self.const(np.float32(1e-5)))))
+        return self.op("Mul", self.op("Mul", x, r), self.const(np.ones(hidden, np.float32)))
+
+
+def mobilenet(path, size: int = 224, width: float = 1.0, classes: int = 1000) -> str:
+    """A MobileNetV2-style float classifier: inverted residual blocks (1x1 expand, 3x3 depthwise,
+    1x1 project), x [1, 3, size, size] -> y [1, classes]."""
+    g = Graph(1)
+    ch = lambda c: max(8, int(c * width))  # noqa: E731
+    c = ch(32)
+    h = g.conv("x", 3, c, 3, 2)
+    for t, c_out, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+        for i in range(n):
+            c_out_w = ch(c_out)
+            e = g.conv(h, c, c * t) if t != 1 else h
+            d = g.conv(e, c * t, c * t, 3, s if i == 0 else 1, groups=c * t)
+            p = g.conv(d, c * t, c_out_w, relu=False)
+            h = g.op("Add", h, p) if (i > 0 and c == c_out_w) else p
+            c = c_out_w
+    h = g.conv(h, c, 1280)
+    h = g.op("Flatten", g.op("GlobalAveragePool", h))
+    y = g.op("Gemm", h, g.weight((classes, 1280), 1 / np.sqrt(1280)), g.const(np.zeros(classes, np.float32), "b"), transB=1)
+    return g.save(path, [1, 3, size, size], y, [1, classes])
+
+
+def resnet(path, size: int = 224, classes: int = 1000) -> str:
+    """A ResNet-18-style float classifier (basic blocks), x [1, 3, size, size] -> y [1, classes]."""
+    g = Graph(2)
+    h = g.op("MaxPool", g.conv("x", 3, 64, 7, 2), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = 64
+    for c_out, s in ((64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)):
+        a = g.conv(g.conv(h, c, c_out, 3, s), c_out, c_out, 3, relu=False)
+        skip = h if (s == 1 and c == c_out) else g.conv(h, c, c_out, 1, s, relu=False)
+        h, c = g.op("Relu", g.op("Add", a, skip)), c_out
+    h = g.op("Flatten", g.op("GlobalAveragePool", h))
+    y = g.op("Gemm", h, g.weight((classes, 512), 1 / np.sqrt(512)), g.const(np.zeros(classes, np.float32), "b"), transB=1)
+    return g.save(path, [1, 3, size, size], y, [1, classes])
+
+
+def _attention(g: Graph, h: str, seq: int, hidden: int, heads: int, causal: bool) -> str:
+    d = hidden // heads
+    split = g.const(np.array([1, seq, heads, d], np.int64))
+    q, k, v = (g.op("Transpose", g.op("Reshape", g.linear(h, hidden, hidden), split), perm=[0, 2, 1, 3]) for _ in range(3))
+    scores = g.op("Mul", g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2])), g.const(np.float32(1 / np.sqrt(d))))
+    if causal:
+        scores = g.op("Add", scores, g.const(np.triu(np.full((seq, seq), -1e9, np.float32), 1)))
+    a = g.op("MatMul", g.op("Softmax", scores, axis=-1), v)
+    a = g.op("Reshape", g.op("Transpose", a, perm=[0, 2, 1, 3]), g.const(np.array([1, seq, hidden], np.int64)))
+    return g.linear(a, hidden, hidden)
+
+
+def transformer_block(path, seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1024) -> str:
+    """A BERT-style float encoder block: attention and a GELU MLP, each behind a residual and a
+    LayerNormalization, x [1, seq, hidden] -> y [1, seq, hidden]."""
+    g = Graph(3)
+    ln = lambda x: g.op("LayerNormalization", x, g.const(np.ones(hidden, np.float32)), g.const(np.zeros(hidden, np.float32)), axis=-1)  # noqa: E731
+    h = ln(g.op("Add", "x", _attention(g, "x", seq, hidden, heads, causal=False)))
+    m = g.linear(g.op("Gelu", g.op("Add", g.linear(h, hidden, ffn), g.const(np.zeros(ffn, np.float32)))), ffn, hidden)
+    y = ln(g.op("Add", h, m))
+    return g.save(path, [1, seq, hidden], y, [1, seq, hidden])
+
+
+def decoder_layer(path, seq: int = 1, hidden: int = 2048, heads: int = 32, mlp: int = 5632) -> str:
+    """A Llama-style float decoder layer (TinyLlama's dims by default; RMSNorm, causal attention
+    without rotary embeddings or a KV cache, SiLU-gated MLP), x [1, seq, hidden] -> y."""
+    g = Graph(4)
+    h = g.op("Add", "x", _attention(g, g.rms_norm("x", hidden), seq, hidden, heads, causal=True))
+    n = g.rms_norm(h, hidden)
+    gate, up = g.linear(n, hidden, mlp), g.linear(n, hidden, mlp)
+    act = g.op("Mul", g.op("Mul", gate, g.op("Sigmoid", gate)), up)
+    y = g.op("Add", h, g.linear(act, mlp, hidden))
+    return g.save(path, [1, seq, hidden], y, [1, seq, hidden])
+
+
+def quantize_static_file(float_path, path, x_shape, *, per_channel: bool = True, activations: str = "uint8", samples: int = 4, seed: int = 0) -> str:
+    """onnxruntime's `quantize_static` of a float model with one input "x" (QDQ format, int8
+    weights, `activations` uint8 or int8), calibrated on normal random inputs."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(seed)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rng.standard_normal(x_shape).astype(np.float32)} for _ in range(samples)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quantize_static(str(float_path), str(path), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                    activation_type=QuantType.QUInt8 if activations == "uint8" else QuantType.QInt8,
+                    weight_type=QuantType.QInt8)  # fmt: skip
+    return str(path)
+
+
+def quantize_matmul_nbits(float_path, path, *, symmetric: bool, block: int = 32) -> str:
+    """onnxruntime's `MatMulNBitsQuantizer` of a float model in QDQ format: each MatMul's constant
+    weights int4 (symmetric) or uint4 with zero points, blocked along K (needs `onnx-ir`)."""
+    from onnxruntime.quantization import QuantFormat
+    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
+
+    config = DefaultWeightOnlyQuantConfig(block_size=block, is_symmetric=symmetric, quant_format=QuantFormat.QDQ, op_types_to_quantize=("MatMul",))
+    q = MatMulNBitsQuantizer(onnx.load(str(float_path)), block_size=block, is_symmetric=symmetric, quant_format=QuantFormat.QDQ, algo_config=config)
+    q.process()
+    q.model.save_model_to_file(str(path))
+    return str(path)

@@ -551,3 +551,61 @@ def test_int4_weights_input_with_dynamic_k(tmp_path):
     the run is left to the int8 case above)."""
     assert "cf.assert" in stage.prepare(stage.import_onnx(path))
     assert stage.compile_onnx(path)[:64]
+
+
+# --- whole models at small dims (bench/models.py runs them at full size) -------------------------
+
+
+def ort_unoptimized(path: str, x: np.ndarray) -> np.ndarray:
+    """onnxruntime with graph optimizations off: the QDQ graph as written (its DequantizeLinear
+    is exact; its MatMul sums in another order than onnx.reference's numpy)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["int4", "uint4-zero-point"])
+def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric):
+    """A Llama-style decoder layer (RMSNorm, causal attention, SiLU MLP) at small dims, quantized
+    by onnxruntime's MatMulNBitsQuantizer (QDQ, blocked 32): through the stage every MatMul reads
+    its weights quantized and the output agrees with onnxruntime's unoptimized run
+    and with onnx.reference within f32 rounding."""
+    pytest.importorskip("onnx_ir", reason="onnxruntime's MatMulNBitsQuantizer needs the onnx-ir package")
+    float_path = models.decoder_layer(tmp_path / "f.onnx", seq=3, hidden=128, heads=4, mlp=256)
+    path = models.quantize_matmul_nbits(float_path, tmp_path / "q.onnx", symmetric=symmetric)
+    assert models.dequantize_linear_count(path) == 7
+    summaries = []
+    vmfb = stage.compile_onnx(path, report=summaries.append)
+    assert (summaries[0].left, summaries[0].fused) == (0, 7), summaries[0].line()
+    x = np.random.default_rng(3).standard_normal((1, 3, 128)).astype(np.float32)
+    got = run_vmfb(vmfb, x)
+    for want in (ort_unoptimized(path, x), reference(path, x)):
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("name", ["mobilenet", "resnet", "transformer"])
+def test_qdq_whole_models_as_fast_and_exact_as_iree_alone(tmp_path, name):
+    """Small QDQ CNNs and a transformer block (quantize_static; per-channel uint8 activations,
+    per-tensor int8 activations): the stage adds no dispatch to IREE alone's, and its output
+    equals IREE alone's (what IREE lowers to integer arithmetic is left to it) and agrees with the
+    QDQ graph as written within a requantization step."""
+    build = {"mobilenet": lambda p: models.mobilenet(p, 64, 0.25, 10), "resnet": lambda p: models.resnet(p, 64, 10),
+             "transformer": lambda p: models.transformer_block(p, 8, 32, 2, 64)}[name]  # fmt: skip
+    shape = {"transformer": (1, 8, 32)}.get(name, (1, 3, 64, 64))
+    quant = dict(per_channel=False, activations="int8") if name == "resnet" else {}
+    path = models.quantize_static_file(build(tmp_path / "f.onnx"), tmp_path / "q.onnx", shape, **quant)
+    outputs, counts = {}, {}
+    for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", stage.prepare(stage.import_onnx(path)))):
+        stats = tmp_path / f"{route}.json"
+        vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags, *stage.COMMON_FLAGS,
+                            "--iree-scheduling-dump-statistics-format=json", f"--iree-scheduling-dump-statistics-file={stats}")  # fmt: skip
+        counts[route] = json.loads(stats.read_text())["stream-aggregate"]["execution"]["dispatch-count"]
+        x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+        outputs[route] = run_vmfb(vmfb, x)
+    assert counts["iree+dq"] <= counts["iree"], counts
+    np.testing.assert_array_equal(outputs["iree+dq"], outputs["iree"])
+    want = ort_unoptimized(path, x)
+    assert np.abs(outputs["iree+dq"] - want).max() <= 0.1 * np.abs(want).max()

@@ -1,0 +1,244 @@
+"""Benchmark: whole quantized models through IREE + dq against the routes a user would pick instead.
+
+    python bench/models.py [--quick] [--only NAME ...] [--out DIR]
+
+The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, random weights):
+- decoder-M1, decoder-M16 (sym, asym): a Llama-style decoder layer with TinyLlama's dims (hidden
+  2048, 32 heads, MLP 5632) for 1 and 16 tokens, quantized by onnxruntime's
+  `MatMulNBitsQuantizer` in QDQ format (int4 blocked-32 along K; asym: uint4 with zero points);
+- mobilenet (1x3x224x224), resnet (ResNet-18, 1x3x224x224), transformer (a BERT-style block,
+  seq 128, hidden 256): quantized by onnxruntime's `quantize_static` in QDQ format, int8 weights;
+  mobilenet per-channel with uint8 activations, resnet per-tensor with int8 activations,
+  transformer per-channel with uint8 activations.
+`--quick` builds the same graphs at small dims (a smoke test of every route, not a measurement).
+
+Routes, each compiled or loaded once, then timed in one process, interleaved round by round
+(each round runs every route twice untimed, then `--calls` timed calls; the median of all timed
+calls is reported; IREE's runtime on local-task, all cores; onnxruntime's default thread pool):
+- iree: IREE 3.13 alone on the quantized model (iree-import-onnx, iree-compile for the host CPU
+  at -O3, as `dequant-iree` compiles);
+- iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile);
+- iree float: IREE alone on the float model;
+- ort: onnxruntime's default session on the quantized model (it fuses QDQ into integer kernels
+  and, for MatMulNBits, quantizes the activations: approximate);
+- ort exact: onnxruntime with graph optimizations disabled (the QDQ graph as written): the
+  reference every route's error is reported against (max |y - ref| / max |ref|);
+- ort float: onnxruntime's default session on the float model (error against the float model
+  itself is not reported: a float model is not the quantized one).
+For the IREE routes the dispatch count comes from iree-compile's
+`--iree-scheduling-dump-statistics-format=json`. A route that does not compile is reported with
+the first line of its error. iree+dq off by more than EXACT (decoder) stops the benchmark with
+status 1. Writes <out>/models-<date>.md and .json when --out is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import logging
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "iree"))
+import iree_models  # noqa: E402
+
+from dequant import iree as stage  # noqa: E402
+
+ROUTES = ["iree", "iree+dq", "iree float", "ort", "ort exact", "ort float"]
+EXACT = 1e-5  # max error relative to the output's magnitude of a route computing the graph as written
+CPU_FLAGS = stage.TARGETS["llvm-cpu"].flags
+
+
+@dataclass
+class Model:
+    """One benchmark model: how to build its float graph and quantize it, and its input shape."""
+
+    name: str
+    build: object  # (path) -> float model path
+    quantize: object  # (float_path, path) -> quantized model path
+    x_shape: tuple
+    exact: bool = False  # iree+dq must agree with ort exact within EXACT (weight-only models)
+
+
+def models(quick: bool) -> list[Model]:
+    m = iree_models
+    if quick:
+        dec = dict(hidden=128, heads=4, mlp=256)
+        cnn_size, tr = 64, dict(seq=16, hidden=64, heads=4, ffn=128)
+    else:
+        dec, cnn_size, tr = dict(hidden=2048, heads=32, mlp=5632), 224, dict(seq=128, hidden=256, heads=4, ffn=1024)
+    out = []
+    for seq in (1, 16):
+        for sym in (True, False):
+            out.append(Model(f"decoder-M{seq}-{'sym' if sym else 'asym'}", lambda p, s=seq: m.decoder_layer(p, s, **dec),
+                             lambda f, p, s=sym: m.quantize_matmul_nbits(f, p, symmetric=s), (1, seq, dec["hidden"]), exact=True))  # fmt: skip
+    x_img = (1, 3, cnn_size, cnn_size)
+    out += [
+        Model("mobilenet", lambda p: m.mobilenet(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img), x_img),
+        Model("resnet", lambda p: m.resnet(p, cnn_size),
+              lambda f, p: m.quantize_static_file(f, p, x_img, per_channel=False, activations="int8"), x_img),
+        Model("transformer", lambda p: m.transformer_block(p, **tr),
+              lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"])), (1, tr["seq"], tr["hidden"])),
+    ]  # fmt: skip
+    return out
+
+
+def iree_compile(text: str, tmp: str, name: str, flags) -> tuple[bytes, int]:
+    """iree-compile of `text` (a module iree-compile takes): the vmfb and its dispatch count."""
+    source, out, stats = (os.path.join(tmp, f"{name}.{e}") for e in ("mlir", "vmfb", "json"))
+    with open(source, "w", encoding="utf-8") as f:
+        f.write(text)
+    run = subprocess.run([sys.executable, "-m", stage.COMPILE, source, *flags, "-o", out, "--iree-scheduling-dump-statistics-format=json",
+                          f"--iree-scheduling-dump-statistics-file={stats}"], capture_output=True, text=True)  # fmt: skip
+    if run.returncode != 0:
+        raise RuntimeError(stage.first_diagnostic(run.stderr, source))
+    with open(stats) as f:
+        dispatches = json.load(f)["stream-aggregate"]["execution"]["dispatch-count"]
+    with open(out, "rb") as f:
+        return f.read(), dispatches
+
+
+def iree_function(vmfb: bytes, name: str):
+    import iree.runtime as rt
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
+    f = ctx.modules.module[name]
+    return lambda x: np.asarray(f(x))
+
+
+def ort_function(path: str, optimized: bool = True):
+    so = ort.SessionOptions()
+    if not optimized:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return lambda x: s.run(None, {"x": x})[0]
+
+
+@dataclass
+class Result:
+    compile_s: dict = field(default_factory=dict)
+    dispatches: dict = field(default_factory=dict)
+    failed: dict = field(default_factory=dict)
+    error: dict = field(default_factory=dict)
+    ms: dict = field(default_factory=dict)
+
+
+def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
+    """Every route of `model` that compiles, as a callable of x, and the Result so far."""
+    float_path = model.build(os.path.join(tmp, f"{model.name}.float.onnx"))
+    path = model.quantize(float_path, os.path.join(tmp, f"{model.name}.onnx"))
+    graph = onnx.load(path, load_external_data=False).graph.name
+    res, fns = Result(), {}
+    sources = {
+        "iree": lambda: stage.import_onnx(path),
+        "iree+dq": lambda: stage.prepare(stage.import_onnx(path)),
+        "iree float": lambda: stage.import_onnx(float_path),
+    }
+    for route, source in sources.items():
+        t = time.perf_counter()
+        try:
+            flags = CPU_FLAGS + (stage.COMMON_FLAGS if route == "iree+dq" else ())
+            vmfb, res.dispatches[route] = iree_compile(source(), tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
+        except (RuntimeError, stage.IreeStageError) as e:
+            res.failed[route] = str(e).splitlines()[0][:160]
+            continue
+        res.compile_s[route] = time.perf_counter() - t
+        fns[route] = iree_function(vmfb, graph)
+    fns["ort"], fns["ort exact"], fns["ort float"] = ort_function(path), ort_function(path, False), ort_function(float_path)
+    return fns, res
+
+
+def measure(model: Model, fns: dict, res: Result, rounds: int, calls: int) -> None:
+    x = np.random.default_rng(7).standard_normal(model.x_shape).astype(np.float32)
+    ref = fns["ort exact"](x)
+    for route, fn in fns.items():
+        if route != "ort float":
+            res.error[route] = float(np.abs(fn(x) - ref).max() / np.abs(ref).max())
+    times = {r: [] for r in fns}
+    for _ in range(rounds):
+        for route, fn in fns.items():
+            fn(x), fn(x)
+            for _ in range(calls):
+                t = time.perf_counter()
+                fn(x)
+                times[route].append(time.perf_counter() - t)
+    res.ms = {r: statistics.median(v) * 1e3 for r, v in times.items()}
+
+
+def cell(res: Result, route: str) -> str:
+    if route in res.failed:
+        return "does not compile"
+    ms = f"{res.ms[route]:.2f}" if route in res.ms else "-"
+    err = f" ({res.error[route]:.1e})" if route in res.error else ""
+    return ms + err
+
+
+def table(results: dict) -> list[str]:
+    lines = ["| model | " + " | ".join(ROUTES) + " | iree+dq / iree | iree+dq / ort | dispatches iree / +dq / float |",
+             "|---" * (len(ROUTES) + 4) + "|"]  # fmt: skip
+    for name, res in results.items():
+        ms = res.ms
+        vs_iree = f"{ms['iree+dq'] / ms['iree']:.2f}x" if "iree" in ms and "iree+dq" in ms else "-"
+        vs_ort = f"{ms['iree+dq'] / ms['ort']:.2f}x" if "iree+dq" in ms else "-"
+        d = " / ".join(str(res.dispatches.get(r, "-")) for r in ("iree", "iree+dq", "iree float"))
+        lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {d} |")
+    return lines
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small dims, few calls: every route once over")
+    p.add_argument("--only", nargs="*", default=None, help="model names (prefixes) to run")
+    p.add_argument("--rounds", type=int, default=None)
+    p.add_argument("--calls", type=int, default=5)
+    p.add_argument("--out", default=None, help="directory for models-<date>.md/.json")
+    args = p.parse_args(argv)
+    logging.getLogger().setLevel(logging.ERROR)  # the quantizers' pre-processing advice
+    rounds = args.rounds or (2 if args.quick else 10)
+    results, status = {}, 0
+    for model in models(args.quick):
+        if args.only and not any(model.name.startswith(o) for o in args.only):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            fns, res = prepare(model, tmp)
+            measure(model, fns, res, rounds, args.calls)
+        results[model.name] = res
+        print(table({model.name: res})[-1], flush=True)
+        if model.exact and res.error.get("iree+dq", 0.0) > EXACT:
+            print(f"{model.name}: iree+dq differs from the QDQ graph by {res.error['iree+dq']:.1e} (> {EXACT})", file=sys.stderr)
+            status = 1
+        if "iree+dq" in res.failed:
+            print(f"{model.name}: iree+dq does not compile: {res.failed['iree+dq']}", file=sys.stderr)
+            status = 1
+    cpu = platform.processor() or platform.machine()
+    lines = [f"# Whole models through IREE + dq and peers ({cpu}, {os.cpu_count()} cores{', quick' if args.quick else ''})", "",
+             "Median ms per call (all cores); in brackets, the max error relative to the output's magnitude against",
+             "`ort exact` (the quantized graph as written). `does not compile`: the route's compiler refused the model.", "",
+             *table(results)]  # fmt: skip
+    failed = {f"{n} {r}": why for n, res in results.items() for r, why in res.failed.items()}
+    lines += ["", *(f"- {k}: {v}" for k, v in failed.items())] if failed else []
+    print("\n".join(lines))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        stem = os.path.join(args.out, f"models-{datetime.date.today().isoformat()}")
+        with open(stem + ".md", "w") as f:
+            f.write("\n".join(lines) + "\n")
+        with open(stem + ".json", "w") as f:
+            json.dump({n: vars(r) for n, r in results.items()}, f, indent=1)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
