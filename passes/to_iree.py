@@ -24,7 +24,7 @@ PIPELINES = (
     Pipeline(
         "torch-onnx-to-iree",
         "Prepare an ONNX model imported by iree-import-onnx for iree-compile's llvm-cpu backend: dq ops, dq's matmul kernels, linalg",
-        "torch-onnx-to-dq-iree,torch-onnx-dq-matmul-iree-cpu,torch-onnx-dq-matmul,dq-unpack-to-iree," + _LINALG,
+        "dq-target-features,torch-onnx-to-dq-iree,torch-onnx-dq-matmul-iree-cpu,torch-onnx-dq-matmul,dq-unpack-to-iree," + _LINALG,
     ),
     # IREE's CUDA and ROCm backends read i4 tensors; a dq in-place read of packed bytes inside the
     # fused contraction fails their distribution ("failed to distribute").

@@ -94,3 +94,30 @@ func.func @not_taken(%a: !torch.vtensor<[?,4],f32>, %w: !torch.vtensor<[4,32],si
   %4 = "torch.operator"(%a, %3) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,4],f32>, !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[?,32],f32>
   "func.return"(%2, %4) : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[?,32],f32>) -> ()
 }
+
+// -----
+
+// A module tagged with AVX-512 (dq-target-features) gets the 16-lane kernel where N is a
+// multiple of its 64 columns (N = 64: one workgroup of [1, K/2, 64] bytes, 16 x f32 vectors),
+// and the 8-lane one where N is a multiple of 32 only (N = 32).
+// CHECK-LABEL: module attributes {dq.avx512bw}
+// CHECK-DAG: function_ref = @[[K16:dq_matmul_i8_k4_n64_b4_l16]]
+// CHECK-DAG: function_ref = @[[K8:dq_matmul_i8_k4_n32_b4_l8]]
+// CHECK-DAG: func.func @[[K16]]({{.*}}
+// CHECK-DAG: vector.load %{{.*}} : memref<1x4x64xi8>, vector<16xi8>
+// CHECK-DAG: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-LABEL: func.func @wide_and_narrow
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K16]]::@[[K16]]]{{.*}} tensor<1x4x64xi8>
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K8]]::@[[K8]]]{{.*}} tensor<1x4x32xi8>
+module attributes {dq.avx512bw} {
+func.func @wide_and_narrow(%a: !torch.vtensor<[?,4],f32>) -> (!torch.vtensor<[?,64],f32>, !torch.vtensor<[?,32],f32>) {
+  %0 = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<4x64xsi8>} : () -> !torch.vtensor<[4,64],si8>
+  %1 = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<4x32xsi8>} : () -> !torch.vtensor<[4,32],si8>
+  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %2 = "torch.operator"(%0, %s) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[4,64],si8>, !torch.vtensor<[],f32>) -> !torch.vtensor<[4,64],f32>
+  %3 = "torch.operator"(%a, %2) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,4],f32>, !torch.vtensor<[4,64],f32>) -> !torch.vtensor<[?,64],f32>
+  %4 = "torch.operator"(%1, %s) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[4,32],si8>, !torch.vtensor<[],f32>) -> !torch.vtensor<[4,32],f32>
+  %5 = "torch.operator"(%a, %4) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,4],f32>, !torch.vtensor<[4,32],f32>) -> !torch.vtensor<[?,32],f32>
+  "func.return"(%3, %5) : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[?,32],f32>) -> ()
+}
+}

@@ -203,17 +203,26 @@ def compile_text(tmp_path, text: str, *flags: str) -> bytes:
     return out.read_bytes()
 
 
-def test_kernel_takes_every_constant_weight_form(tmp_path):
+@pytest.mark.parametrize("lanes", [8, 16])
+def test_kernel_takes_every_constant_weight_form(tmp_path, lanes):
     """One model, one MatMul per weight form (int4/uint4/int8/uint8; blocks 16-128, a scale per
     column, one scale; with and without zero points): each MatMul is one dispatch of dq's kernel,
     and every output matches onnx.reference within f32 rounding of the sums, for row counts that
-    take the one-row body (1) and the several-rows body with full and partial row tiles."""
+    take the one-row body (1) and the several-rows body with full and partial row tiles. Both
+    vector widths on any host: 8 lanes for N = 96 (no multiple of 64 columns), 16 for N = 64 in
+    a module tagged AVX-512 by hand (on an AVX2 host LLVM splits the 16-lane vectors)."""
     from onnx.reference import ReferenceEvaluator
 
-    k, n = 256, 64
+    k, n = 256, {8: 96, 16: 64}[lanes]
     path = models.matmul_forms(tmp_path / "m.onnx", k, n, KERNEL_FORMS)
-    text = stage.prepare(stage.import_onnx(path))
+    text = stage.import_onnx(path)
+    if lanes == 16:
+        end = "\n}) : () -> ()\n"  # the module's own closing line, in generic form
+        assert end in text
+        text = text.replace(end, "\n}) {dq.avx512bw} : () -> ()\n", 1)
+    text = stage.prepare(text)
     assert text.count('"flow.dispatch"') == len(KERNEL_FORMS)
+    assert text.count(f"_l{lanes}::") == len(KERNEL_FORMS)
     assert "onnx.MatMul" not in text
     ctx_vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags)
     ref = ReferenceEvaluator(path)
