@@ -106,10 +106,15 @@ def read_input(path: str) -> tuple[str, str]:
         data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
     except OSError as e:
         raise ToolError(f"cannot open input '{path}': {e.strerror}") from None
+    if name.lower().endswith(".onnx"):
+        raise ToolError(f"{name} is an ONNX model and dequant-opt reads MLIR text: `dequant-import-onnx {name}` "
+                        f"imports it as dq IR, `dequant-iree {name} -o model.vmfb` compiles it through IREE")  # fmt: skip
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ToolError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+        raise ToolError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                        "dequant-opt reads MLIR text (an ONNX model goes to dequant-import-onnx for dq IR, "
+                        "or to dequant-iree to compile it through IREE)") from None  # fmt: skip
     depth = guards.too_deep(data)  # the bytes: no second encoding
     if depth is not None:
         raise ToolError(f"{name} nests regions, brackets, parentheses or angle brackets {depth} deep; at most {guards.MAX_NESTING} is accepted")
