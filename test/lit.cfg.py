@@ -62,5 +62,11 @@ llvm_config.add_tool_substitutions(
     [os.path.dirname(sys.executable)],  # where lit would look for tools given by name only
 )
 config.substitutions.append(("%python", sys.executable))
+
+# Tests that build C (`REQUIRES: cc`) or configure the CMake project (`REQUIRES: cmake`) are
+# UNSUPPORTED where the host has no such tool, not failures.
+for feature, programs in (("cc", ["cc"]), ("cmake", ["cmake", "ctest"])):
+    if all(shutil.which(p) for p in programs):
+        config.available_features.add(feature)
 lit_config.note(f"dequant-opt: {config.dequant_opt}")
 lit_config.note(f"FileCheck: {config.file_check}")
