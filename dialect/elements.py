@@ -71,10 +71,6 @@ class Element:
     def is_minifloat(self) -> bool:
         return self.minifloat is not None
 
-    @property
-    def is_builtin_float(self) -> bool:
-        return self.kind == "float" and self.minifloat is None
-
 
 def _int(bits: int, signed: bool):
     def make():

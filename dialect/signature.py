@@ -21,15 +21,6 @@ class Tensor:
     def rank(self) -> int:
         return len(self.shape)
 
-    @property
-    def numel(self) -> int | None:
-        n = 1
-        for d in self.shape:
-            if d is None:
-                return None
-            n *= d
-        return n
-
 
 @dataclass
 class Signature:

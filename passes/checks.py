@@ -10,7 +10,11 @@ the caller then has an error, not a crash:
   decodes codes into messages with `dequant_error_message`).
 
 A code packs (kind, operand dim, output dim) as kind << 40 | operand dim << 20 | output dim;
-output dim EMPTY stands for "read at index 0, so it must not be empty".
+output dim EMPTY stands for "read at index 0, so it must not be empty". Each call carries the
+code's words as a discardable attribute, so the lowered IR reads without decoding:
+
+    func.call @dequant_report_error(%c1099511627777_i64)
+        {dq.error = "dim 0 of the scale does not match output dim 1, which it is read along"} : (i64) -> ()
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from mlir.dialects import arith, func, scf
 from dequant.dialect.attributes import text
 
 REPORT = "dequant_report_error"
+ERROR_ATTR = "dq.error"  # on each report call: what its code means, as `message` says it
 KINDS = {1: "the scale", 2: "the zero point", 3: "x", 4: "the destination", 5: "the packed bytes"}
 SCALE, ZERO_POINT, DATA, DESTINATION, PACKED = 1, 2, 3, 4, 5
 EMPTY = (1 << 20) - 1
@@ -80,7 +85,8 @@ def guarded(checks: list, compute, otherwise: ir.Value, anchor) -> ir.Value:
         failed = arith.xori(c, true)
         report = scf.IfOp(failed)
         with ir.InsertionPoint(report.then_block):
-            func.CallOp([], ir.FlatSymbolRefAttr.get(name), [arith.constant(i64, code)])
+            call = func.CallOp([], ir.FlatSymbolRefAttr.get(name), [arith.constant(i64, code)])
+            call.attributes[ERROR_ATTR] = ir.StringAttr.get(message(code))  # the code's words, for the reader
             scf.YieldOp([])
     branch = scf.IfOp(ok, [otherwise.type], has_else=True)
     with ir.InsertionPoint(branch.then_block):

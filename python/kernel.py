@@ -49,10 +49,6 @@ class UnresolvedSymbolError(ValueError):
     """The compiled code calls a function no loaded library defines."""
 
 
-def _ctypes_pointer(a: np.ndarray) -> int:
-    return a.ctypes.data
-
-
 # An ndarray's data pointer read straight from its C struct: `PyArrayObject_fields.data` is the
 # first field after the object header (numpy 1.x and 2.x), read through a view of the address space
 # as 8-byte words (id() is the object's address). 0.3 us against 2-3 us for `a.ctypes.data` or

@@ -6,9 +6,9 @@ docstring is the OpDef's. Each call checks the arrays against the op's rules (a 
 naming the rule, before any native call) and runs a kernel compiled once per canonical form and
 element types: its dims are dynamic, so one kernel serves every shape. The kernel writes into `out`
 (allocated when not given). What a call decides from dtypes, shapes and attributes is kept in a
-`Plan` (cached), and a call repeated on arrays of the same dtypes, shapes and strides and the same
+`ShapePlan` (cached), and a call repeated on arrays of the same dtypes, shapes and strides and the same
 attributes takes a `Prepared` call (cached by those): the type and shape rules' verdict is the
-Plan's, and per call only the value rules (where the spec has them), `out`'s writability and
+ShapePlan's, and per call only the value rules (where the spec has them), `out`'s writability and
 overlap with the inputs are checked, the data pointers written into prebuilt descriptors, and the
 native call(s) made (docs/performance.md, "Call overhead").
 
@@ -57,8 +57,8 @@ class OpFunction:
     def __repr__(self) -> str:
         return f"<dequant.ops.{self.opdef.api}: {self.opdef.summary}>"
 
-    def prepare(self, *operands, **attrs) -> tuple[Plan, list]:
-        """(the Plan for these arrays' dtypes and shapes and these attributes, the arrays)."""
+    def prepare(self, *operands, **attrs) -> tuple[ShapePlan, list]:
+        """(the ShapePlan for these arrays' dtypes and shapes and these attributes, the arrays)."""
         d = self.opdef
         names = d.operand_names
         if len(operands) > len(names):
@@ -80,7 +80,7 @@ class OpFunction:
         plan = self.runtime.plans.get(key)
         if plan is None:
             try:
-                plan = Plan(self.runtime, d, arrays, values)
+                plan = ShapePlan(self.runtime, d, arrays, values)
             except ValueError as e:
                 raise ValueError(f"{e}{_hint(d, given, arrays)}") from None
             plan = self.runtime.plans.put(key, plan)
@@ -215,7 +215,7 @@ def _hint(d: OpDef, given: dict, arrays: list) -> str:
     return ""
 
 
-class Plan:
+class ShapePlan:
     """One spec op on arrays of fixed dtypes and shapes with fixed attributes: the type and shape
     rules checked once, the canonical form, the kernel, the output, and prebuilt native calls."""
 
@@ -389,7 +389,7 @@ class _Values:
 
 
 class _Unread:
-    """The values of `Plan._reads_values`: records whether a rule asked for the zero point's
+    """The values of `ShapePlan._reads_values`: records whether a rule asked for the zero point's
     (and answers that it is absent)."""
 
     __slots__ = ("name", "read")
@@ -416,7 +416,7 @@ class Calls:
     `kernel_nt`, non-temporal stores, from `Runtime.nontemporal_min_bytes`, else `kernel`. An
     output not aligned to its element size (a numpy view can be) takes `kernel`."""
 
-    def __init__(self, plan: Plan, chunks: list, nontemporal: bool, generation: int):
+    def __init__(self, plan: ShapePlan, chunks: list, nontemporal: bool, generation: int):
         self.plan = plan
         self.templates = [CallTemplate(plan, b, e) for b, e in chunks] if chunks else [CallTemplate(plan, None, None)]
         self.nontemporal = nontemporal
@@ -467,7 +467,7 @@ class CallTemplate:
     descriptor, the result's first): per call only each array's `allocated` and `aligned` words
     change, its data pointer plus the byte offset of the rows read."""
 
-    def __init__(self, plan: Plan, begin: int | None, end: int | None):
+    def __init__(self, plan: ShapePlan, begin: int | None, end: int | None):
         tensors = [plan.sig.operands[plan.opdef.operand_names[i]] for i in plan.present] + [plan.result]
         roles = [plan.opdef.operands[i].role for i in plan.present] + ["out"]
         packed = plan.packed + [False]
@@ -543,9 +543,9 @@ class CallTemplate:
 
 
 class Prepared:
-    """A call of one Plan on arrays of fixed types, dtypes, shapes and strides with fixed
+    """A call of one ShapePlan on arrays of fixed types, dtypes, shapes and strides with fixed
     attributes (the key of `Runtime.calls`), made after the full path has run once on them.
-    The type and shape rules' verdict, the canonical form and the kernel are the Plan's (a
+    The type and shape rules' verdict, the canonical form and the kernel are the ShapePlan's (a
     function of the key); per call it checks what the key does not fix: the value rules (a
     zero point's range), `out`'s writability and its overlap with the inputs (the bounds of
     C-contiguous arrays, as `np.may_share_memory` compares them); then it writes the data
@@ -557,7 +557,7 @@ class Prepared:
 
     ARRAY, SCALAR, PACKED, INLINE = 0, 1, 2, 3  # INLINE: a scalar whose value is in its object
 
-    def __init__(self, plan: Plan, kinds: list):
+    def __init__(self, plan: ShapePlan, kinds: list):
         self.plan = plan
         self.calls = plan.calls()
         self.kinds = kinds  # (operand index, kind) per array the kernel reads
@@ -572,7 +572,7 @@ class Prepared:
         self.aliasing = plan.aliasing
 
     @classmethod
-    def make(cls, plan: Plan, arrays: list, operands: tuple, out) -> Prepared | bool:
+    def make(cls, plan: ShapePlan, arrays: list, operands: tuple, out) -> Prepared | bool:
         """The Prepared call for arrays like these, or False when such calls take the full path
         (an array that was not C-contiguous: it is copied)."""
         kinds = []
@@ -781,7 +781,7 @@ def __dir__() -> list:
 
 
 __test__ = {name: f.__doc__ for name, f in _FUNCTIONS.items()}  # their examples run under doctest
-__all__ = sorted(_FUNCTIONS) + ["bind", "set_num_threads", "get_num_threads", "OpFunction", "Plan", "Bound"]
+__all__ = sorted(_FUNCTIONS) + ["bind", "set_num_threads", "get_num_threads", "OpFunction", "ShapePlan", "Bound"]
 
 
 def bind(op: OpFunction, *operands, out=None, **attrs) -> Bound:

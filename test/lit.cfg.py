@@ -6,6 +6,11 @@ import subprocess
 import sys
 
 import lit.formats
+import lit.llvm
+from lit.llvm.subst import ToolSubst
+
+lit.llvm.initialize(lit_config, config)
+from lit.llvm import llvm_config  # noqa: E402 (set by initialize)
 
 config.name = "dequant"
 config.test_format = lit.formats.ShTest(execute_external=False)  # lit's shell: `not` is a builtin
@@ -48,19 +53,20 @@ def file_check() -> str:
     lit_config.fatal("no FileCheck: install the `llvm` tools package or `pip install filecheck`")
 
 
-def tool(name: str) -> str:
-    """A pattern for `name` as a command word, not as part of a path or a longer word."""
-    return r"(?<![-./\w])" + name.replace("-", r"\-") + r"(?![-./\w])"
-
-
-def literal(replacement: str) -> str:
-    return replacement.replace("\\", "\\\\")
-
-
 config.dequant_opt = dequant_opt()
 config.file_check = file_check()
-config.substitutions.append((tool("dequant-opt"), literal(config.dequant_opt)))
-config.substitutions.append((tool("FileCheck"), literal(config.file_check)))
-config.substitutions.append(("%python", literal(sys.executable)))
+# lit's own tool substitution: `dequant-opt` and `FileCheck` as command words only, not inside a
+# path or a longer name (`%S/Inputs/dequant-opt.mlir`, `--dequant-opt-x`).
+llvm_config.add_tool_substitutions(
+    [ToolSubst("dequant-opt", command=config.dequant_opt), ToolSubst("FileCheck", command=config.file_check)],
+    [os.path.dirname(sys.executable)],  # where lit would look for tools given by name only
+)
+config.substitutions.append(("%python", sys.executable))
+
+# Tests that build C (`REQUIRES: cc`) or configure the CMake project (`REQUIRES: cmake`) are
+# UNSUPPORTED where the host has no such tool, not failures.
+for feature, programs in (("cc", ["cc"]), ("cmake", ["cmake", "ctest"])):
+    if all(shutil.which(p) for p in programs):
+        config.available_features.add(feature)
 lit_config.note(f"dequant-opt: {config.dequant_opt}")
 lit_config.note(f"FileCheck: {config.file_check}")

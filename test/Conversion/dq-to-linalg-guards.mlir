@@ -1,8 +1,8 @@
 // RUN: dequant-opt %s --dq-to-linalg --split-input-file | FileCheck %s
 // Dynamic dims are checked at run time against the dims they are read along (passes/checks.py):
 // the generic runs only if every check holds; each failed check calls the caller-provided
-// @dequant_report_error with a code (kind << 40 | operand dim << 20 | output dim), and the
-// result is then the unwritten output. Dims the verifier saw statically are not checked again.
+// @dequant_report_error with a code (kind << 40 | operand dim << 20 | output dim) and the code's
+// words in a `dq.error` attribute, and the result is then the unwritten output. Dims the verifier saw statically are not checked again.
 
 // Per-axis on a dynamic dim: the scale's and the zero point's dim 0 against output dim 1 (equal,
 // or one entry for an empty output dim, which reads nothing: canonical.check_reads).
@@ -23,12 +23,12 @@
 // CHECK-NEXT: scf.if %[[SBAD]] {
 // scale (kind 1), its dim 0, output dim 1: 1 << 40 | 0 << 20 | 1
 // CHECK-NEXT: %[[C1:.*]] = arith.constant 1099511627777 : i64
-// CHECK-NEXT: func.call @dequant_report_error(%[[C1]]) : (i64) -> ()
+// CHECK-NEXT: func.call @dequant_report_error(%[[C1]]) {dq.error = "dim 0 of the scale does not match output dim 1, which it is read along"} : (i64) -> ()
 // CHECK: %[[ZBAD:.*]] = arith.xori %[[ZOK]], %{{.*}} : i1
 // CHECK-NEXT: scf.if %[[ZBAD]] {
 // zero point (kind 2): 2 << 40 | 0 << 20 | 1
 // CHECK-NEXT: %[[C2:.*]] = arith.constant 2199023255553 : i64
-// CHECK-NEXT: func.call @dequant_report_error(%[[C2]]) : (i64) -> ()
+// CHECK-NEXT: func.call @dequant_report_error(%[[C2]]) {dq.error = "dim 0 of the zero point does not match output dim 1, which it is read along"} : (i64) -> ()
 // CHECK: %[[Y:.*]] = scf.if %[[OK]] -> (tensor<4x?xf32>) {
 // CHECK-NEXT: %[[G:.*]] = linalg.generic
 // CHECK: scf.yield %[[G]] : tensor<4x?xf32>
@@ -50,7 +50,8 @@ func.func @per_axis_dynamic(%x: tensor<4x?xi8>, %s: tensor<?xf32>, %z: tensor<?x
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[D]], %[[C32]] : index
 // CHECK: arith.cmpi eq, %[[S]], %[[BLOCKS]] : index
 // scale, dim 1, output dim 1: 1 << 40 | 1 << 20 | 1
-// CHECK: arith.constant 1099512676353 : i64
+// CHECK: %[[C:.*]] = arith.constant 1099512676353 : i64
+// CHECK-NEXT: func.call @dequant_report_error(%[[C]]) {dq.error = "dim 1 of the scale does not match output dim 1, which it is read along"}
 func.func @blocked_dynamic(%x: tensor<8x?xi4>, %s: tensor<8x?xf16>) -> tensor<8x?xf16> {
   %y = "dq.onnx_dequantize_linear"(%x, %s) {axis = 1 : i64, block_size = 32 : i64} : (tensor<8x?xi4>, tensor<8x?xf16>) -> tensor<8x?xf16>
   return %y : tensor<8x?xf16>
@@ -62,7 +63,8 @@ func.func @blocked_dynamic(%x: tensor<8x?xi4>, %s: tensor<8x?xf16>) -> tensor<8x
 // CHECK-LABEL: func.func @dynamic_x_static_result
 // CHECK: %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?xi8>
 // CHECK: arith.cmpi eq, %[[D]], %{{.*}} : index
-// CHECK: arith.constant 3298534883328 : i64
+// CHECK: %[[C:.*]] = arith.constant 3298534883328 : i64
+// CHECK-NEXT: func.call @dequant_report_error(%[[C]]) {dq.error = "dim 0 of x does not match output dim 0, which it is read along"}
 func.func @dynamic_x_static_result(%x: tensor<?xi8>, %s: tensor<f32>) -> tensor<16xf32> {
   %y = "dq.onnx_dequantize_linear"(%x, %s) : (tensor<?xi8>, tensor<f32>) -> tensor<16xf32>
   return %y : tensor<16xf32>

@@ -6,8 +6,13 @@
 // RUN: printf '\377\376 func' > %t/binary.mlir
 // RUN: not dequant-opt %t/binary.mlir 2>&1 | FileCheck %s --check-prefix=UTF8
 // RUN: not dequant-opt < %t/binary.mlir 2>&1 | FileCheck %s --check-prefix=UTF8-STDIN
-// UTF8: dequant-opt: error: {{.*}}binary.mlir is not UTF-8 text (byte 0xff at offset 0)
-// UTF8-STDIN: dequant-opt: error: <stdin> is not UTF-8 text (byte 0xff at offset 0)
+// UTF8: dequant-opt: error: {{.*}}binary.mlir is not UTF-8 text (byte 0xff at offset 0); dequant-opt reads MLIR text (an ONNX model goes to dequant-import-onnx for dq IR, or to dequant-iree to compile it through IREE)
+// UTF8-STDIN: dequant-opt: error: <stdin> is not UTF-8 text (byte 0xff at offset 0); {{.*}}dequant-import-onnx{{.*}}dequant-iree
+
+// An ONNX model (a protobuf: ir_version 8, then bytes) names the tools that take one.
+// RUN: printf '\010\010\022\003\377\000\001' > %t/model.onnx
+// RUN: not dequant-opt %t/model.onnx 2>&1 | FileCheck %s --check-prefix=ONNX
+// ONNX: dequant-opt: error: [[MODEL:.*model.onnx]] is an ONNX model and dequant-opt reads MLIR text: `dequant-import-onnx [[MODEL]]` imports it as dq IR, `dequant-iree [[MODEL]] -o model.vmfb` compiles it through IREE
 
 // 5,000 nested regions and 20,000 nested brackets in a dense<...> (each crashed the parser).
 // RUN: %python -c "n = 5000; print('func.func @f() {' + 'scf.execute_region {' * n + 'scf.yield' + '}' * n + 'return }')" > %t/regions.mlir

@@ -1,5 +1,6 @@
 // The CMake project builds the C program of test/c/ against kernels dequant-opt compiles,
 // and ctest runs it (building it first: ctest alone never reports it "Not Run").
+// REQUIRES: cmake, cc
 // RUN: rm -rf %t && cmake -S %S/../.. -B %t > %t.log 2>&1
 // RUN: ctest --test-dir %t --output-on-failure | FileCheck %s
 // CHECK: c-kernels-build {{.*}}Passed

@@ -1,5 +1,6 @@
 // Ahead-of-time: --emit=object writes a native object and a C header beside it; a C program
 // (test/c/main.c) links the object and checks the kernels' numbers.
+// REQUIRES: cc
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: dequant-opt %S/../c/kernels.mlir --emit=object -o %t/kernels.o
 // RUN: FileCheck %s --check-prefix=HEADER < %t/kernels.h

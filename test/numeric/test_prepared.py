@@ -1,6 +1,6 @@
 """The cached call path of `dequant.ops` (ops.Prepared): a call repeated on arrays of the same
 types, dtypes, shapes and strides and the same attributes skips the type and shape rules (their
-verdict is the Plan's) but still checks, on every call, what its key does not fix: the value rules,
+verdict is the ShapePlan's) but still checks, on every call, what its key does not fix: the value rules,
 `out`'s writability and its overlap with the inputs. It reads data pointers through
 kernel.data_pointer, whose fast read is self-tested at import."""
 

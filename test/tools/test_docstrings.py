@@ -8,13 +8,16 @@ import importlib
 
 import pytest
 
-MODULES = ["dequant.ops", "dequant.packed", "dequant.compiled", "dequant.onnx_importer", "dequant.runtime"]
+# The modules with docstring examples (the op functions' docstrings, written in dialect/<op>.py,
+# reach doctest through dequant.ops.__test__).
+MODULES = ["dequant.ops", "dequant.packed"]
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.attempted > 0, f"{name} has no docstring example: this test would pass on nothing"
     assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples of {name} fail (run python -m doctest -v on it)"
 
 

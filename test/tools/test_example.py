@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,30 @@ def test_unusable_input_is_one_error_line(tmp_path, name, content, message):
     assert r.returncode == 2
     assert r.stderr.startswith(message.format(p=p)), r.stderr
     assert "Traceback" not in r.stderr
+
+
+REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "python" / "examples"
+
+
+def test_path_finds_the_shipped_examples_from_any_directory(tmp_path):
+    r = example("--path", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    where = Path(r.stdout.strip())
+    assert where.is_absolute() and sorted(p.name for p in where.iterdir() if p.is_file()) == ["int4_matmul.onnx", "onnx_dequantize.mlir"]
+    for name in ("onnx_dequantize.mlir", "int4_matmul.onnx"):
+        r = example("--path", name, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert Path(r.stdout.strip()).read_bytes() == (REPO_EXAMPLES / name).read_bytes()
+
+
+def test_path_of_an_example_feeds_dequant_opt(tmp_path):
+    mlir = example("--path", "onnx_dequantize.mlir", cwd=tmp_path).stdout.strip()
+    r = subprocess.run([sys.executable, "-m", "dequant.cli", "--dq-to-linalg", mlir], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "linalg.generic" in r.stdout and "dq.onnx_dequantize_linear" not in r.stdout
+
+
+def test_path_of_an_unknown_example_is_one_error_line(tmp_path):
+    r = example("--path", "nope.mlir", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "error: no shipped example named 'nope.mlir'; the examples are: int4_matmul.onnx, onnx_dequantize.mlir\n"
