@@ -36,11 +36,11 @@ from dequant import dialect
 from dequant.dialect import canonical, constants, unpack
 from dequant.dialect.elements import of_type
 from dequant.dialect.canonical import Form, Read
-from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from . import torch_onnx as t
 from .queries import PURE_PRODUCERS, erase_dead, made_by
+from .remarks import emit_remarks
 from .to_linalg import expand
 
 PARALLEL, REDUCTION = linalg.IteratorType.parallel, linalg.IteratorType.reduction

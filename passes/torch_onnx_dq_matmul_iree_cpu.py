@@ -30,12 +30,12 @@ from mlir.dialects import arith, builtin, func, tensor
 from dequant.dialect import constants, unpack
 from dequant.dialect.canonical import ZERO, Read
 from dequant.dialect.elements import of_type
-from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from . import torch_onnx as t
 from .matmul_kernel import Kernel
 from .queries import made_by
+from .remarks import emit_remarks
 from .to_linalg import expand
 from .torch_onnx_dq_matmul import Match, erase_unused, matches
 

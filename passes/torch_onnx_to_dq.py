@@ -31,10 +31,10 @@ from dequant.dialect import constants, unpack
 from dequant.dialect import onnx as dq_onnx
 from dequant.dialect.signature import Signature, Tensor
 from dequant.dialect.elements import of_onnx
-from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from . import torch_onnx as t
+from .remarks import emit_remarks
 
 ATTRS = {"torch.onnx.axis": "axis", "torch.onnx.block_size": "block_size", "torch.onnx.output_dtype": "output_dtype"}
 
