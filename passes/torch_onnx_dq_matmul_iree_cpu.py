@@ -72,9 +72,7 @@ def _constant(value: ir.Value) -> np.ndarray | None:
         data = constants.resource_bytes(source.attributes["value"]) if source is not None else None
         if data is None or len(data) != unpack.packed_bytes(shape, e.bits):
             return None
-        from dequant.packed import Packed
-
-        return Packed(np.frombuffer(data, np.uint8), e.dtype, shape).unpack()
+        return unpack.unpack_values(np.frombuffer(data, np.uint8), e, shape)
     if (owner := made_by(value, "tensor.bitcast")) is not None:
         inner = _constant(owner.operands[0])
         return None if inner is None else inner.view(e.dtype)

@@ -86,9 +86,7 @@ def packed_bytes(value: ir.Value, tt: t.TorchTensor) -> bytes | str | None:
         values = constants.elements_value(attr)
         if values is None or values.shape != tt.shape:
             return None
-        from dequant.packed import pack
-
-        data = pack(values).data.tobytes()
+        data = unpack.pack_values(values).tobytes()
     if len(data) < want:
         return f"the {tt.element.name} initializer holds {len(data)} bytes, its dims {list(tt.shape)} need {want}"
     return data[:want]
