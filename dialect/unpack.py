@@ -6,7 +6,8 @@
 (i4, ui4, f4E2M1FN, i2, ui2), in ONNX's packed layout (docs/semantics.md#packed-sub-byte-data):
 over the flattened row-major tensor, element j in bits (j mod k) * w .. of byte j / k, k = 8 / w
 elements per byte of w bits, the last byte zero-padded. Its length is ceil(elements / k). The
-index operands are the result's dynamic dims, in order.
+index operands are the result's dynamic dims, in order. `pack_values` and `unpack_values` are this
+layout in numpy (for dequant.Packed and the passes that read constant bytes).
 
 A dq op reading an unpacked tensor as its data reads the bytes in place (dq-to-linalg); any other
 use gets the unpacked tensor. The result's element type is the one fact the bytes do not carry.
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import math
 
-from .elements import of_type
+import numpy as np
+
+from .elements import Element, UnknownElementError, of_dtype, of_type
 
 NAME = "dq.unpack"
 ROWS = "dq.rows"  # the rows the caller expects (a compile-time hint): one of
@@ -31,7 +34,42 @@ WHOLE_ROWS, PARTIAL_ROWS = "whole", "partial"
 
 def packed_bytes(shape: tuple, bits: int) -> int:
     """The byte count of `shape` elements of `bits` bits packed."""
-    return math.ceil(math.prod(shape) * bits / 8)
+    return -(-math.prod(shape) * bits // 8)
+
+
+def pack_values(values: np.ndarray) -> np.ndarray:
+    """The packed bytes (1-D uint8, a new array) of `values`, an ml_dtypes array of a sub-byte
+    type, in the layout above; ValueError for another dtype."""
+    try:
+        e = of_dtype(values.dtype)
+    except UnknownElementError:
+        e = None
+    if e is None or not e.sub_byte:
+        raise ValueError(f"pack takes an array of int4, uint4, float4_e2m1fn, int2 or uint2, got {values.dtype}")
+    fields = values.reshape(-1).view(np.uint8) & np.uint8((1 << e.bits) - 1)
+    padded = np.zeros(packed_bytes(values.shape, e.bits) * e.per_byte, np.uint8)
+    padded[: fields.size] = fields
+    groups = padded.reshape(-1, e.per_byte)
+    data = np.zeros(groups.shape[0], np.uint8)
+    for k in range(e.per_byte):
+        data |= groups[:, k] << np.uint8(k * e.bits)
+    return data
+
+
+def unpack_values(data: np.ndarray, element: Element, shape: tuple) -> np.ndarray:
+    """The values packed in `data` (1-D uint8, at least `packed_bytes(shape, element.bits)`
+    long) as an ml_dtypes array of `element`'s dtype and of `shape`, one element per byte (a
+    new array)."""
+    e = element
+    shifts = np.arange(e.per_byte, dtype=np.uint8) * e.bits
+    fields = (data[:, None] >> shifts) & np.uint8((1 << e.bits) - 1)
+    values = fields.reshape(-1)[: math.prod(shape)]
+    if e.kind == "float":
+        return values.view(e.dtype).reshape(shape)
+    if e.signed:
+        values = values.astype(np.int8)
+        values = np.where(values >= 1 << (e.bits - 1), values - (1 << e.bits), values)
+    return values.astype(e.dtype).reshape(shape)
 
 
 class UnpackDef:

@@ -29,11 +29,11 @@ from mlir.dialects import arith, quant, tensor
 
 from dequant.dialect import canonical, constants, onnx
 from dequant.dialect.elements import ELEMENTS, name_of
-from dequant.diagnostics import emit_remarks
 from dequant.dialect.walking import walk
 
 from . import Pass
 from .queries import erase_dead
+from .remarks import emit_remarks
 
 UNIFORM = (quant.UniformQuantizedType, quant.UniformQuantizedPerAxisType, quant.UniformQuantizedSubChannelType)
 ONNX_OUTPUTS = ("f32", "f16", "bf16")

@@ -27,10 +27,10 @@ from mlir.dialects import quant, tensor
 from dequant import dialect
 from dequant.dialect import constants
 from dequant.dialect.elements import ELEMENTS
-from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from .queries import erase_dead
+from .remarks import emit_remarks
 
 
 def laid_out(values: np.ndarray, reads: tuple, rank: int) -> tuple[np.ndarray, dict] | str:

@@ -36,11 +36,11 @@ from dequant import dialect
 from dequant.dialect import canonical, constants, unpack
 from dequant.dialect.elements import of_type
 from dequant.dialect.canonical import Form, Read
-from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from . import torch_onnx as t
 from .queries import PURE_PRODUCERS, erase_dead, made_by
+from .remarks import emit_remarks
 from .to_linalg import expand
 
 PARALLEL, REDUCTION = linalg.IteratorType.parallel, linalg.IteratorType.reduction
@@ -183,11 +183,9 @@ def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
     e = of_type(xt.element_type)
     if data is None or len(data) != unpack.packed_bytes(tuple(xt.shape), e.bits):
         return None
-    from dequant.packed import Packed, pack
-
-    values = Packed(np.frombuffer(data, np.uint8), e.dtype, tuple(xt.shape)).unpack()
+    values = unpack.unpack_values(np.frombuffer(data, np.uint8), e, tuple(xt.shape))
     with ir.InsertionPoint(source):  # beside the source: it dominates every reader of x
-        made[key] = t.byte_constant(pack(np.ascontiguousarray(values.T)).data, "dq_packed_nk")
+        made[key] = t.byte_constant(unpack.pack_values(np.ascontiguousarray(values.T)), "dq_packed_nk")
     return unpack.build(made[key], ir.RankedTensorType.get(shape, xt.element_type))
 
 

@@ -30,12 +30,12 @@ from mlir.dialects import arith, builtin, func, tensor
 from dequant.dialect import constants, unpack
 from dequant.dialect.canonical import ZERO, Read
 from dequant.dialect.elements import of_type
-from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from . import torch_onnx as t
 from .matmul_kernel import Kernel
 from .queries import made_by
+from .remarks import emit_remarks
 from .target_features import AVX512BW
 from .to_linalg import expand
 from .torch_onnx_dq_matmul import Match, erase_unused, matches
@@ -73,9 +73,7 @@ def _constant(value: ir.Value) -> np.ndarray | None:
         data = constants.resource_bytes(source.attributes["value"]) if source is not None else None
         if data is None or len(data) != unpack.packed_bytes(shape, e.bits):
             return None
-        from dequant.packed import Packed
-
-        return Packed(np.frombuffer(data, np.uint8), e.dtype, shape).unpack()
+        return unpack.unpack_values(np.frombuffer(data, np.uint8), e, shape)
     if (owner := made_by(value, "tensor.bitcast")) is not None:
         inner = _constant(owner.operands[0])
         return None if inner is None else inner.view(e.dtype)

@@ -31,10 +31,10 @@ from dequant.dialect import constants, unpack
 from dequant.dialect import onnx as dq_onnx
 from dequant.dialect.signature import Signature, Tensor
 from dequant.dialect.elements import of_onnx
-from dequant.diagnostics import emit_remarks
 
 from . import Pass
 from . import torch_onnx as t
+from .remarks import emit_remarks
 
 ATTRS = {"torch.onnx.axis": "axis", "torch.onnx.block_size": "block_size", "torch.onnx.output_dtype": "output_dtype"}
 
@@ -86,9 +86,7 @@ def packed_bytes(value: ir.Value, tt: t.TorchTensor) -> bytes | str | None:
         values = constants.elements_value(attr)
         if values is None or values.shape != tt.shape:
             return None
-        from dequant.packed import pack
-
-        data = pack(values).data.tobytes()
+        data = unpack.pack_values(values).tobytes()
     if len(data) < want:
         return f"the {tt.element.name} initializer holds {len(data)} bytes, its dims {list(tt.shape)} need {want}"
     return data[:want]

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from dequant.diagnostics import emit_remarks
-
 from . import Pass
 from . import torch_onnx as t
+from .remarks import emit_remarks
 from .torch_onnx_to_dq import read_attrs, rewrite
 
 INTEGERS = ("i8", "ui8", "i16", "i32")

@@ -11,14 +11,39 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+
 from mlir import ir
 
-from . import ops
-from .compiled import jit
 from .dialect import register as register_dialect
 from .dialect import verify
-from .onnx_importer import import_onnx
-from .packed import Packed, pack
+
+# The runtime's names, imported on first use (PEP 562): the package is the parent of
+# dequant.dialect and dequant.passes, and importing those must not load the numpy kernels or the
+# runtime (test/tools/test_layers.py). name -> (submodule, its attribute; None: the submodule).
+_LAZY = {
+    "ops": ("ops", None),
+    "jit": ("compiled", "jit"),
+    "import_onnx": ("onnx_importer", "import_onnx"),
+    "Packed": ("packed", "Packed"),
+    "pack": ("packed", "pack"),
+}
+
+
+def __getattr__(name: str):
+    """The names of `_LAZY`, and any submodule (`dequant.runtime`), imported on first use."""
+    module, attr = _LAZY.get(name, (name, None))
+    if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{module}") is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    found = importlib.import_module(f"{__name__}.{module}")
+    value = found if attr is None else getattr(found, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def context() -> ir.Context:

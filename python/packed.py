@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from dequant.dialect.elements import Element, UnknownElementError, of_dtype
+from dequant.dialect.elements import UnknownElementError, of_dtype
+from dequant.dialect.unpack import pack_values, packed_bytes, unpack_values
 
 
 class Packed:
@@ -51,7 +52,7 @@ class Packed:
             raise ValueError(f"Packed data must be a 1-D array of bytes (uint8), got {data.dtype} of shape {data.shape}")
         if not data.flags.c_contiguous:
             raise ValueError("Packed data must be contiguous")
-        want = packed_size(shape, element)
+        want = packed_bytes(shape, element.bits)
         if data.size != want:
             raise ValueError(f"Packed data: {math.prod(shape)} {element.name} elements take {want} packed bytes, got {data.size}")
         for name, value in (("data", data.view(np.uint8)), ("dtype", element.dtype), ("shape", shape), ("element", element)):
@@ -83,16 +84,7 @@ class Packed:
 
     def unpack(self) -> np.ndarray:
         """The data as an ml_dtypes array, one element per byte (a new array)."""
-        e = self.element
-        shifts = np.arange(e.per_byte, dtype=np.uint8) * e.bits
-        fields = (self.data[:, None] >> shifts) & np.uint8((1 << e.bits) - 1)
-        values = fields.reshape(-1)[: self.size]
-        if e.kind == "float":
-            return values.view(e.dtype).reshape(self.shape)
-        if e.signed:
-            values = values.astype(np.int8)
-            values = np.where(values >= 1 << (e.bits - 1), values - (1 << e.bits), values)
-        return values.astype(e.dtype).reshape(self.shape)
+        return unpack_values(self.data, self.element, self.shape)
 
     @classmethod
     def from_onnx(cls, tensor) -> Packed:
@@ -133,26 +125,8 @@ def _shape(shape) -> tuple:
     return tuple(int(d) for d in dims)
 
 
-def packed_size(shape, element: Element) -> int:
-    """The byte count of `shape` elements packed."""
-    return -(-math.prod(shape) * element.bits // 8)
-
-
 def pack(array) -> Packed:
     """The packed form of an ml_dtypes array of a sub-byte type (int4, uint4, float4_e2m1fn,
     int2, uint2): a new Packed."""
     a = np.asarray(array)
-    try:
-        e = of_dtype(a.dtype)
-    except UnknownElementError:
-        e = None
-    if e is None or not e.sub_byte:
-        raise ValueError(f"pack takes an array of int4, uint4, float4_e2m1fn, int2 or uint2, got {a.dtype}")
-    fields = a.reshape(-1).view(np.uint8) & np.uint8((1 << e.bits) - 1)
-    padded = np.zeros(packed_size(a.shape, e) * e.per_byte, np.uint8)
-    padded[: fields.size] = fields
-    groups = padded.reshape(-1, e.per_byte)
-    data = np.zeros(groups.shape[0], np.uint8)
-    for k in range(e.per_byte):
-        data |= groups[:, k] << np.uint8(k * e.bits)
-    return Packed(data, e.dtype, a.shape)
+    return Packed(pack_values(a), a.dtype, a.shape)

@@ -1,0 +1,170 @@
+"""Layers point down: `dialect/` (the package dequant.dialect) imports no other part of dequant;
+`passes/` (dequant.passes) imports dequant.dialect and itself; the runtime and tools (`python/`,
+the package dequant) import both. Checked twice:
+- on the source: every import of every module of dialect/ and passes/ (top-level or inside a
+  function, absolute or relative, `importlib.import_module` of a constant name), read with `ast`;
+- on a fresh interpreter: `import dequant.passes` loads no module of python/ but the package's
+  `__init__` (so no numpy kernels, no runtime), and `import dequant` still gives `dequant.ops`,
+  `dequant.jit`, ... on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DIRS = {"dequant.dialect": ROOT / "dialect", "dequant.passes": ROOT / "passes", "dequant": ROOT / "python"}
+LAYERS = {"dequant.dialect": 0, "dequant.passes": 1, "dequant": 2}  # an import may only go to a layer <= its own
+
+
+def package_of(module: str) -> str | None:
+    """The layer's package holding `module` (a dotted name), or None outside dequant."""
+    for package in LAYERS:  # the sub-packages first
+        if module == package or module.startswith(package + "."):
+            return package
+    return None
+
+
+def is_module(name: str) -> bool:
+    """Whether the dotted `name` is a module or package of dequant's source tree."""
+    package = package_of(name)
+    if package is None:
+        return False
+    path = DIRS[package].joinpath(*name[len(package) :].split(".")[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imports(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """(line, imported module) for every import in `source`, the text of `module`; `from P import
+    n` imports P.n when that is a module, else P. Relative imports are resolved."""
+    here = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = here.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.append((node.lineno, sub if is_module(sub) else base))
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):  # fmt: skip
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def upward(source: str, module: str, is_package: bool = False) -> list[str]:
+    """The imports of `module` that reach a higher layer, as "line: name"."""
+    own = LAYERS[package_of(module)]
+    out = []
+    for line, name in imports(source, module, is_package):
+        target = package_of(name)
+        if target is not None and LAYERS[target] > own:
+            out.append(f"{line}: {name}")
+    return list(dict.fromkeys(out))  # one line per module, though it imports several names
+
+
+def modules():
+    for package in ("dequant.dialect", "dequant.passes"):
+        for path in sorted(DIRS[package].glob("*.py")):
+            is_package = path.stem == "__init__"
+            yield (package if is_package else f"{package}.{path.stem}"), path, is_package
+
+
+MODULES = list(modules())
+
+
+@pytest.mark.parametrize("module, path, is_package", MODULES, ids=[m for m, _, _ in MODULES])
+def test_imports_point_down(module, path, is_package):
+    bad = upward(path.read_text(), module, is_package)
+    assert not bad, f"{path.relative_to(ROOT)} imports a higher layer: " + ", ".join(bad)
+
+
+def test_the_walk_sees_every_module():
+    names = {m for m, _, _ in MODULES}
+    assert {"dequant.dialect", "dequant.dialect.unpack", "dequant.passes", "dequant.passes.to_linalg"} <= names
+    assert len(names) > 40
+
+
+# The walk itself, on imports written for the purpose: each names the line it should flag.
+FLAGGED = [
+    ("dequant.passes.p", "from dequant.diagnostics import emit_remarks", "1: dequant.diagnostics"),
+    ("dequant.passes.p", "def f():\n    from dequant.packed import pack", "2: dequant.packed"),
+    ("dequant.passes.p", "from ..packed import Packed", "1: dequant.packed"),
+    ("dequant.passes.p", "from .. import ops", "1: dequant.ops"),
+    ("dequant.passes.p", "from dequant import context", "1: dequant"),
+    ("dequant.passes.p", "import dequant.runtime", "1: dequant.runtime"),
+    ("dequant.passes.p", "import importlib\nimportlib.import_module('dequant.kernel')", "2: dequant.kernel"),
+    ("dequant.dialect.d", "from dequant.passes import queries", "1: dequant.passes.queries"),
+    ("dequant.dialect.d", "from ..passes.queries import made_by", "1: dequant.passes.queries"),
+    ("dequant.dialect", "from ..passes import PASSES", "1: dequant.passes"),
+]
+ALLOWED = [
+    ("dequant.passes.p", "from dequant import dialect\nfrom dequant.dialect import unpack\nfrom . import Pass"),
+    ("dequant.passes.p", "from .queries import made_by\nfrom ..dialect.walking import walk\nimport numpy, mlir.ir"),
+    ("dequant.dialect.d", "from . import canonical\nfrom .elements import ELEMENTS\nfrom mlir import ir"),
+]
+
+
+@pytest.mark.parametrize("module, source, want", FLAGGED)
+def test_the_walk_flags_an_upward_import(module, source, want):
+    assert upward(source, module, is_package="." not in module.removeprefix("dequant.")) == [want]
+
+
+@pytest.mark.parametrize("module, source", ALLOWED)
+def test_the_walk_allows_a_downward_import(module, source):
+    assert upward(source, module) == []
+
+
+def run(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_importing_the_passes_loads_no_runtime():
+    out = run("""
+        import sys
+        import dequant.passes
+        print(*sorted(m for m in sys.modules if m.split(".")[0] == "dequant"))
+    """).split()
+    assert "dequant.passes.to_linalg" in out  # the passes were imported
+    for gone in ("dequant.ops", "dequant.runtime", "dequant.kernel"):
+        assert gone not in out
+    assert [m for m in out if package_of(m) == "dequant" and m != "dequant"] == []
+
+
+def test_the_package_gives_its_names_on_first_use():
+    out = run("""
+        import sys
+        import dequant
+        assert "dequant.ops" not in sys.modules
+        print(dequant.ops.onnx_dequantize_linear.__name__)
+        print(dequant.jit.__module__, dequant.import_onnx.__module__, dequant.Packed.__module__, dequant.pack.__module__)
+        print(dequant.runtime.__name__, dequant.kernel.__name__, dequant.diagnostics.__name__)
+        print(dequant.verify.__module__, dequant.register_dialect.__module__, type(dequant.context()).__name__)
+        from dequant import *
+        print(sorted(n for n in dequant.__all__ if n not in dir(dequant)))
+        try:
+            dequant.no_such_name
+        except AttributeError as e:
+            print("AttributeError", e)
+    """).splitlines()
+    assert out == [
+        "onnx_dequantize_linear",
+        "dequant.compiled dequant.onnx_importer dequant.packed dequant.packed",
+        "dequant.runtime dequant.kernel dequant.diagnostics",
+        "dequant.dialect dequant.dialect Context",
+        "[]",
+        "AttributeError module 'dequant' has no attribute 'no_such_name'",
+    ]
