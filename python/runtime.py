@@ -5,19 +5,12 @@ dtypes, shapes and attributes), a bounded cache of prepared calls (one per op, d
 strides and attributes as given) and a `WorkerPool`. `dequant.ops` uses `DEFAULT`; a program may
 make its own `Runtime` (e.g. with another thread count) and call `runtime.function(name)`.
 
-Each call is decided whole, on the bytes it moves (read + written), before anything is split
-(docs/performance.md, "Thread policy"):
-- stores: from `nontemporal_min_bytes` the kernel's `_nt` entry point (non-temporal stores, no
-  read for ownership, the cache left to other data), below it the entry storing through the cache;
-- threads: a static cost model, `parallel_parts(bytes)` row ranges of dim 0, one per thread, each
-  moving at least `min_parallel` bytes, at most the thread count. The calling thread runs the
-  first range, the pool's workers the others, each calling the kernel from native code where it
-  polls for its job (`spinwait`: for `spin_seconds` after a job, then asleep on a lock; no GIL on
-  the way); a range no worker has started when the caller is done with its own, the caller runs.
-  The pool is safe across `fork()` (a child makes new workers on first use), across
-  `set_num_threads` while calls run (it keeps its workers; a call uses as many as it needs) and
-  across Python threads calling at once (one call at a time has the workers; another runs its
-  ranges in its own thread).
+How a call chooses its entry point (non-temporal stores or not) and its threads, on the bytes it
+moves: docs/performance.md, "One decision per call" and "Thread policy" (the one description).
+The pool is safe across `fork()` (a child makes new workers on first use), across
+`set_num_threads` while calls run (it keeps its workers; a call uses as many as it needs) and
+across Python threads calling at once (one call at a time has the workers; another runs its
+ranges in its own thread).
 """
 
 from __future__ import annotations
@@ -38,10 +31,7 @@ from . import spinwait
 KERNEL_CACHE_SIZE = 32
 PLAN_CACHE_SIZE = 1024
 CALL_CACHE_SIZE = 1024
-# Bytes (read + written) each thread must move for a call to be split (a static cost model, as
-# onnxruntime's TryParallelFor): a call is split in two from 4 MiB (int8 to f32 from 800K
-# elements). MEASURED against the probe that timed each plan's split, which it replaces
-# (docs/performance.md, "Thread policy").
+# Bytes (read + written) each thread must move for a call to be split: docs/performance.md, "Thread policy".
 MIN_PARALLEL = 2 << 20
 # Bytes (read + written) from which a call takes the non-temporal entry point: MEASURED
 # (docs/performance.md).
