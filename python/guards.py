@@ -1,4 +1,4 @@
-"""Input text that kills the process inside MLIR 22's own parser, refused before it is parsed.
+r"""Input text that kills the process inside MLIR 22's own parser, refused before it is parsed.
 
 Upstream's parser aborts (an assertion, not a diagnostic) on three kinds of input the fuzzers
 found; they cannot be fixed in dequant, so each is recognised in the text first and reported as an
