@@ -1,20 +1,24 @@
 """torch-onnx-to-dq-iree: torch-onnx-to-dq for IREE, taking only the DequantizeLinear nodes dq adds
-something to: those IREE cannot lower, and the weights of MatMuls dq computes better.
+something to: those IREE cannot lower, and those read only by MatMuls it computes slower.
 
 IREE (3.13) lowers many DequantizeLinear nodes itself, and folds a DequantizeLinear feeding a
 Conv, MatMul or Gemm with a quantized activation into integer arithmetic (an i8 x i8 -> i32
-contraction and one float scale after it). Rewriting such a node into dq takes that away: the
-contraction runs in f32 on dequantized values, the activations' dequantizes become dispatches of
-their own, and QDQ CNNs ran 1.2-1.95x slower than through IREE alone (docs/iree.md). So a node is
-left to IREE when
+contraction and one float scale after it). For a Conv that is the faster route: dq's float
+dequantize in its place made QDQ CNNs 1.2-1.95x slower than IREE alone (the f32 convolution, and
+each activation dequantize a dispatch of its own; docs/iree.md). For a MatMul of many rows it
+is the slower one: dq's float route (its matmul kernel reading the int8 weights, the
+activation's QDQ pair in f32) ran QDQ transformer blocks 1.2-2.3x faster from 16 rows on. So a node is left to
+IREE when
 
 - IREE lowers its form (`IREE_LOWERS`: checked against onnx.reference, bit for bit, by test/iree:
   8-, 16- and 32-bit integers per tensor or per axis, float8 per tensor; scales f32, f16 or bf16,
   outputs f32 or f16: a bf16 output widened again in the same dispatch, as a Cast to float does,
   loses its rounding in IREE's codegen, which dq-round-bf16 keeps), and
-- it does not dequantize constant integer weights read only as the B operand of MatMuls whose A
-  is no DequantizeLinear of its own (weight-only quantization: dq's matmul forms read those
-  weights quantized, where IREE would write them out in f32 first).
+- it is not weight-only (constant integer weights read only as the B operand of MatMuls whose A
+  is no DequantizeLinear: dq's matmul forms read those weights quantized, where IREE would write
+  them out in f32 first), and
+- it is not read only by MatMuls of at least MIN_ROWS rows (`matmul_only`: weights beside a
+  quantized activation, and quantized activations).
 
 Every other node becomes dq exactly as torch-onnx-to-dq makes it (blocked, 4- and 2-bit, float4,
 float8 per axis, uint16, float8e8m0 scales, ...). Which route each pattern takes and why:
@@ -22,6 +26,8 @@ docs/semantics.md#qdq-graphs-through-iree.
 """
 
 from __future__ import annotations
+
+import math
 
 from mlir import ir
 
@@ -32,6 +38,11 @@ from .torch_onnx_to_dq import read_attrs, rewrite
 
 INTEGERS = ("i8", "ui8", "i16", "i32")
 FLOATS = ("f32", "f16", "bf16")
+# A QDQ MatMul (quantized activation) takes dq's float route from this many rows: below, the
+# kernel's exact f32 weight panel is shared by too few rows, and IREE's i8 contraction was
+# 1.1-2.2x faster on QDQ transformer blocks of 2 to 12 rows (one row: within 5%); from 16 rows
+# dq's route was 1.2-2.3x faster (docs/iree.md, "QDQ models").
+MIN_ROWS = 16
 # x's element -> granularities IREE lowers it at (IREE 3.13; test/iree checks each against
 # onnx.reference). "tensor": one scale; "axis": one scale per index of `axis`.
 IREE_LOWERS = {e: ("tensor", "axis") for e in INTEGERS} | {e: ("tensor",) for e in ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")}
@@ -53,6 +64,15 @@ def iree_lowers(op) -> bool:
     return granularity in IREE_LOWERS.get(x.element.name, ())
 
 
+def _rows(matmul) -> int | None:
+    """The rows of a MatMul's product (A's dims but the last, multiplied), None where one is dynamic
+    or A is no tensor dq reads."""
+    a = t.tensor_of(matmul.operands[0].type)
+    if isinstance(a, str) or None in a.shape:
+        return None
+    return math.prod(a.shape[:-1])
+
+
 def weight_only(op) -> bool:
     """Whether the node dequantizes constant integer weights read only as MatMul B operands whose
     A is not itself a DequantizeLinear result (weight-only quantization)."""
@@ -69,10 +89,19 @@ def weight_only(op) -> bool:
     return bool(uses)
 
 
+def matmul_only(op) -> bool:
+    """Whether every use of the node is an operand of a MatMul of at least MIN_ROWS rows (static),
+    and it has one."""
+    uses = list(op.results[0].uses)
+    if not uses or any(t.onnx_name(use.owner) != "onnx.MatMul" for use in uses):
+        return False
+    return all((_rows(use.owner) or 0) >= MIN_ROWS for use in uses)
+
+
 def run(root) -> bool:
     remarks = []
     for op in t.nodes(root, "onnx.DequantizeLinear"):
-        if iree_lowers(op) and not weight_only(op):
+        if iree_lowers(op) and not (weight_only(op) or matmul_only(op)):
             why = rewrite(op, check_only=True)  # left to IREE; a broken rule still gets its remark
         else:
             why = rewrite(op)
@@ -84,6 +113,6 @@ def run(root) -> bool:
 
 PASS = Pass(
     "torch-onnx-to-dq-iree",
-    "Rewrite into dq ops the ONNX DequantizeLinear nodes IREE does not lower itself and the weights of weight-only quantized MatMuls; leave the rest to IREE",
+    "Rewrite into dq ops the ONNX DequantizeLinear nodes IREE does not lower itself and those read only by MatMuls; leave the rest to IREE",
     run,
 )

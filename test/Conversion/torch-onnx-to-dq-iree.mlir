@@ -2,21 +2,67 @@
 
 // torch-onnx-to-dq-iree (passes/torch_onnx_to_dq_iree.py): a DequantizeLinear whose form IREE
 // lowers itself (8/16/32-bit integers per tensor or per axis, float8 per tensor) stays IREE's,
-// unless it dequantizes constant integer weights read only by MatMuls whose A is no
-// DequantizeLinear (weight-only quantization); every other node becomes dq as
-// torch-onnx-to-dq makes it.
+// unless it is weight-only or every use is an operand of a MatMul of at least 16 rows; every
+// other node becomes dq as torch-onnx-to-dq makes it.
 
-// A QDQ pair on the activation and int8 per-channel weights feeding one MatMul: IREE turns
-// them into an integer contraction, so both stay.
-// CHECK-LABEL: func.func @qdq_matmul_stays
+// A QDQ pair on the activation and int8 per-channel weights feeding one MatMul of 16 rows: IREE
+// would turn them into an integer contraction, slower there than dq's float route, so both
+// become dq.
+// CHECK-LABEL: func.func @qdq_matmul_becomes_dq
+// CHECK-NOT: "onnx.DequantizeLinear"
+// CHECK: dq.onnx_dequantize_linear
+// CHECK-SAME: (tensor<16x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<16x4xf32>
+// CHECK: dq.onnx_dequantize_linear
+// CHECK-SAME: {axis = 1 : i64} : (tensor<4x8xi8>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK: "onnx.MatMul"
+func.func @qdq_matmul_becomes_dq(%xq: !torch.vtensor<[16,4],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[8],f32>) -> !torch.vtensor<[16,8],f32> {
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<4x8xsi8>} : () -> !torch.vtensor<[4,8],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,4],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,4],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[4,8],si8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,4],f32>, !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[16,8],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,8],f32>) -> ()
+}
+
+// -----
+
+// The same with 2 rows: IREE's integer contraction is the faster route, so both stay.
+// CHECK-LABEL: func.func @qdq_matmul_of_few_rows_stays
 // CHECK-COUNT-2: "onnx.DequantizeLinear"
 // CHECK-NOT: dq.onnx_dequantize_linear
-func.func @qdq_matmul_stays(%xq: !torch.vtensor<[2,4],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[8],f32>) -> !torch.vtensor<[2,8],f32> {
+func.func @qdq_matmul_of_few_rows_stays(%xq: !torch.vtensor<[2,4],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[8],f32>) -> !torch.vtensor<[2,8],f32> {
   %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<4x8xsi8>} : () -> !torch.vtensor<[4,8],si8>
   %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[2,4],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[2,4],f32>
   %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[4,8],si8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32>
   %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[2,4],f32>, !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[2,8],f32>
   "func.return"(%y) : (!torch.vtensor<[2,8],f32>) -> ()
+}
+
+// -----
+
+// The same QDQ pair feeding a Conv: IREE's integer convolution is the faster route, so both
+// stay IREE's.
+// CHECK-LABEL: func.func @qdq_conv_stays
+// CHECK-COUNT-2: "onnx.DequantizeLinear"
+// CHECK-NOT: dq.onnx_dequantize_linear
+func.func @qdq_conv_stays(%xq: !torch.vtensor<[1,4,5,5],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[8],f32>) -> !torch.vtensor<[1,8,3,3],f32> {
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<8x4x3x3xsi8>} : () -> !torch.vtensor<[8,4,3,3],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[1,4,5,5],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[1,4,5,5],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64} : (!torch.vtensor<[8,4,3,3],si8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[8,4,3,3],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.Conv"}> : (!torch.vtensor<[1,4,5,5],f32>, !torch.vtensor<[8,4,3,3],f32>) -> !torch.vtensor<[1,8,3,3],f32>
+  "func.return"(%y) : (!torch.vtensor<[1,8,3,3],f32>) -> ()
+}
+
+// -----
+
+// An activation read by a MatMul and by another op (a residual Add) stays IREE's.
+// CHECK-LABEL: func.func @shared_activation_stays
+// CHECK: "onnx.DequantizeLinear"
+// CHECK-NOT: dq.onnx_dequantize_linear
+func.func @shared_activation_stays(%xq: !torch.vtensor<[16,4],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %w: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[16,4],f32> {
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,4],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,4],f32>
+  %m = "torch.operator"(%x, %w) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,4],f32>, !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[16,4],f32>
+  %y = "torch.operator"(%m, %x) <{name = "onnx.Add"}> : (!torch.vtensor<[16,4],f32>, !torch.vtensor<[16,4],f32>) -> !torch.vtensor<[16,4],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,4],f32>) -> ()
 }
 
 // -----

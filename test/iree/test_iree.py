@@ -596,25 +596,33 @@ def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric):
 
 
 @pytest.mark.parametrize("name", ["mobilenet", "resnet", "transformer"])
-def test_qdq_whole_models_as_fast_and_exact_as_iree_alone(tmp_path, name):
+def test_qdq_whole_models_routes_dispatches_and_numbers(tmp_path, name):
     """Small QDQ CNNs and a transformer block (quantize_static; per-channel uint8 activations,
-    per-tensor int8 activations): the stage adds no dispatch to IREE alone's, and its output
-    equals IREE alone's (what IREE lowers to integer arithmetic is left to it) and agrees with the
-    QDQ graph as written within a requantization step."""
+    per-tensor int8 activations). The CNNs' QDQ pairs feed convolutions, which IREE turns into
+    integer arithmetic: the stage leaves them, adds no dispatch, and the output equals IREE
+    alone's. The transformer's (16 tokens) feed MatMuls, which dq takes: one dispatch of dq's matmul
+    kernel per MatMul, whose quantized activation (a QDQ pair IREE fused into its integer contraction) is
+    then a dispatch of its own, and no other dispatch added. Every route agrees with the QDQ graph
+    as written within a requantization step."""
     build = {"mobilenet": lambda p: models.mobilenet(p, 64, 0.25, 10), "resnet": lambda p: models.resnet(p, 64, 10),
-             "transformer": lambda p: models.transformer_block(p, 8, 32, 2, 64)}[name]  # fmt: skip
-    shape = {"transformer": (1, 8, 32)}.get(name, (1, 3, 64, 64))
+             "transformer": lambda p: models.transformer_block(p, 16, 32, 2, 64)}[name]  # fmt: skip
+    shape = {"transformer": (1, 16, 32)}.get(name, (1, 3, 64, 64))
     quant = dict(per_channel=False, activations="int8") if name == "resnet" else {}
     path = models.quantize_static_file(build(tmp_path / "f.onnx"), tmp_path / "q.onnx", shape, **quant)
     outputs, counts = {}, {}
-    for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", stage.prepare(stage.import_onnx(path)))):
+    staged = stage.prepare(stage.import_onnx(path))
+    kernels = staged.count("entry_points = [@dq_matmul")
+    assert kernels == (6 if name == "transformer" else 0)  # q, k, v, output and the two FFN weights
+    for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", staged)):
         stats = tmp_path / f"{route}.json"
         vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags, *stage.COMMON_FLAGS,
                             "--iree-scheduling-dump-statistics-format=json", f"--iree-scheduling-dump-statistics-file={stats}")  # fmt: skip
         counts[route] = json.loads(stats.read_text())["stream-aggregate"]["execution"]["dispatch-count"]
         x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
         outputs[route] = run_vmfb(vmfb, x)
-    assert counts["iree+dq"] <= counts["iree"], counts
-    np.testing.assert_array_equal(outputs["iree+dq"], outputs["iree"])
+    assert counts["iree+dq"] <= counts["iree"] + kernels, counts
+    if not kernels:
+        np.testing.assert_array_equal(outputs["iree+dq"], outputs["iree"])
     want = ort_unoptimized(path, x)
-    assert np.abs(outputs["iree+dq"] - want).max() <= 0.1 * np.abs(want).max()
+    for route in outputs:
+        assert np.abs(outputs[route] - want).max() <= 0.1 * np.abs(want).max(), route
