@@ -82,7 +82,7 @@ from . import Pass
 from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
 from .target_features import AVX512BF16, AVX512BW, AVX512VBMI, TAGS
-from .queries import MEMREF_VIEWS, constant_int, enclosing, indexing_maps, integer_value, made_by, ops_named, splat_int, terminator
+from .queries import MEMREF_VIEWS, concatenated, constant_int, enclosing, indexing_maps, integer_value, made_by, ops_named, splat_int, terminator
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -702,7 +702,7 @@ def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
         llvm.call_intrinsic(part, _PERMUTES[bits], [table, vector.extract_strided_slice(part, codes, [c], [chunk], [1])], [], [])
         for c in range(0, t.shape[0], chunk)
     ]
-    return arith.bitcast(t, _joined(pieces))
+    return arith.bitcast(t, concatenated(pieces))
 
 
 def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
@@ -885,13 +885,6 @@ def _pieces(v: ir.Value, size: int) -> list:
     return [vector.extract_strided_slice(t, v, [c], [size], [1]) for c in range(0, ir.VectorType(v.type).shape[0], size)]
 
 
-def _joined(pieces: list) -> ir.Value:
-    while len(pieces) > 1:
-        size = ir.VectorType(pieces[0].type).shape[0]
-        pieces = [vector.shuffle(a, b, list(range(2 * size))) for a, b in zip(pieces[0::2], pieces[1::2])] + (pieces[-1:] if len(pieces) % 2 else [])
-    return pieces[0]
-
-
 def _nan_or_subnormal(v: ir.Value) -> ir.Value:
     """i1: some lane of f32 vector `v` (16k lanes) is a NaN or a subnormal (one `vfpclassps` per
     16 lanes, or-reduced)."""
@@ -914,7 +907,7 @@ def _converted(v: ir.Value) -> ir.Value:
         out.append(llvm.call_intrinsic(ir.VectorType.get([32], bf16), "llvm.x86.avx512bf16.cvtne2ps2bf16.512", [pieces[k + 1], pieces[k]], [], []))
     if len(pieces) % 2:
         out.append(llvm.call_intrinsic(ir.VectorType.get([16], bf16), "llvm.x86.avx512bf16.cvtneps2bf16.512", [pieces[-1]], [], []))
-    return _joined(out)
+    return concatenated(out)
 
 
 def lookups(tile) -> None:
