@@ -48,7 +48,8 @@ of the block (the block's scale is then loaded once per tile), at most 512 bytes
 packed data 256 bytes of output (PACKED_TILE_BYTES: its fields cut from 32-64 bytes at once, and a
 4-bit float's table built once per 4 vectors), or a divisor of the block up to that. With
 non-temporal stores every tile is at most one line (NT_MAX_TILE_BYTES), but 4 lines for f16
-values taken from a per-tile table (NT_TABLE_TILE_BYTES, `_nt_table_tile`). In a
+values taken from a per-tile table (NT_TABLE_TILE_BYTES, `_nt_table_tile`); a block that no
+tile of MIN_TILE_BYTES up to that divides (a prime block of 37 values) is left to LLVM. In a
 `dq.nontemporal` function a generic is versioned first:
 
     scf.if (out % 16 == 0 and row bytes % 16 == 0) { generic (stores declared 16-byte aligned) }
@@ -1303,6 +1304,8 @@ def run(op) -> bool:
             continue
         if NONTEMPORAL in f.attributes:
             p = _at_most(p, NT_TABLE_TILE_BYTES if avx512bw and _nt_table_tile(p) else NT_MAX_TILE_BYTES)
+            if p is None:
+                continue
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
                 if _line_eligible(p):
@@ -1326,8 +1329,9 @@ def run(op) -> bool:
                 modes.append(PLAIN)
     for g in temporaries:  # read back at once: cached stores in every entry point
         p = plan(g)
-        if p is not None and p.inner > 1:
-            plans.append(_at_most(p, LINE))  # rows of a few blocks' zero points: a long tile would not fill
+        p = _at_most(p, LINE) if p is not None and p.inner > 1 else None  # rows of a few blocks' zero points: a long tile would not fill
+        if p is not None:
+            plans.append(p)
             modes.append(PLAIN)
     tiles = []
     if plans:
@@ -1409,12 +1413,16 @@ def _nt_table_tile(p: Plan) -> bool:
     return len(plain) <= 1
 
 
-def _at_most(p: Plan, nbytes: int) -> Plan:
-    """`p` with tiles of at most `nbytes` of output (still a divisor of its block)."""
+def _at_most(p: Plan, nbytes: int) -> Plan | None:
+    """`p` with tiles of at most `nbytes` of output (still a divisor of its block), or None when
+    those are under MIN_TILE_BYTES, as `plan` leaves such tiles to LLVM: a prime block longer
+    than the tile (37 f32 values in one line) is tiles of 1 element, whose loop `_tile` could not
+    peel ("failed to peel the last iteration": the `_nt` entry did not compile)."""
     if p.tile_bytes <= nbytes:
         return p
     longest = max(1, nbytes // (p.inner * p.elem_bytes))
-    return replace(p, tile=_divisor_at_most(longest, p.block) if p.block else longest)
+    q = replace(p, tile=_divisor_at_most(longest, p.block) if p.block else longest)
+    return q if q.tile_bytes >= MIN_TILE_BYTES else None
 
 
 def _divisor_at_most(n: int, block: int) -> int:
