@@ -177,3 +177,37 @@ def concatenated(pieces: list) -> ir.Value:
         pairs = [(a, b, ir.VectorType(a.type).shape[0] + ir.VectorType(b.type).shape[0]) for a, b in zip(pieces[0::2], pieces[1::2])]
         pieces = [vector.shuffle(a, b, list(range(n))) for a, b, n in pairs] + (pieces[-1:] if len(pieces) % 2 else [])
     return pieces[0]
+
+
+def element_bits(t: ir.Type) -> int | None:
+    """The width of an integer or float type, or None for any other type."""
+    for cls in (ir.FloatType, ir.IntegerType):
+        try:
+            return cls(t).width
+        except (ValueError, TypeError):
+            pass
+    return None
+
+
+def producer(op, match, depth: int):
+    """The nearest op above `op` for which `match(op)` holds: among its operands' producers,
+    breadth first, each visited once, at most `depth` ops up; or None."""
+    frontier, seen = [op], set()
+    for _ in range(depth):
+        nxt = []
+        for o in frontier:
+            for v in o.operands:
+                p = v.owner
+                if isinstance(p, (ir.Operation, ir.OpView)) and p.operation not in seen:
+                    if match(p):
+                        return p
+                    seen.add(p.operation)
+                    nxt.append(p)
+        frontier = nxt
+    return None
+
+
+def tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
+    """The result of the nearest op tagged `tag` above `op` (see `producer`), or None."""
+    p = producer(op, lambda o: tag in o.attributes, depth)
+    return None if p is None else p.results[0]

@@ -329,7 +329,7 @@ def test_bf16_plain_scales(bad):
 @pytest.mark.parametrize("kind", ["plain", "nt"])
 def test_bf16_conversion_tiles(kind):
     """On hosts with AVX512_BF16, a 32-lane tile holding no NaN and no subnormal is rounded by
-    vcvtne2ps2bf16, any other by the bit rounding (passes/vectorize.py, bf16_rounding). Scales of
+    vcvtne2ps2bf16, any other by the bit rounding (passes/vectorize_x86.py, bf16_rounding). Scales of
     clean values in most tiles, one NaN or subnormal in every third: each lane must be the f32
     product rounded to nearest even by ml_dtypes (x = 0 makes an infinite scale's product NaN in
     an otherwise clean tile). Elsewhere every tile takes the bit rounding, which this also holds
