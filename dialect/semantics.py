@@ -26,7 +26,7 @@ from .elements import Element, of_type
 LOOKUP = "dq.lookup"
 CODE = "dq.lookup_code"
 # On the op yielding a packed field (its low `width` bits are the element's code, the attribute's
-# value): dq-vectorize's per-tile tables (passes/vectorize.py, `tables`). The field lies within its
+# value): dq-vectorize's per-tile tables (passes/vectorize_x86.py, `tables`). The field lies within its
 # container (shift + width <= the container's bits), which lets `tables` compute the code in the
 # container's width.
 FIELD_CODE = "dq.field_code"

@@ -16,7 +16,7 @@ from mlir.dialects import arith, llvm, vector
 from dequant.dialect.walking import walk
 
 from . import Pass
-from .queries import erase_dead, integer_lanes, integer_value, made_by, splat_int
+from .queries import concatenated, erase_dead, integer_lanes, integer_value, made_by, splat_int
 
 MULTISHIFT = "llvm.x86.avx512.pmultishift.qb.512"  # vpmultishiftqb zmm (control, data)
 
@@ -195,12 +195,9 @@ def _multishifted(b: ir.Value, bits: int, lanes: int, signed: bool, t: ir.Type) 
         top = vector.bitcast(ir.VectorType.get([16], i32), moved)
         down = down or splat_int(top.type, 32 - bits)
         groups.append(arith.shrsi(top, down) if signed else arith.shrui(top, down))
-    while len(groups) > 1:  # concatenated in order
-        pairs = [(groups[i], groups[i + 1]) for i in range(0, len(groups) - 1, 2)]
-        n = [ir.VectorType(x.type).shape[0] + ir.VectorType(y.type).shape[0] for x, y in pairs]
-        groups = [vector.shuffle(x, y, list(range(m))) for (x, y), m in zip(pairs, n)] + groups[len(pairs) * 2 :]
-    assert groups[0].type == t
-    return groups[0]
+    joined = concatenated(groups)
+    assert joined.type == t
+    return joined
 
 
 def fields_in_bytes(root, multishift: bool = False) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, vector
 
 from dequant.dialect.attributes import text
 from dequant.dialect.walking import walk
@@ -166,3 +166,48 @@ def erase_dead(values, erasable=lambda o: o.name in PURE_PRODUCERS) -> None:
 def splat_int(t: ir.VectorType, v: int) -> ir.Value:
     """An `arith.constant` of vector type `t` with every element the integer `v`."""
     return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(ir.VectorType(t).element_type, v)))
+
+
+def concatenated(pieces: list) -> ir.Value:
+    """The 1-D vectors `pieces` (at least one) joined in order, in pairs: a balanced tree of
+    vector.shuffle, each mask as long as its two operands together. Any count and lengths: 3 or
+    5 pieces (a tile of 48 or 80 bf16 values in 16-lane pieces) pair a joined vector with a
+    shorter one, which a mask twice the first operand's length would index past."""
+    while len(pieces) > 1:
+        pairs = [(a, b, ir.VectorType(a.type).shape[0] + ir.VectorType(b.type).shape[0]) for a, b in zip(pieces[0::2], pieces[1::2])]
+        pieces = [vector.shuffle(a, b, list(range(n))) for a, b, n in pairs] + (pieces[-1:] if len(pieces) % 2 else [])
+    return pieces[0]
+
+
+def element_bits(t: ir.Type) -> int | None:
+    """The width of an integer or float type, or None for any other type."""
+    for cls in (ir.FloatType, ir.IntegerType):
+        try:
+            return cls(t).width
+        except (ValueError, TypeError):
+            pass
+    return None
+
+
+def producer(op, match, depth: int):
+    """The nearest op above `op` for which `match(op)` holds: among its operands' producers,
+    breadth first, each visited once, at most `depth` ops up; or None."""
+    frontier, seen = [op], set()
+    for _ in range(depth):
+        nxt = []
+        for o in frontier:
+            for v in o.operands:
+                p = v.owner
+                if isinstance(p, (ir.Operation, ir.OpView)) and p.operation not in seen:
+                    if match(p):
+                        return p
+                    seen.add(p.operation)
+                    nxt.append(p)
+        frontier = nxt
+    return None
+
+
+def tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
+    """The result of the nearest op tagged `tag` above `op` (see `producer`), or None."""
+    p = producer(op, lambda o: tag in o.attributes, depth)
+    return None if p is None else p.results[0]

@@ -28,8 +28,9 @@ schedule lives in its own module, never in the payload):
     [python] rows unrolled                    a tile of R rows as R rows of 1-D vectors (`unroll_rows`)
     [python] flatten                          a tile of bytes x fields: vector<T x k> computed as
                                               vector<T*k> in the elements' order, stored contiguous
-    [python] tables (dq.avx512bw)             a 4-bit code's 16 values once per tile, then a permute
-    [python] bf16 rounding (dq.avx512bw)      one word permute; vcvtne2ps2bf16 (dq.avx512bf16)
+    [python] x86 rewrites (vectorize_x86.py, `X86.of(module)`: dq-target-features' tags):
+      tables (dq.avx512bw)                    a 4-bit code's 16 values once per tile, then a permute
+      bf16 rounding (dq.avx512bw)             one word permute; vcvtne2ps2bf16 (dq.avx512bf16)
                                               for tiles without NaN or subnormal values
     [python] lookups                          a 4-bit float's decode -> a table lookup
     apply_patterns {transfers unrolled to rank 1 (a tile of rows `unroll_rows` left whole), lower
@@ -48,7 +49,8 @@ of the block (the block's scale is then loaded once per tile), at most 512 bytes
 packed data 256 bytes of output (PACKED_TILE_BYTES: its fields cut from 32-64 bytes at once, and a
 4-bit float's table built once per 4 vectors), or a divisor of the block up to that. With
 non-temporal stores every tile is at most one line (NT_MAX_TILE_BYTES), but 4 lines for f16
-values taken from a per-tile table (NT_TABLE_TILE_BYTES, `_nt_table_tile`). In a
+values taken from a per-tile table (NT_TABLE_TILE_BYTES, `_nt_table_tile`); a block that no
+tile of MIN_TILE_BYTES up to that divides (a prime block of 37 values) is left to LLVM. In a
 `dq.nontemporal` function a generic is versioned first:
 
     scf.if (out % 16 == 0 and row bytes % 16 == 0) { generic (stores declared 16-byte aligned) }
@@ -69,9 +71,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 from mlir import ir
-from mlir.dialects import arith, llvm, memref, scf, transform, vector
+from mlir.dialects import arith, memref, scf, transform, vector
 from mlir.dialects.transform import interpreter, loop, structured
 from mlir.dialects.transform import vector as tvector
 
@@ -81,8 +82,9 @@ from dequant.dialect.walking import walk
 from . import Pass
 from .fold_nibbles import fields_in_bytes, sign_extend_in_bytes
 from .nontemporal_entries import NONTEMPORAL
-from .target_features import AVX512BF16, AVX512BW, AVX512VBMI, TAGS
-from .queries import MEMREF_VIEWS, constant_int, enclosing, indexing_maps, integer_value, made_by, ops_named, splat_int, terminator
+from .queries import MEMREF_VIEWS, constant_int, element_bits, enclosing, indexing_maps, made_by, ops_named, splat_int, tagged_source, terminator
+from .target_features import TAGS
+from .vectorize_x86 import TABLE_MIN_CHUNKS, X86
 
 TARGET = "dq.vector_target"
 MODE = "dq.vector_mode"
@@ -111,11 +113,10 @@ INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields)
 PLAIN, NT, NT16, NT64 = "plain", "nt", "nt16", "nt64"
 # A bf16 generic versioned on its scales (`_on_plain_scales`): this copy runs only when every scale
 # is zero or a normal finite value, so its products are never NaN or subnormal and its tiles round
-# by vcvtne2ps2bf16 untested (`bf16_rounding`)
+# by vcvtne2ps2bf16 untested (vectorize_x86.bf16_rounding)
 PLAIN_SCALES = "dq.plain_scales"
 ROWS = 4  # rows per tile when an operand is shared by the rows (`_row_tile`)
 LLVM_BLOCKS_FROM = 64  # blocks along the columns this long or longer: LLVM's on the cached-store path
-TABLE_MIN_CHUNKS = 4  # a per-tile table only for tiles of 4 or more 512-bit vectors (docs/performance.md)
 NT_TABLE_TILE_BYTES = TABLE_MIN_CHUNKS * LINE  # non-temporal tiles of f16 values from a per-tile table (`_nt_table_tile`)
 
 
@@ -152,15 +153,6 @@ class Plan:
 def _output(g) -> ir.Value:
     """The buffer a bufferized generic `g` writes: its one output, its last operand."""
     return g.operands[len(g.operands) - 1]
-
-
-def _bits(t: ir.Type) -> int | None:
-    for cls in (ir.FloatType, ir.IntegerType):
-        try:
-            return cls(t).width
-        except (ValueError, TypeError):
-            pass
-    return None
 
 
 def _identity_layout(t: ir.MemRefType) -> bool:
@@ -228,7 +220,7 @@ def plan(g) -> Plan | None:
     ot = ir.MemRefType(out.type)
     if maps[-1] != ir.AffineMap.get_identity(loops) or not _identity_layout(ot):
         return None
-    bits = _bits(ot.element_type)
+    bits = element_bits(ot.element_type)
     if bits is None or bits % 8:
         return None
     e = bits // 8
@@ -548,267 +540,6 @@ def flatten_loads(loop_op) -> None:
         r.erase()
 
 
-def _producer(op, match, depth: int):
-    """The nearest op above `op` for which `match(op)` holds: among its operands' producers,
-    breadth first, each visited once, at most `depth` ops up; or None."""
-    frontier, seen = [op], set()
-    for _ in range(depth):
-        nxt = []
-        for o in frontier:
-            for v in o.operands:
-                p = v.owner
-                if isinstance(p, (ir.Operation, ir.OpView)) and p.operation not in seen:
-                    if match(p):
-                        return p
-                    seen.add(p.operation)
-                    nxt.append(p)
-        frontier = nxt
-    return None
-
-
-def _tagged_source(op, tag: str, depth: int = 8) -> ir.Value | None:
-    """The result of the nearest op tagged `tag` above `op` (see _producer), or None."""
-    p = _producer(op, lambda o: tag in o.attributes, depth)
-    return None if p is None else p.results[0]
-
-
-DATA, PATTERN, UNIFORM = "data", "pattern", "uniform"
-_SHIFTS = ("arith.shli", "arith.shrui", "arith.shrsi")
-
-
-def _uniform_dag(y: ir.Value, container: ir.Value) -> dict | None:
-    """The ops computing vector `y` from `container` (DATA) and from values that do not change
-    the table, or None. Those values are UNIFORM, the same in every lane (scalars broadcast,
-    splat constants), or a lane PATTERN (non-splat constants, vector.step: a packed byte's
-    field shifts), which may only be a shift's amount applied to DATA: every field of a
-    table's container holds the same code, so a field's shift does not change the code it
-    reads, but any other lane-varying value would. Any other vector (a load: a scale or zero
-    point varying along the tile) gives None."""
-    kinds: dict = {}
-    ops: dict = {}
-
-    def kind(v):
-        if v == container:
-            return DATA
-        if not isinstance(v.type, ir.VectorType):
-            return UNIFORM
-        if v in kinds:
-            return kinds[v]
-        op = v.owner
-        if not isinstance(op, (ir.Operation, ir.OpView)):
-            return None
-        name = op.operation.name
-        vectors = [o for o in op.operands if isinstance(o.type, ir.VectorType)]
-        if name == "arith.constant":
-            value = op.attributes["value"]
-            if not isinstance(value, ir.DenseElementsAttr):
-                return None
-            k = UNIFORM if value.is_splat else PATTERN
-        elif name == "vector.step":
-            k = PATTERN
-        elif name.startswith("arith.") or name in ("vector.broadcast", "vector.shuffle"):
-            found = [kind(o) for o in vectors]
-            if None in found:
-                return None
-            k = DATA if DATA in found else PATTERN if PATTERN in found else UNIFORM
-            if k == DATA and PATTERN in found:  # a pattern meets data: only as a shift's amount
-                if name not in _SHIFTS or kind(op.operands[0]) != DATA or kind(op.operands[1]) != PATTERN:
-                    return None
-        else:
-            return None
-        kinds[v] = k
-        ops[op.operation] = True
-        return k
-
-    return ops if kind(y) == DATA else None
-
-
-def _container(code_op) -> ir.Value | None:
-    """The vector of packed containers (i8 bytes, OpenPPL's i16) a field code is extracted from:
-    the operand of the nearest arith.extui from i8 or i16 above `code_op`."""
-    containers = (ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(16))
-
-    def widens(o) -> bool:
-        src = o.operands[0].type if o.name == "arith.extui" else None
-        return isinstance(src, ir.VectorType) and ir.VectorType(src).element_type in containers
-
-    p = _producer(code_op, widens, 8)
-    return None if p is None else p.operands[0]
-
-
-def tables(tile) -> None:
-    """Per-tile tables of 4-bit (or 2-bit) packed data (module tagged AVX512BW, see
-    passes/target_features.py): where every input of a tile's stored vector other than the
-    packed field is the same in every lane (per-tensor scales, a block's scale and zero point,
-    an OpenPPL group's), the stored value is a function of the field's code alone, so its 16 (4)
-    values are computed once per tile, by the tile's own ops on containers holding code i in
-    every field of lane i, and each lane takes its value from that table at its code (a variable
-    permute). The values are those the ops compute: exact by construction."""
-    for store in ops_named(tile, "vector.store") + ops_named(tile, "vector.transfer_write"):
-        y = store.operands[0]
-        t = ir.VectorType(y.type)
-        if len(t.shape) != 1 or _bits(t.element_type) not in (16, 32) or isinstance(t.element_type, ir.BF16Type):
-            continue
-        code = _tagged_source(store, FIELD_CODE, depth=24)
-        if code is None or not isinstance(code.type, ir.VectorType) or ir.VectorType(code.type).shape != t.shape:
-            continue
-        n = 1 << ir.IntegerAttr(code.owner.attributes[FIELD_CODE]).value
-        container = _container(code.owner)
-        chunk = 512 // _bits(t.element_type)  # lanes of one 512-bit permute
-        if n > chunk or t.shape[0] % chunk or t.shape[0] < TABLE_MIN_CHUNKS * chunk:
-            continue  # a table must serve a few permutes to pay for itself
-        if container is None or ir.VectorType(container.type).shape != t.shape:
-            continue
-        dag = _uniform_dag(y, container)
-        if dag is None:
-            continue
-        ct = ir.VectorType(container.type)
-        bits, width = _bits(ct.element_type), n.bit_length() - 1
-        every_field = sum(1 << (width * j) for j in range(bits // width))
-        codes = np.array([(i % n) * every_field for i in range(t.shape[0])], dtype=np.uint8 if bits == 8 else np.uint16)
-        lane_type = ir.VectorType(code.type)
-        with ir.InsertionPoint(store), store.location:
-            mapping = {container: arith.constant(ct, ir.DenseElementsAttr.get(codes.view(np.int8 if bits == 8 else np.int16), type=ct))}
-            for op in _block_order(tile, dag):
-                new = op.clone(ir.InsertionPoint(store))
-                for k, v in enumerate(op.operands):
-                    if v in mapping:
-                        new.operands[k] = mapping[v]
-                for old, r in zip(op.results, new.results):
-                    mapping[old] = r
-            looked_up = _looked_up(mapping[y], arith.andi(code, splat_int(lane_type, n - 1)), n)
-        store.operands[0] = looked_up
-
-
-_PERMUTES = {32: "llvm.x86.avx512.permvar.si.512", 16: "llvm.x86.avx512.permvar.hi.512"}  # vpermd, vpermw
-
-
-def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
-    """Lane i of the result: `values` at lane codes[i] (< n; lanes 0..n-1 of `values` hold the
-    table), one AVX-512 variable permute (`vpermd`, `vpermw`: the module is tagged
-    AVX512BW) per 512 bits. The intrinsic, not extracts LLVM could recognize as a permute:
-    a non-temporal store declared 16-byte aligned is split into 16-byte stores, and LLVM then
-    splits the extracts too and loses the permute (scalar loads from a copy of the table on the
-    stack; measured 3x slower)."""
-    t = ir.VectorType(values.type)
-    bits = _bits(t.element_type)
-    chunk, it = 512 // bits, ir.IntegerType.get_signless(bits)
-    part = ir.VectorType.get([chunk], it)
-    ints = arith.bitcast(ir.VectorType.get(t.shape, it), values)
-    table = vector.shuffle(ints, ints, [k % n for k in range(chunk)])
-    if bits != 32:
-        codes = _narrow_code(codes, it) or arith.trunci(ir.VectorType.get(t.shape, it), codes)
-    pieces = [
-        llvm.call_intrinsic(part, _PERMUTES[bits], [table, vector.extract_strided_slice(part, codes, [c], [chunk], [1])], [], [])
-        for c in range(0, t.shape[0], chunk)
-    ]
-    return arith.bitcast(t, _joined(pieces))
-
-
-def _narrow_code(codes: ir.Value, it: ir.IntegerType) -> ir.Value | None:
-    """`codes` = (ext(c) >>u s) & m (masks ANDed, one of them the op tagged FIELD_CODE), c a
-    container no wider than `it`, computed in `it` instead of i32 and then truncated: the tagged
-    field lies within c (shift + width <= c's bits, dialect/semantics.py), so the bits it takes
-    are c's whatever the extension. For OpenPPL's int16 containers this is one word shift and
-    one mask per 32 codes, where the i32 form took two widenings, two shifts, two narrowings and
-    an insert. None for any other form."""
-    mask, tagged, v = -1, False, codes
-    while (o := made_by(v, "arith.andi")) is not None:
-        tagged = tagged or FIELD_CODE in o.attributes
-        m = integer_value(o.operands[1])
-        if m is None:
-            return None
-        mask, v = mask & m, o.operands[0]
-    if not tagged or made_by(v, "arith.shrui") is None:
-        return None
-    wide, shift = v.owner.operands
-    if made_by(wide, "arith.extui") is None and made_by(wide, "arith.extsi") is None:
-        return None
-    c = wide.owner.operands[0]
-    if not isinstance(c.type, ir.VectorType) or _bits(ir.VectorType(c.type).element_type) > it.width or mask >= 1 << it.width:
-        return None
-    t = ir.VectorType.get(ir.VectorType(codes.type).shape, it)
-    c = c if _bits(ir.VectorType(c.type).element_type) == it.width else arith.extui(t, c)
-    return arith.andi(arith.shrui(c, arith.trunci(t, shift)), splat_int(t, mask))
-
-
-def _block_order(tile, ops: dict) -> list:
-    """The ops of `ops` in the order the tile's walk meets them (definitions before uses)."""
-    ordered = []
-
-    def visit(o):
-        if o.operation in ops:
-            ordered.append(o.operation)
-        return ir.WalkResult.ADVANCE
-
-    walk(tile, visit)
-    return ordered
-
-
-def bf16_rounding(tile, convert: bool = False, tested: bool = True) -> None:
-    """Each f32 -> bf16 `arith.truncf` of a 1-D vector in `tile` (module tagged AVX512BW:
-    AVX-512BW) becomes the same rounding written so that the narrowing is one word shuffle:
-    to nearest even on the bits (bits + 0x7FFF + bit 16, exact for every finite value and for
-    infinities), the high halves of the 32-bit lanes taken as the odd 16-bit lanes of the sum
-    (one `vpermt2w` per 32 outputs, where arith-expand's `>> 16` then truncation took two shifts,
-    two `vpmovdw` and an insert), NaN as 0x7FC0 like arith-expand's.
-
-    With `convert` (module tagged AVX512BF16) a tile of a multiple of 16 lanes is first tested
-    with `vfpclassps` (NaN or subnormal, per 16 lanes): if no lane is, `vcvtne2ps2bf16` rounds it
-    (to nearest even, the same result there: it only flushes subnormals and quiets NaNs); else
-    the rounding above. A dequantized value is a NaN or a subnormal only where a scale is, so
-    tiles take the one instruction (docs/performance.md). Untested (`tested` false: a tile of a
-    generic that runs only on plain scales, `_on_plain_scales`), every such tile takes it."""
-    for op in ops_named(tile, "arith.truncf"):
-        v = op.operands[0]
-        src = ir.VectorType(v.type) if isinstance(v.type, ir.VectorType) else None
-        if src is None or src.rank != 1 or not isinstance(src.element_type, ir.F32Type) or not isinstance(ir.VectorType(op.results[0].type).element_type, ir.BF16Type):
-            continue
-        n = src.shape[0]
-        with ir.InsertionPoint(op), op.location:
-            if convert and n % 16 == 0:  # i16 lanes stored: a bf16 vector lost the stores' non-temporal hint
-                words = ir.VectorType.get([n], ir.IntegerType.get_signless(16))
-                if tested:  # the branches' bf16 vector merged at the join went through the stack
-                    branch = scf.IfOp(_nan_or_subnormal(v), [words], has_else=True)
-                    with ir.InsertionPoint(branch.then_block):
-                        scf.YieldOp([arith.bitcast(words, _rounded(v, op.results[0].type))])
-                    with ir.InsertionPoint(branch.else_block):
-                        scf.YieldOp([arith.bitcast(words, _converted(v))])
-                    lanes = branch.results[0]
-                else:
-                    lanes = _opaque(arith.bitcast(words, _converted(v)))
-                value = arith.bitcast(op.results[0].type, lanes)
-            else:
-                value = _rounded(v, op.results[0].type)
-        op.results[0].replace_all_uses_with(value)
-        op.erase()
-
-
-def _rounded(v: ir.Value, result: ir.Type) -> ir.Value:
-    """bf16_rounding's bit rounding of f32 vector `v` (n lanes), as `result` (vector<n x bf16>)."""
-    n = ir.VectorType(v.type).shape[0]
-    i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
-    words, halves = ir.VectorType.get([n], i32), ir.VectorType.get([n], i16)
-    bits = arith.bitcast(words, v)
-    odd = arith.andi(arith.shrui(bits, splat_int(words, 16)), splat_int(words, 1))
-    rounded = arith.addi(arith.addi(bits, splat_int(words, 0x7FFF)), odd)
-    pairs = vector.bitcast(ir.VectorType.get([2 * n], i16), rounded)
-    high = vector.shuffle(pairs, pairs, [2 * k + 1 for k in range(n)])
-    nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
-    return arith.bitcast(result, arith.select(nan, splat_int(halves, 0x7FC0), high))
-
-
-FPCLASS_NAN_OR_SUBNORMAL = 0x01 | 0x20 | 0x80  # vfpclassps classes: quiet NaN, denormal, signaling NaN
-
-
-def _opaque(v: ir.Value) -> ir.Value:
-    """`v` (a vector of i16 words) through an empty inline asm (no instruction): LLVM's
-    instruction selector otherwise folds the bitcast of vcvtne2ps2bf16's bf16 result into the
-    store after it, and a bf16 vector store loses its non-temporal hint (`vmovaps` where
-    `vmovntdq` was asked for); the branch of a tested tile hides it the same way."""
-    return llvm.inline_asm(v.type, [v], "", "=v,0")
-
-
 def _plain_scale(g):
     """The input a bf16 generic `g` multiplies its integers by, when it alone decides whether
     a product is NaN or subnormal: `g` yields truncf(mulf(a, b)) where one factor is an integer
@@ -880,42 +611,6 @@ def _all_plain(buffer: ir.Value) -> ir.Value:
     return nest(0, [], arith.constant(i1, 1))
 
 
-def _pieces(v: ir.Value, size: int) -> list:
-    t = ir.VectorType.get([size], ir.VectorType(v.type).element_type)
-    return [vector.extract_strided_slice(t, v, [c], [size], [1]) for c in range(0, ir.VectorType(v.type).shape[0], size)]
-
-
-def _joined(pieces: list) -> ir.Value:
-    while len(pieces) > 1:
-        size = ir.VectorType(pieces[0].type).shape[0]
-        pieces = [vector.shuffle(a, b, list(range(2 * size))) for a, b in zip(pieces[0::2], pieces[1::2])] + (pieces[-1:] if len(pieces) % 2 else [])
-    return pieces[0]
-
-
-def _nan_or_subnormal(v: ir.Value) -> ir.Value:
-    """i1: some lane of f32 vector `v` (16k lanes) is a NaN or a subnormal (one `vfpclassps` per
-    16 lanes, or-reduced)."""
-    mask = ir.VectorType.get([16], ir.IntegerType.get_signless(1))
-    classes = arith.constant(ir.IntegerType.get_signless(32), FPCLASS_NAN_OR_SUBNORMAL)
-    found = [llvm.call_intrinsic(mask, "llvm.x86.avx512.fpclass.ps.512", [p, classes], [], []) for p in _pieces(v, 16)]
-    any_ = found[0]
-    for f in found[1:]:
-        any_ = arith.ori(any_, f)
-    return vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, any_)
-
-
-def _converted(v: ir.Value) -> ir.Value:
-    """f32 vector `v` (16k lanes) rounded to bf16 by `vcvtne2ps2bf16` (32 lanes per instruction;
-    its second operand gives the low half) and `vcvtneps2bf16` for a last 16."""
-    bf16 = ir.BF16Type.get()
-    pieces = _pieces(v, 16)
-    out = []
-    for k in range(0, len(pieces) - 1, 2):
-        out.append(llvm.call_intrinsic(ir.VectorType.get([32], bf16), "llvm.x86.avx512bf16.cvtne2ps2bf16.512", [pieces[k + 1], pieces[k]], [], []))
-    if len(pieces) % 2:
-        out.append(llvm.call_intrinsic(ir.VectorType.get([16], bf16), "llvm.x86.avx512bf16.cvtneps2bf16.512", [pieces[-1]], [], []))
-    return _joined(out)
-
 
 def lookups(tile) -> None:
     """Each 1-D vector of decoded 4-bit floats in `tile` (its op tagged semantics.LOOKUP with the
@@ -934,7 +629,7 @@ def lookups(tile) -> None:
     walk(tile, visit)
     index, i32, f32 = ir.IndexType.get(), ir.IntegerType.get_signless(32), ir.F32Type.get()
     for op in found:
-        code = _tagged_source(op, CODE)
+        code = tagged_source(op, CODE)
         t = ir.VectorType(op.results[0].type)
         if code is None or ir.VectorType(code.type).shape != t.shape or code.type != ir.VectorType.get(t.shape, i32):
             continue
@@ -1301,7 +996,7 @@ def results(op) -> tuple:
 def run(op) -> bool:
     plans, modes = [], []
     module = enclosing(op, "builtin.module")
-    avx512bw, avx512bf16, avx512vbmi = (module is not None and tag in module.attributes for tag in (AVX512BW, AVX512BF16, AVX512VBMI))
+    x86 = X86.of(module)  # the x86 rewrites that apply (passes/vectorize_x86.py)
     written, temporaries = results(op)
     for g in written:
         p = plan(g)
@@ -1309,12 +1004,14 @@ def run(op) -> bool:
         if p is None or f is None:
             continue
         if NONTEMPORAL in f.attributes:
-            p = _at_most(p, NT_TABLE_TILE_BYTES if avx512bw and _nt_table_tile(p) else NT_MAX_TILE_BYTES)
+            p = _at_most(p, NT_TABLE_TILE_BYTES if x86.tables and _nt_table_tile(p) else NT_MAX_TILE_BYTES)
+            if p is None:
+                continue
             if p.tile_bytes % 16 == 0:
                 _, other = _version(p)
                 if _line_eligible(p):
                     rest = _lines(p)
-                    scale = _plain_scale(rest) if avx512bf16 else None
+                    scale = _plain_scale(rest) if x86.bf16_convert else None
                     if scale is not None:
                         plain, rest = _on_plain_scales(rest, scale)
                         plans.append(replace(p, generic=plain, columns=None))
@@ -1333,8 +1030,9 @@ def run(op) -> bool:
                 modes.append(PLAIN)
     for g in temporaries:  # read back at once: cached stores in every entry point
         p = plan(g)
-        if p is not None and p.inner > 1:
-            plans.append(_at_most(p, LINE))  # rows of a few blocks' zero points: a long tile would not fill
+        p = _at_most(p, LINE) if p is not None and p.inner > 1 else None  # rows of a few blocks' zero points: a long tile would not fill
+        if p is not None:
+            plans.append(p)
             modes.append(PLAIN)
     tiles = []
     if plans:
@@ -1356,12 +1054,10 @@ def run(op) -> bool:
             unroll_rows(t)
             flatten_loads(t)
             flatten_stores(t)
-            if avx512bw:
-                tables(t)
-                bf16_rounding(t, convert=avx512bf16, tested=PLAIN_SCALES not in t.attributes)
+            x86.rewrite(t, tested=PLAIN_SCALES not in t.attributes)
             lookups(t)
         _lower(op)
-    fields_in_bytes(op, multishift=avx512vbmi)
+    fields_in_bytes(op, multishift=x86.multishift)
     sign_extend_in_bytes(op)
     for t in tiles:
         annotate(t)
@@ -1402,7 +1098,7 @@ def _nt_table_tile(p: Plan) -> bool:
     """Whether `p`'s non-temporal tiles may be NT_TABLE_TILE_BYTES: an f16 output computed from a
     packed 4-bit code (an op tagged dq.field_code) and otherwise from values the same across a
     tile (no input but one reads the tiled dim itself: per-tensor, blocked or grouped scales), so
-    that `tables` replaces the tile's arithmetic by a per-tile table, which needs TABLE_MIN_CHUNKS
+    that vectorize_x86.tables replaces the tile's arithmetic by a per-tile table, which needs TABLE_MIN_CHUNKS
     vectors. Measured on OpenPPL's int4x4 (f16, groups of 128), one thread, 4-line / 1-line
     tiles: 1.35-1.54x faster at 4M-64M (two threads 1.04-1.23x); f32 outputs, memory bound, gain
     nothing from it (0.91-1.06x), so their non-temporal tiles stay one line (docs/performance.md)."""
@@ -1416,12 +1112,16 @@ def _nt_table_tile(p: Plan) -> bool:
     return len(plain) <= 1
 
 
-def _at_most(p: Plan, nbytes: int) -> Plan:
-    """`p` with tiles of at most `nbytes` of output (still a divisor of its block)."""
+def _at_most(p: Plan, nbytes: int) -> Plan | None:
+    """`p` with tiles of at most `nbytes` of output (still a divisor of its block), or None when
+    those are under MIN_TILE_BYTES, as `plan` leaves such tiles to LLVM: a prime block longer
+    than the tile (37 f32 values in one line) is tiles of 1 element, whose loop `_tile` could not
+    peel ("failed to peel the last iteration": the `_nt` entry did not compile)."""
     if p.tile_bytes <= nbytes:
         return p
     longest = max(1, nbytes // (p.inner * p.elem_bytes))
-    return replace(p, tile=_divisor_at_most(longest, p.block) if p.block else longest)
+    q = replace(p, tile=_divisor_at_most(longest, p.block) if p.block else longest)
+    return q if q.tile_bytes >= MIN_TILE_BYTES else None
 
 
 def _divisor_at_most(n: int, block: int) -> int:

@@ -7,6 +7,8 @@
   2-bit values per byte), read in place by `dequant.ops` and `dequant.jit`.
 - `dequant.context()`, `register_dialect`, `verify`, `run_pipeline`: the dialect and its passes
   from MLIR's Python bindings.
+- `dequant.CompileError` (a RuntimeError): `dequant.ops` failed to compile a kernel for arrays
+  that passed every rule of the op, a bug in dequant to report.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _LAZY = {
     "import_onnx": ("onnx_importer", "import_onnx"),
     "Packed": ("packed", "Packed"),
     "pack": ("packed", "pack"),
+    "CompileError": ("kernel", "CompileError"),
 }
 
 
@@ -61,4 +64,4 @@ def run_pipeline(module: ir.Module, pipeline: str) -> None:
     build(pipeline, module.context).run(module.operation)
 
 
-__all__ = ["ops", "jit", "import_onnx", "Packed", "pack", "context", "register_dialect", "verify", "run_pipeline"]
+__all__ = ["ops", "jit", "import_onnx", "Packed", "pack", "CompileError", "context", "register_dialect", "verify", "run_pipeline"]

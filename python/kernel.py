@@ -49,6 +49,12 @@ class UnresolvedSymbolError(ValueError):
     """The compiled code calls a function no loaded library defines."""
 
 
+class CompileError(RuntimeError):
+    """A kernel for a valid signature failed to compile: a bug in dequant, not in the caller's
+    input (which is refused before, with a ValueError naming the rule). The message names the
+    signature; the compiler's own error is its `__cause__`."""
+
+
 # An ndarray's data pointer read straight from its C struct: `PyArrayObject_fields.data` is the
 # first field after the object header (numpy 1.x and 2.x), read through a view of the address space
 # as 8-byte words (id() is the object's address). 0.3 us against 2-3 us for `a.ctypes.data` or

@@ -22,6 +22,7 @@ callable rerunning the kernel on the same arrays, like ONNX Runtime's IO binding
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import inspect
 import math
@@ -37,7 +38,7 @@ from dequant.dialect.opdef import OpDef
 from dequant.dialect.signature import Signature, Tensor
 
 from . import aliasing
-from .kernel import POINTER_HEADER, POINTER_WORDS, SCALAR_HEADER, data_pointer, scalar_inline
+from .kernel import POINTER_HEADER, POINTER_WORDS, SCALAR_HEADER, CompileError, data_pointer, scalar_inline
 from .packed import Packed
 from .runtime import DEFAULT, Runtime
 
@@ -312,7 +313,8 @@ class ShapePlan:
         if found is None:
             kernel = self.kernel()
             chunks = row_chunks(self.form, self.out_shape, runtime.parallel_parts(self.nbytes), self._packed_rows())
-            nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and kernel.fn_nt is not None
+            with self._compiling("kernel_nt"):  # compiled at its first use
+                nontemporal = self.nbytes >= runtime.nontemporal_min_bytes and kernel.fn_nt is not None
             found = self._calls.setdefault(key, Calls(self, chunks, nontemporal, runtime.generation))
         else:  # built at these settings under an earlier generation (threads set back and forth)
             found.generation = runtime.generation
@@ -326,9 +328,34 @@ class ShapePlan:
         if found is None:
             operands = [self.sig.operands[self.opdef.operand_names[i]] for i in self.present]
             roles = [self.opdef.operands[i].role for i in self.present]
-            found = kernel_for(self.runtime, operands, roles, self.packed, self.result, self.form)
+            with self._compiling("kernel"):
+                found = kernel_for(self.runtime, operands, roles, self.packed, self.result, self.form)
             self._kernel = weakref.ref(found)
         return found
+
+    @contextlib.contextmanager
+    def _compiling(self, entry: str):
+        """Any failure inside as a CompileError naming this plan's signature: the arrays passed
+        every rule, so the compiler failing on them is dequant's bug (an MLIRError of a pass, an
+        exception of the Python passes, LLVM's errors)."""
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 - every failure here is the compiler's
+            cause = str(e).strip().splitlines()[:3]
+            raise CompileError(
+                f"dequant failed to compile the `{entry}` entry point for {self.describe()}: {type(e).__name__}: "
+                f"{' '.join(cause)}. The arrays passed every rule of the op: this is a bug in dequant; please "
+                "report it with this message (the compiler's whole error is chained below)"
+            ) from e
+
+    def describe(self) -> str:
+        """This plan's signature as a call: the op, each array's dtype and shape (packed or not),
+        the attributes, e.g. `onnx_dequantize_linear(x: int4 packed [2, 4], x_scale: float32 [2, 1],
+        axis=1, block_size=4, output_dtype=bf16)`."""
+        packed = {self.opdef.operand_names[i] for i, p in zip(self.present, self.packed) if p}
+        arrays = [f"{name}: {ELEMENTS[t.elem].dtype.name}{' packed' if name in packed else ''} {list(t.shape)}"
+                  for name, t in self.sig.operands.items() if t is not None]  # fmt: skip
+        return f"{self.opdef.api}({', '.join(arrays + [f'{k}={v}' for k, v in self.attrs.items()])})"
 
     def _packed_rows(self) -> list:
         """(elements of a row, elements per byte, output rows per row) of each packed operand a

@@ -42,8 +42,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-KINDS = {"ops": ("ops_fuzz", "Fuzzer"), "opt": ("tools_fuzz", "OptFuzzer"), "import": ("tools_fuzz", "ImportFuzzer"),
-         "stage": ("stage_fuzz", "StageFuzzer")}  # fmt: skip
+KINDS = {"ops": ("ops_fuzz", "Fuzzer"), "wide": ("ops_fuzz", "WideFuzzer"), "opt": ("tools_fuzz", "OptFuzzer"),
+         "import": ("tools_fuzz", "ImportFuzzer"), "stage": ("stage_fuzz", "StageFuzzer")}  # fmt: skip
 SELFTEST = ("fuzz_harness", "SelfTest")  # kind "selftest": the supervisor's own test (test_fuzz.py)
 DEFAULT_TIMEOUT = 30.0  # seconds without progress: a hang
 DEFAULT_MEMORY_MB = 8192  # the worker's address-space limit (RLIMIT_AS): a runaway allocation fails

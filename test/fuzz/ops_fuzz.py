@@ -10,14 +10,18 @@ What it generates (case = pure function of (seed, index), `make_case`):
   per-tensor and per-channel, integer and float zero points), ranks 0-4, shapes with 0-size
   dims, unit dims, odd sizes; values over each type's whole range, float8 every bit pattern,
   scales with zeros, infinities, NaN and subnormals;
+- in a tenth of the ONNX cases (and every case of the `wide` campaign, `make_wide_case`), a block
+  of WIDE_BLOCKS (tiles of an odd count of vectors, prime blocks) over a tiny dim (1-7) or one to
+  two blocks, mostly with a bf16 output or scale (`gen_onnx_wide`);
 - in about a third of the cases one mutation that usually breaks a rule: a wrong dtype (dq types
   and others: int64, bool, complex, ...), a wrong shape, an odd attribute value (out of range,
   float, bool, string, huge, wrong type), a missing or extra operand, an unknown keyword, a
   non-zero int32/float8 zero point, Python scalars and lists, swapped operands, and `out=` of the
   wrong dtype or shape, non-contiguous, read-only, not an array, or overlapping an input;
 - how the call is made: `dequant.ops.<op>` (default runtime), a private `Runtime(threads)` with
-  `min_parallel` as low as 1 (row splits on small arrays), or `dequant.ops.bind` called twice
-  with the inputs' values changed in between; with or without `out=`;
+  `min_parallel` as low as 1 (row splits on small arrays) and in a quarter of those every call
+  through the `_nt` entry (non-temporal stores), or `dequant.ops.bind` called twice with the
+  inputs' values changed in between; with or without `out=`;
 - where the arrays live: the heap, between random canary bytes (also unaligned), against a
   PROT_NONE guard page (before or after: a read or write out of bounds is a SIGSEGV), on pages
   made read-only (a write to an input is a SIGSEGV), non-contiguous views (strided, reversed,
@@ -118,6 +122,7 @@ class Case:
     api: str  # "call" (dequant.ops), "runtime" (a private Runtime), "bind"
     threads: int = 0  # for api runtime/bind-on-runtime: the Runtime's threads (0: dequant.ops)
     min_parallel: int = 0
+    nontemporal: bool = False  # the Runtime's calls all take the `_nt` entry (non-temporal stores)
     mutation: str = ""  # what was changed to (probably) break a rule
     extra: dict = dataclasses.field(default_factory=dict)  # extra kwargs / positional (mutations)
     values: object = None  # OpenPPL int4: the nibbles X packs (the reference reads them)
@@ -140,8 +145,8 @@ def describe(c: Case) -> str:
     if c.layouts.get("out"):
         parts.append(f", out={c.layouts['out']}")
     parts.append(")")
-    how = {"call": "dequant.ops", "runtime": f"Runtime({c.threads}) min_parallel={c.min_parallel}",
-           "bind": "bind on " + (f"Runtime({c.threads}) min_parallel={c.min_parallel}" if c.threads else "dequant.ops")}[c.api]  # fmt: skip
+    runtime = f"Runtime({c.threads}) min_parallel={c.min_parallel}" + (" nontemporal" if c.nontemporal else "")
+    how = {"call": "dequant.ops", "runtime": runtime, "bind": "bind on " + (runtime if c.threads else "dequant.ops")}[c.api]
     return "".join(parts) + f" via {how}" + (f"; mutation: {c.mutation}" if c.mutation else "")
 
 
@@ -279,14 +284,44 @@ def gen_onnx(rng) -> Case:
         attrs["output_dtype"] = as_type_attr(rng, out_t)
     x = rand_values(rng, x_t, shape)
     scale = rand_values(rng, s_t, s_shape, "scale")
-    zp = None
-    if rng.random() < 0.55:
-        if x_t == "i32" or x_t in MINIFLOATS:
-            zp = np.zeros(z_shape, DT[x_t])
-            if x_t in MINIFLOATS and x_t != "f4E2M1FN" and zp.size and rng.random() < 0.3:
-                zp = (-zp.astype(np.float32)).astype(DT[x_t])  # -0.0 is zero
-        else:
-            zp = rand_values(rng, x_t, z_shape, "zero_point")
+    zp = onnx_zero_point(rng, x_t, z_shape) if rng.random() < 0.55 else None
+    return Case("onnx_dequantize_linear", {"x": x, "x_scale": scale, "x_zero_point": zp}, attrs, {}, "call")
+
+
+def onnx_zero_point(rng, x_t: str, shape) -> np.ndarray:
+    """A valid ONNX zero point of x's type: zeros for int32 and the minifloats (-0.0 is zero)."""
+    if x_t == "i32" or x_t in MINIFLOATS:
+        zp = np.zeros(shape, DT[x_t])
+        if x_t in MINIFLOATS and x_t != "f4E2M1FN" and zp.size and rng.random() < 0.3:
+            zp = (-zp.astype(np.float32)).astype(DT[x_t])
+        return zp
+    return rand_values(rng, x_t, shape, "zero_point")
+
+
+# Blocks whose tiles are an odd count of vectors (48, 80, 112, 240 bf16 values: 3, 5, 7, 15 of 16
+# lanes; 96: 3 pairs; 160 f16 values: 5 permutes of 32) and prime blocks longer than a non-temporal
+# tile (17, 37): what dq-vectorize once failed to compile (issue 36.3)
+WIDE_BLOCKS = [17, 37, 48, 80, 96, 112, 160, 240]
+WIDE_SHARE = 0.1  # of the ops campaign's ONNX cases
+
+
+def gen_onnx_wide(rng) -> Case:
+    """ONNX blocked in one of WIDE_BLOCKS, mostly along the last axis, the blocked dim tiny (1-7:
+    the block wider than the data) or one to two blocks; mostly a bf16 output or scale."""
+    x_t = pick(rng, ONNX_T1)
+    s_t = pick(rng, ["bf16", "f32", "f16", "f8E8M0FNU"], p=[0.4, 0.3, 0.15, 0.15])
+    out_t = "bf16" if s_t != "bf16" and rng.random() < 0.75 else pick(rng, ONNX_T3) if s_t == "f8E8M0FNU" else None
+    r = int(rng.integers(1, 4))
+    shape = [int(rng.integers(1, 4)) for _ in range(r)]
+    a = -1 if rng.random() < 0.7 else int(rng.integers(-r, r))
+    b = pick(rng, WIDE_BLOCKS)
+    shape[a] = d = int(rng.integers(1, 8)) if rng.random() < 0.6 else int(rng.integers(b - 2, 2 * b + 20))
+    s_shape = tuple(-(-d // b) if i == a % r else n for i, n in enumerate(shape))
+    attrs = {"axis": a, "block_size": b}
+    if out_t is not None:
+        attrs["output_dtype"] = as_type_attr(rng, out_t)
+    x, scale = rand_values(rng, x_t, shape), rand_values(rng, s_t, s_shape, "scale")
+    zp = onnx_zero_point(rng, x_t, s_shape) if rng.random() < 0.4 else None
     return Case("onnx_dequantize_linear", {"x": x, "x_scale": scale, "x_zero_point": zp}, attrs, {}, "call")
 
 
@@ -527,10 +562,27 @@ OUT_LAYOUTS = ["heap", "canary", "guard_after", "guard_before", "unaligned"]
 
 
 def make_case(seed: int, index: int) -> Case:
-    """Case `index` of campaign `seed`: a pure function of both."""
-    rng = rng_for(seed, index)
+    """Case `index` of campaign `seed`: a pure function of both. Draws added since the first
+    campaigns come from a second generator (`side`), so that the cases they do not touch stay as
+    they were."""
+    rng, side = rng_for(seed, index), rng_for(seed, index, 2)
     op = pick(rng, OPS)
     c = GENERATORS[op](rng)
+    if op == "onnx_dequantize_linear" and side.random() < WIDE_SHARE:
+        c = gen_onnx_wide(side)
+    return _called(rng, side, c, mutate_p=0.35)
+
+
+def make_wide_case(seed: int, index: int) -> Case:
+    """Case `index` of a `wide` campaign (`gen_onnx_wide`), valid, half of those on a private
+    Runtime through the `_nt` entry."""
+    rng = rng_for(seed, index)
+    return _called(rng, rng, gen_onnx_wide(rng), mutate_p=0.0, nontemporal_p=0.5)
+
+
+def _called(rng, side, c: Case, mutate_p: float, nontemporal_p: float = 0.25) -> Case:
+    """`c` with its arrays' layouts, how it is called (`api`, threads, `_nt`), `out=`, and with
+    probability `mutate_p` a mutation."""
     for n, a in c.arrays.items():
         if a is None:
             continue
@@ -552,8 +604,9 @@ def make_case(seed: int, index: int) -> Case:
     if c.threads:
         c.min_parallel = pick(rng, [1, 1, 2, 5, 64, 1000])
     c.layouts["out"] = pick(rng, OUT_LAYOUTS) if rng.random() < 0.5 else None
-    if rng.random() < 0.35:
+    if rng.random() < mutate_p:
         mutate(rng, c)
+    c.nontemporal = bool(c.threads) and side.random() < nontemporal_p
     return c
 
 
@@ -1158,12 +1211,15 @@ def _address_of(block: Block) -> int:
 class Fuzzer:
     """The ops fuzzer in a worker (fuzz_harness.py): one `run` per case."""
 
+    kind, make = "ops", staticmethod(make_case)
+
     def __init__(self, workdir: str = ""):
         import dequant
         from dequant import ops
-        from dequant.runtime import Runtime
+        from dequant.runtime import NONTEMPORAL_MIN_BYTES, Runtime
 
         self.dequant, self.ops, self.Runtime = dequant, ops, Runtime
+        self.nontemporal_min_bytes = NONTEMPORAL_MIN_BYTES
         self.workdir = workdir
         self.refs = References()
         self.runtimes: dict = {}
@@ -1180,7 +1236,7 @@ class Fuzzer:
             template.call = counted
 
     def describe(self, seed: int, index: int) -> str:
-        return describe(make_case(seed, index))
+        return describe(self.make(seed, index))
 
     def function(self, c: Case):
         if not c.threads:
@@ -1189,10 +1245,11 @@ class Fuzzer:
         if rt is None:
             rt = self.runtimes[c.threads] = self.Runtime(c.threads)
         rt.min_parallel = c.min_parallel
+        rt.nontemporal_min_bytes = 0 if c.nontemporal else self.nontemporal_min_bytes
         return rt.function(c.op)
 
     def run(self, seed: int, index: int, verbose: bool = False) -> dict:
-        c = make_case(seed, index)
+        c = self.make(seed, index)
         if self.workdir:
             with harness.captured(os.path.join(self.workdir, "case.out"), os.path.join(self.workdir, "case.err")):
                 return self.execute(c, seed, index, verbose)
@@ -1316,14 +1373,23 @@ class Fuzzer:
         return [f"second bound call (new values in {', '.join(changed_names)}): {p}" for p in problems]
 
     def repro(self, seed: int, index: int, save: str | None = None, verbose: bool = True) -> int:
-        c = make_case(seed, index)
+        c = self.make(seed, index)
         if save:
-            save_case(c, seed, index, save)
+            save_case(c, f"{self.kind}:{seed}:{index}", save)
         r = self.execute(c, seed, index, verbose=True)
         print(f"finding: {r['finding']}" if r["finding"] else "no finding")
         if r.get("detail"):
             print(r["detail"])
         return 1 if r["finding"] else 0
+
+
+class WideFuzzer(Fuzzer):
+    """The `wide` campaign: ONNX blocks wider than the data, of odd vector counts or prime, mostly
+    bf16, half through the `_nt` entry (`make_wide_case`). CI runs a fixed count of its cases
+    (test_fuzz.py), so that these shapes are drawn every run whatever the ops campaign's budget
+    reaches."""
+
+    kind, make = "wide", staticmethod(make_wide_case)
 
 
 def _values_of(c: Case, name: str, given) -> np.ndarray:
@@ -1347,13 +1413,13 @@ def _brief(v) -> str:
     return type(v).__name__
 
 
-def save_case(c: Case, seed: int, index: int, directory: str) -> None:
+def save_case(c: Case, case_id: str, directory: str) -> None:
     """case.npz (the arrays) and repro.py (a standalone call) in `directory`."""
     os.makedirs(directory, exist_ok=True)
     arrays = {n: a for n, a in c.arrays.items() if isinstance(a, np.ndarray)}
     np.savez(os.path.join(directory, "case.npz"), **{n: np.frombuffer(a.tobytes(), np.uint8) for n, a in arrays.items()})
     lines = [
-        f'"""Case ops:{seed}:{index}: {describe(c)}"""',
+        f'"""Case {case_id}: {describe(c)}"""',
         "import os, ml_dtypes, numpy as np",
         "from dequant import ops",
         "from dequant.runtime import Runtime",
@@ -1370,6 +1436,8 @@ def save_case(c: Case, seed: int, index: int, directory: str) -> None:
     fn = f"ops.{c.op}" if not c.threads else f"Runtime({c.threads}).function({c.op!r})"
     if c.threads:
         lines.append(f"f = {fn}\nf.runtime.min_parallel = {c.min_parallel}")
+        if c.nontemporal:
+            lines.append("f.runtime.nontemporal_min_bytes = 0  # every call through the `_nt` entry")
         fn = "f"
     args = ", ".join(n if c.arrays[n] is not None else "None" for n in OPERANDS[c.op])
     kw = ", ".join(f"{k}={_py(v)}" for k, v in list(c.attrs.items()) + [(k, v) for k, v in c.extra.items() if k != "__positional__"])

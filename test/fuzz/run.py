@@ -1,6 +1,6 @@
 """Command line for fuzzing campaigns (CI runs short ones through test_fuzz.py).
 
-    python test/fuzz/run.py --kind ops|opt|import|all [--seed S] (--seconds T | --cases N) [--start I]
+    python test/fuzz/run.py --kind ops|wide|opt|import|stage|all [--seed S] (--seconds T | --cases N) [--start I]
     python test/fuzz/run.py --repro ops:S:I [--save DIR]      # rerun one case verbosely
     python test/fuzz                                           # the same (test/fuzz/__main__.py)
 

@@ -4,6 +4,9 @@
   three minutes on a 2-core machine, start-up included);
 - DEQUANT_FUZZ_STAGE_SECONDS: the stage fuzzer's time (default 75: its cases run IREE's tools in
   child processes, 0.1 s for a torch-form text to about 10 s for a compiled and run model);
+- DEQUANT_FUZZ_WIDE_CASES: the count of `wide` cases (ONNX blocks wider than the data, of odd
+  vector counts or prime, mostly bf16, half through `_nt`; default 24, about 10 s: a count, not a
+  time, so that every run draws them);
 - DEQUANT_FUZZ_SEED: the campaign's seed (default fixed, so that CI is reproducible: the same
   seed runs the same cases, from index 0, as many as the time allows).
 
@@ -25,6 +28,7 @@ import fuzz_harness as harness  # noqa: E402
 SECONDS = float(os.environ.get("DEQUANT_FUZZ_SECONDS", "55"))
 SEED = int(os.environ.get("DEQUANT_FUZZ_SEED", "20240917"))
 STAGE_SECONDS = float(os.environ.get("DEQUANT_FUZZ_STAGE_SECONDS", "75"))
+WIDE_CASES = int(os.environ.get("DEQUANT_FUZZ_WIDE_CASES", "24"))
 
 
 def _iree() -> bool:
@@ -63,15 +67,19 @@ def test_cases_are_a_function_of_seed_and_index():
     assert [(n, d) for n, d, _ in corpus] == [(n, d) for n, d, _ in stage_fuzz.stage_corpus()]
     for i in range(0, 400, 7):
         assert ops_fuzz.describe(ops_fuzz.make_case(SEED, i)) == ops_fuzz.describe(ops_fuzz.make_case(SEED, i))
+        assert ops_fuzz.describe(ops_fuzz.make_wide_case(SEED, i)) == ops_fuzz.describe(ops_fuzz.make_wide_case(SEED, i))
         assert opt.make(SEED, i) == opt.make(SEED, i)
     assert ops_fuzz.describe(ops_fuzz.make_case(SEED, 1)) != ops_fuzz.describe(ops_fuzz.make_case(SEED + 1, 1))
 
 
-@pytest.mark.parametrize("kind", ["ops", "opt", "import", "stage"])
+@pytest.mark.parametrize("kind", ["ops", "wide", "opt", "import", "stage"])
 def test_fuzz(kind, capsys):
     if kind == "stage" and not _iree():
         pytest.skip("IREE is not installed (pip install 'dequant[iree]'): the stage fuzzer runs its tools")
-    report = harness.campaign(kind, SEED, seconds=STAGE_SECONDS if kind == "stage" else SECONDS)
+    if kind == "wide":
+        report = harness.campaign(kind, SEED, cases=WIDE_CASES)
+    else:
+        report = harness.campaign(kind, SEED, seconds=STAGE_SECONDS if kind == "stage" else SECONDS)
     _show(capsys, f"fuzz {kind}: {report.cases} cases (seed {SEED}, indexes {report.first}..{report.next - 1}, "
                   f"{report.seconds:.0f} s), {len(report.distinct())} distinct findings")  # fmt: skip
     assert report.cases > 0, report.summary()

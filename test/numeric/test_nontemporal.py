@@ -206,6 +206,45 @@ def test_nontemporal_equals_plain(plain_and_nontemporal, case, shape):
 
 
 
+# (x type, packed, scale type, output_dtype) for prime blocks along the columns
+PRIME_BLOCK_TYPES = [
+    pytest.param("int8", False, np.float32, None, id="int8-f32"),
+    pytest.param("uint4", True, np.float32, None, id="uint4_packed-f32"),
+    pytest.param("int8", False, np.float16, None, id="int8-f16"),
+    pytest.param("int16", False, ml_dtypes.bfloat16, None, id="int16-bf16"),
+    pytest.param("uint8", False, np.float32, ml_dtypes.bfloat16, id="uint8-f32_to_bf16"),
+]
+
+
+@pytest.mark.parametrize("block", [17, 37])
+@pytest.mark.parametrize("x_name, packed, scale_type, out_type", PRIME_BLOCK_TYPES)
+def test_prime_blocks(dql_evaluator, dql_check, x_name, packed, scale_type, out_type, block):
+    """Blocks of 17 and 37 along the columns through the non-temporal entry, against onnx.reference.
+    Its tiles are at most one line and divide the block: 17 or 37 f32 values (and 37 of 16 bits)
+    are tiles of one element, left to LLVM (the entry once failed to compile: "failed to peel the
+    last iteration"), while 17 16-bit values are one 34-byte tile. Outputs placed 16-byte aligned
+    and not."""
+    rng = np.random.default_rng([block, len(x_name), int(packed)])
+    dtype = getattr(ml_dtypes, x_name, None) or np.dtype(x_name)
+    info = ml_dtypes.iinfo(dtype)
+    r = Runtime(1)
+    r.nontemporal_min_bytes = 0
+    f = ops.OpFunction(ops.onnx_dequantize_linear.opdef, r)
+    for rows, cols in ((2, 7), (3, 2 * block + 5), (2, 1013)):
+        x = rng.integers(int(info.min), int(info.max), (rows, cols), endpoint=True).astype(dtype)
+        s = _scales(rng, (rows, -(-cols // block)), scale_type)
+        attrs = {"axis": 1, "block_size": block, "output_dtype": out_type}
+        want = dql_evaluator(x, s, **attrs)
+        for offset in (0, 4):
+            out = _placed(want.shape, want.dtype, offset)
+            out.view(np.uint8).fill(0xFF)  # NaN everywhere: an element left unwritten fails
+            f(dequant.pack(x) if packed else x, s, out=out, **attrs)
+            if want.dtype == F32:
+                dql_check.same(out, want, x=x)
+            else:
+                dql_check.within_ulps(out, want, 1, x=x)
+
+
 @pytest.mark.parametrize("case", [onnx_i8_per_axis, onnx_i4_packed_block32, onnx_i8_per_axis_bf16], ids=lambda c: c.__name__)
 def test_entry_point_chosen_on_the_whole_call(case):
     """The runtime picks one entry point per call from the bytes the whole call moves (read +
@@ -290,7 +329,7 @@ def test_bf16_plain_scales(bad):
 @pytest.mark.parametrize("kind", ["plain", "nt"])
 def test_bf16_conversion_tiles(kind):
     """On hosts with AVX512_BF16, a 32-lane tile holding no NaN and no subnormal is rounded by
-    vcvtne2ps2bf16, any other by the bit rounding (passes/vectorize.py, bf16_rounding). Scales of
+    vcvtne2ps2bf16, any other by the bit rounding (passes/vectorize_x86.py, bf16_rounding). Scales of
     clean values in most tiles, one NaN or subnormal in every third: each lane must be the f32
     product rounded to nearest even by ml_dtypes (x = 0 makes an infinite scale's product NaN in
     an otherwise clean tile). Elsewhere every tile takes the bit rounding, which this also holds

@@ -25,6 +25,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import dequant
 from dequant import ops
 from dequant.ops import onnx_dequantize_linear
 
@@ -235,6 +236,39 @@ def test_blocked(dql_reference, dql_check, rng, rank, axis, block_size, x_name, 
             left_out.append(str(e))
     if len(left_out) == len(dims):
         pytest.skip(left_out[0])
+
+
+# Blocks whose bf16 tiles are an odd count of 16-lane vectors (48, 80, 112, 240: 3, 5, 7, 15), or
+# an odd count of their 32-lane pairs (96), where dq-vectorize's joins of f32 -> bf16 roundings
+# once built shuffles past their operands (issue 36.3); x types through both byte-per-element and
+# packed reads, ranks 1-3 along the last axis
+ODD_VECTOR_BLOCKS = [
+    pytest.param(b, x_name, packed, scale_name, out_name, rank, id=f"b{b}-{x_name}{'-packed' if packed else ''}-{scale_name}-r{rank}")
+    for i, b in enumerate([48, 80, 112, 240, 96])
+    for k, (scale_name, out_name) in enumerate([("bfloat16", None), ("float32", "bfloat16")])
+    for x_name, packed in [_rotate(2 * i + k, [("int8", False), ("uint16", False), ("float8_e5m2fnuz", False), ("int4", True), ("uint4", True)])]
+    for rank in [_rotate(i + k, [1, 2, 3])]
+]
+
+
+@pytest.mark.parametrize("block_size, x_name, packed, scale_name, out_name, rank", ODD_VECTOR_BLOCKS)
+def test_blocks_of_odd_vector_counts(dql_evaluator, dql_check, rng, block_size, x_name, packed, scale_name, out_name, rank):
+    """bf16 outputs blocked along the last axis in blocks of an odd count of vectors, against
+    onnx.reference: dims of 1-7 (a block wider than the data: only partial tiles run), around
+    one block and over two (whole tiles, then a ragged block)."""
+    x_dtype = STORAGE[x_name]
+    b = block_size
+    for d in [1, 2, 7, b - 1, b, b + 5, 2 * b + 16]:
+        shape = list(random_shape(rng, rank, high=4))
+        shape[-1] = d
+        s_shape = shape[:-1] + [-(-d // b)]
+        x = random_x(rng, x_dtype, tuple(shape))
+        scale = random_scale(rng, DTYPES[scale_name], tuple(s_shape))
+        attrs = {"axis": -1, "block_size": b, "output_dtype": _out(out_name)}
+        got = onnx_dequantize_linear(dequant.pack(x) if packed else x, scale, **attrs)
+        dql_check.within_ulps(got, dql_evaluator(x, scale, **attrs), 1, x=x)
+        with np.errstate(over="ignore"):
+            dql_check.faithful(got, dql_check.spec_product(x, scale, axis=-1, block_size=b), x=x)
 
 
 MINIFLOAT_SCALE_OUT = [("float32", None), ("float16", None), ("bfloat16", None), ("float8_e8m0fnu", "float32"), ("float32", "float16"), ("float8_e8m0fnu", "bfloat16")]

@@ -239,6 +239,16 @@ def test_group_sizes(quant_data_type, quant_axis, group_size):
         check_case(rng, tuple(y_shape), quant_data_type, list(ZERO_POINTS)[k % 4], list(SCALES)[k % 2], "group", quant_axis, group_size)
 
 
+@pytest.mark.parametrize("group_size, zp", [(160, "none"), (224, "int")])
+def test_groups_of_odd_vector_counts(group_size, zp):
+    """int4 groups along the columns, f16: on AVX-512BW hosts a group's 16 values come from a
+    per-tile table, one 32-lane permute per vector (dq-vectorize's `tables`); groups of 160 and
+    224 are 5 and 7 of them, whose joins once built shuffles past their operands (issue 36.3)."""
+    rng = np.random.default_rng([36, group_size])
+    for groups in (1, 3):
+        check_case(rng, (8, groups * group_size), "int4", zp, "f16", "group", 1, group_size)
+
+
 RANKS = [(r, g, a) for r in (1, 3, 4) for g, a in GRANULARITIES if not (r == 1 and (g, a) == ("group", 1))]
 
 

@@ -397,6 +397,69 @@ def test_memory_stays_bounded_over_new_signatures():
     assert int(r.stdout.split()[-1]) < 32, f"resident size grew by {r.stdout.split()[-1]} MiB over 100 new kernels"
 
 
+# --- 36.3: the compiler's own failures ---------------------------------------------------------------
+
+
+def _fail_vectorizing(monkeypatch):
+    """dq-vectorize raising inside its run, as a pass that hits a bug would (the pass manager turns
+    it into an MLIRError)."""
+    from dequant.passes import vectorize
+
+    def broken(*args, **kwargs):
+        raise AssertionError("a bug in the vectorizer")
+
+    monkeypatch.setattr(vectorize, "_tile", broken)
+
+
+def _assert_compile_error(info, entry: str) -> None:
+    """A CompileError (a RuntimeError) naming the entry point, the op, each array's dtype and shape
+    and the attributes, saying it is a bug, chained to the compiler's error."""
+    e = info.value
+    assert isinstance(e, RuntimeError) and type(e) is dequant.CompileError
+    message = str(e)
+    for part in (f"`{entry}`", "onnx_dequantize_linear(", "x: uint16 [2, 96]", "x_scale: float32 [2, 2]", "axis=1",
+                 "block_size=48", "output_dtype=bf16", "bug in dequant", "a bug in the vectorizer"):  # fmt: skip
+        assert part in message, (part, message)
+    assert type(e.__cause__).__name__ == "MLIRError" and "a bug in the vectorizer" in str(e.__cause__)
+
+
+ARRAYS = (np.arange(192, dtype=np.uint16).reshape(2, 96), np.full((2, 2), 0.5, np.float32))
+ATTRS = {"axis": 1, "block_size": 48, "output_dtype": ml_dtypes.bfloat16}
+
+
+@pytest.mark.parametrize("bind", [False, True], ids=["call", "bind"])
+def test_compiler_failure_is_a_compile_error(monkeypatch, bind):
+    """Issue 36.3: a compiler failure on arrays that pass every rule reaches the caller as
+    dequant.CompileError naming the signature, not as a raw MLIRError from a pass; the same through
+    `bind`."""
+    _fail_vectorizing(monkeypatch)
+    f = Runtime(1).function("onnx_dequantize_linear")
+    with pytest.raises(dequant.CompileError) as info:
+        ops.bind(f, *ARRAYS, **ATTRS) if bind else f(*ARRAYS, **ATTRS)
+    _assert_compile_error(info, "kernel")
+
+
+def test_compiler_failure_of_the_nontemporal_entry_is_a_compile_error(monkeypatch):
+    """The `_nt` entry point, compiled at the first call that takes it, fails the same way."""
+    runtime = Runtime(1)
+    runtime.nontemporal_min_bytes = 0
+    f = runtime.function("onnx_dequantize_linear")
+    f.prepare(*ARRAYS, **ATTRS)[0].kernel()  # the plain entry point compiled, the `_nt` one not yet
+    _fail_vectorizing(monkeypatch)
+    with pytest.raises(dequant.CompileError) as info:
+        f(*ARRAYS, **ATTRS)
+    _assert_compile_error(info, "kernel_nt")
+
+
+def test_bad_input_is_refused_before_compiling(monkeypatch):
+    """Arrays that break a rule get the rule's ValueError, never a CompileError: the rules are
+    checked before anything compiles."""
+    _fail_vectorizing(monkeypatch)
+    f = Runtime(1).function("onnx_dequantize_linear")
+    with pytest.raises(ValueError, match="block_size 47 is out of the accepted range"):
+        f(ARRAYS[0], ARRAYS[1], axis=1, block_size=47, output_dtype=ml_dtypes.bfloat16)
+
+
 # --- 18: attributes from Python ---------------------------------------------------------------------
 
 
