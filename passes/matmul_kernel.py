@@ -60,6 +60,7 @@ class Kernel:
     signed: bool
     zero_point: bool
     lanes: int = 8
+    results = ("y",)  # the dispatch's results among the roles of `types`, in order
 
     @property
     def width(self) -> int:
@@ -120,13 +121,18 @@ class Kernel:
         rows = u.reshape(self.k // self.per_byte, self.per_byte, wgs, width)
         packed = rows[:, 0] | (rows[:, 1] << 4) if self.bits == 4 else rows[:, 0]
         w = np.ascontiguousarray(packed.transpose(1, 0, 2))
+        return (w, *self.repack_blocks(scale, zero_point))
+
+    def repack_blocks(self, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+        """(scales, zero points or None) [N / W, KB, W] from [KB, N]: f32, and `z + bias` bytes."""
+        wgs, width = self.workgroups, self.width
 
         def by_group(a):
             return np.ascontiguousarray(a.reshape(self.blocks, wgs, width).transpose(1, 0, 2))
 
         s = by_group(np.asarray(scale, np.float32))
         z = by_group((zero_point.astype(np.int32) + self.bias).astype(np.uint8)) if zero_point is not None else None
-        return w, s, z
+        return s, z
 
     def types(self, m: int | None = None) -> dict:
         """The memref types of the kernel's buffers in binding order, x, w, s[, z], y (m: x's and
@@ -149,6 +155,10 @@ class Kernel:
         """The body computing y's columns of workgroup `workgroup` (an index: `width` columns)
         for all m rows, at the current insertion point."""
         _Body(self, x, w, s, z, y, m, workgroup).emit()
+
+    def emit_views(self, views: dict, m, workgroup) -> None:
+        """`emit` on the buffers named by their roles in `types`."""
+        self.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, workgroup)
 
 
 def _index(v: int) -> ir.Value:
