@@ -165,20 +165,13 @@ def _index(v: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), v)
 
 
-class _Body:
-    """The ops of one kernel body (state shared by its loops)."""
+class Hoisted:
+    """A kernel body's constants, made once each at the top of the block being built (they are
+    used in several regions)."""
 
-    def __init__(self, kernel: Kernel, x, w, s, z, y, m, workgroup):
-        self.k, self.x, self.w, self.s, self.z, self.y, self.m = kernel, x, w, s, z, y, m
-        lanes = kernel.lanes
-        self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
-        self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
-        self.bytes = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
-        # Constants go to the top of the function (they are used in several regions), once each.
+    def __init__(self):
         self.top = ir.InsertionPoint.at_block_begin(ir.InsertionPoint.current.block)
         self.c = {}
-        self.wg = workgroup
-        self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def _constant(self, key, make) -> ir.Value:
         if key not in self.c:
@@ -188,6 +181,20 @@ class _Body:
 
     def const(self, v: int) -> ir.Value:
         return self._constant(v, lambda: _index(v))
+
+
+class _Body(Hoisted):
+    """The ops of one kernel body (state shared by its loops)."""
+
+    def __init__(self, kernel: Kernel, x, w, s, z, y, m, workgroup):
+        super().__init__()
+        self.k, self.x, self.w, self.s, self.z, self.y, self.m = kernel, x, w, s, z, y, m
+        lanes = kernel.lanes
+        self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
+        self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
+        self.bytes = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
+        self.wg = workgroup
+        self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def splat_i32(self, v: int) -> ir.Value:
         attr = ir.DenseElementsAttr.get_splat(self.i32, ir.IntegerAttr.get(self.i32.element_type, v))

@@ -26,7 +26,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, llvm, math, memref, scf, vector
 
-from .matmul_kernel import GROUPS, Kernel
+from .matmul_kernel import GROUPS, Hoisted, Kernel
 
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 LANES = 16
@@ -38,10 +38,6 @@ LANES = 16
 # register. The last rows (and M = 1) take all GROUPS at once: M = 1 took 0.10 ms where tiles of
 # 1 row by 2 groups took 0.15 (x's blocks and the scales read once, not per pass).
 ROWS, HALF = 4, 2
-
-
-def _index(v: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), v)
 
 
 @dataclass(frozen=True)
@@ -70,13 +66,7 @@ class Quantize:
         vf, vi, vb = (ir.VectorType.get([width], t) for t in (f32, i32, i8))
         words = ir.VectorType.get([width // 4], i32)
         zero_f, zero_i = (arith.constant(t, ir.DenseElementsAttr.get_splat(t, a)) for t, a in ((vf, ir.FloatAttr.get_f32(0.0)), (vi, ir.IntegerAttr.get(i32, 0))))
-        c = {}
-
-        def const(n):
-            if n not in c:
-                c[n] = _index(n)
-            return c[n]
-
+        const = Hoisted().const
         limit = arith.constant(f32, 127.0)
         zero = arith.constant(f32, 0.0)
         rows = scf.ForOp(const(0), m, const(1))
@@ -156,26 +146,16 @@ class Int8Kernel(Kernel):
         _Body(self, v, m, workgroup).emit()
 
 
-class _Body:
+class _Body(Hoisted):
     """The ops of one int8-activation kernel body."""
 
     def __init__(self, kernel: Int8Kernel, v: dict, m, workgroup):
+        super().__init__()
         self.k, self.v, self.m, self.wg = kernel, v, m, workgroup
         f32, i32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
         self.f32, self.i32 = ir.VectorType.get([LANES], f32), ir.VectorType.get([LANES], i32)
         self.bytes, self.small = ir.VectorType.get([4 * LANES], i8), ir.VectorType.get([LANES], i8)
-        self.top = ir.InsertionPoint.at_block_begin(ir.InsertionPoint.current.block)
-        self.c = {}
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
-
-    def _constant(self, key, make) -> ir.Value:
-        if key not in self.c:
-            with self.top:
-                self.c[key] = make()
-        return self.c[key]
-
-    def const(self, n: int) -> ir.Value:
-        return self._constant(n, lambda: _index(n))
 
     def splat(self, t: ir.VectorType, attr: ir.Attribute, key) -> ir.Value:
         return self._constant(key, lambda: arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)))
