@@ -19,6 +19,16 @@ generic form (unregistered: allow them), so the output is for `iree-compile` onl
 target: GPU targets take torch-onnx-dq-matmul's fused contraction instead (the named pipelines in
 passes/to_iree.py). A MatMul this pass does not take gets a remark saying why and is left to
 torch-onnx-dq-matmul.
+
+On a module tagged `dq.int8_activations` (dq-int8-activations: opt-in, approximate) and
+`dq.avx512vnni`, a MatMul the int8-activation kernel takes becomes two dispatches instead, x
+quantized per row and block of K, then that kernel (passes/matmul_kernel_int8.py):
+
+    %xq, %xs, %xsum = flow.dispatch @dq_quantize_rows_...(%a2, %m)
+    %y2 = flow.dispatch @dq_matmul_x8_...(%xq, %xs, %xsum, %w, %s[, %z], %m) -> [M', N]
+
+Asked for without `dq.avx512vnni`, the pass fails with an error; a MatMul only the exact kernel
+takes gets it, with a remark.
 """
 
 from __future__ import annotations
