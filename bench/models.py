@@ -18,6 +18,9 @@ calls is reported; IREE's runtime on local-task, all cores; onnxruntime's defaul
 - iree: IREE 3.13 alone on the quantized model (iree-import-onnx, iree-compile for the host CPU
   at -O3, as `dequant-iree` compiles);
 - iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile);
+- iree+dq int8 (decoder models only): the same with `int8_activations=True` (dq's matmul kernel
+  quantizes x to int8 per block of K, as onnxruntime's MatMulNBits does: approximate; needs
+  AVX-512 VNNI, else reported as not compiling);
 - iree float: IREE alone on the float model;
 - ort: onnxruntime's default session on the quantized model (it fuses QDQ into integer kernels
   and, for MatMulNBits, quantizes the activations: approximate);
@@ -55,7 +58,7 @@ import iree_models  # noqa: E402
 
 from dequant import iree as stage  # noqa: E402
 
-ROUTES = ["iree", "iree+dq", "iree float", "ort", "ort exact", "ort float"]
+ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort exact", "ort float"]
 EXACT = 1e-5  # max error relative to the output's magnitude of a route computing the graph as written
 CPU_FLAGS = stage.TARGETS["llvm-cpu"].flags
 
@@ -69,6 +72,7 @@ class Model:
     quantize: object  # (float_path, path) -> quantized model path
     x_shape: tuple
     exact: bool = False  # iree+dq must agree with ort exact within EXACT (weight-only models)
+    int8: bool = False  # also the route iree+dq int8 (int8 activations)
 
 
 def models(quick: bool) -> list[Model]:
@@ -82,7 +86,7 @@ def models(quick: bool) -> list[Model]:
     for seq in (1, 16):
         for sym in (True, False):
             out.append(Model(f"decoder-M{seq}-{'sym' if sym else 'asym'}", lambda p, s=seq: m.decoder_layer(p, s, **dec),
-                             lambda f, p, s=sym: m.quantize_matmul_nbits(f, p, symmetric=s), (1, seq, dec["hidden"]), exact=True))  # fmt: skip
+                             lambda f, p, s=sym: m.quantize_matmul_nbits(f, p, symmetric=s), (1, seq, dec["hidden"]), exact=True, int8=True))  # fmt: skip
     x_img = (1, 3, cnn_size, cnn_size)
     out += [
         Model("mobilenet", lambda p: m.mobilenet(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img), x_img),
@@ -144,12 +148,15 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
     sources = {
         "iree": lambda: stage.import_onnx(path),
         "iree+dq": lambda: stage.prepare(stage.import_onnx(path)),
+        "iree+dq int8": lambda: stage.prepare(stage.import_onnx(path), int8_activations=True),
         "iree float": lambda: stage.import_onnx(float_path),
     }
+    if not model.int8:
+        del sources["iree+dq int8"]
     for route, source in sources.items():
         t = time.perf_counter()
         try:
-            flags = CPU_FLAGS + (stage.COMMON_FLAGS if route == "iree+dq" else ())
+            flags = CPU_FLAGS + (stage.COMMON_FLAGS if route.startswith("iree+dq") else ())
             vmfb, res.dispatches[route] = iree_compile(source(), tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
         except (RuntimeError, stage.IreeStageError) as e:
             res.failed[route] = str(e).splitlines()[0][:160]
@@ -186,14 +193,15 @@ def cell(res: Result, route: str) -> str:
 
 
 def table(results: dict) -> list[str]:
-    lines = ["| model | " + " | ".join(ROUTES) + " | iree+dq / iree | iree+dq / ort | dispatches iree / +dq / float |",
-             "|---" * (len(ROUTES) + 4) + "|"]  # fmt: skip
+    lines = ["| model | " + " | ".join(ROUTES) + " | iree+dq / iree | iree+dq / ort | iree+dq int8 / ort | dispatches iree / +dq / float |",
+             "|---" * (len(ROUTES) + 5) + "|"]  # fmt: skip
     for name, res in results.items():
         ms = res.ms
         vs_iree = f"{ms['iree+dq'] / ms['iree']:.2f}x" if "iree" in ms and "iree+dq" in ms else "-"
         vs_ort = f"{ms['iree+dq'] / ms['ort']:.2f}x" if "iree+dq" in ms else "-"
+        int8_vs_ort = f"{ms['iree+dq int8'] / ms['ort']:.2f}x" if "iree+dq int8" in ms else "-"
         d = " / ".join(str(res.dispatches.get(r, "-")) for r in ("iree", "iree+dq", "iree float"))
-        lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {d} |")
+        lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {int8_vs_ort} | {d} |")
     return lines
 
 

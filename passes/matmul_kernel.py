@@ -60,6 +60,7 @@ class Kernel:
     signed: bool
     zero_point: bool
     lanes: int = 8
+    results = ("y",)  # the dispatch's results among the roles of `types`, in order
 
     @property
     def width(self) -> int:
@@ -120,13 +121,18 @@ class Kernel:
         rows = u.reshape(self.k // self.per_byte, self.per_byte, wgs, width)
         packed = rows[:, 0] | (rows[:, 1] << 4) if self.bits == 4 else rows[:, 0]
         w = np.ascontiguousarray(packed.transpose(1, 0, 2))
+        return (w, *self.repack_blocks(scale, zero_point))
+
+    def repack_blocks(self, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+        """(scales, zero points or None) [N / W, KB, W] from [KB, N]: f32, and `z + bias` bytes."""
+        wgs, width = self.workgroups, self.width
 
         def by_group(a):
             return np.ascontiguousarray(a.reshape(self.blocks, wgs, width).transpose(1, 0, 2))
 
         s = by_group(np.asarray(scale, np.float32))
         z = by_group((zero_point.astype(np.int32) + self.bias).astype(np.uint8)) if zero_point is not None else None
-        return w, s, z
+        return s, z
 
     def types(self, m: int | None = None) -> dict:
         """The memref types of the kernel's buffers in binding order, x, w, s[, z], y (m: x's and
@@ -150,25 +156,22 @@ class Kernel:
         for all m rows, at the current insertion point."""
         _Body(self, x, w, s, z, y, m, workgroup).emit()
 
+    def emit_views(self, views: dict, m, workgroup) -> None:
+        """`emit` on the buffers named by their roles in `types`."""
+        self.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, workgroup)
+
 
 def _index(v: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), v)
 
 
-class _Body:
-    """The ops of one kernel body (state shared by its loops)."""
+class Hoisted:
+    """A kernel body's constants, made once each at the top of the block being built (they are
+    used in several regions)."""
 
-    def __init__(self, kernel: Kernel, x, w, s, z, y, m, workgroup):
-        self.k, self.x, self.w, self.s, self.z, self.y, self.m = kernel, x, w, s, z, y, m
-        lanes = kernel.lanes
-        self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
-        self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
-        self.bytes = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
-        # Constants go to the top of the function (they are used in several regions), once each.
+    def __init__(self):
         self.top = ir.InsertionPoint.at_block_begin(ir.InsertionPoint.current.block)
         self.c = {}
-        self.wg = workgroup
-        self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def _constant(self, key, make) -> ir.Value:
         if key not in self.c:
@@ -178,6 +181,20 @@ class _Body:
 
     def const(self, v: int) -> ir.Value:
         return self._constant(v, lambda: _index(v))
+
+
+class _Body(Hoisted):
+    """The ops of one kernel body (state shared by its loops)."""
+
+    def __init__(self, kernel: Kernel, x, w, s, z, y, m, workgroup):
+        super().__init__()
+        self.k, self.x, self.w, self.s, self.z, self.y, self.m = kernel, x, w, s, z, y, m
+        lanes = kernel.lanes
+        self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
+        self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
+        self.bytes = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
+        self.wg = workgroup
+        self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def splat_i32(self, v: int) -> ir.Value:
         attr = ir.DenseElementsAttr.get_splat(self.i32, ir.IntegerAttr.get(self.i32.element_type, v))

@@ -14,6 +14,8 @@ rounds f32 -> bf16 with `vcvtne2ps2bf16` in every tile whose values are neither 
 `dq.avx512vbmi` (unit attribute): the host has AVX-512F, BW and VBMI. dq-vectorize then cuts
 packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 lanes
 (`fold_nibbles.fields_in_bytes`).
+`dq.avx512vnni` (unit attribute): the host has AVX-512F, BW and VNNI (`vpdpbusd`), which the
+int8-activation matmul kernel needs (passes/matmul_kernel_int8.py; numpy calls it `AVX512VNNI`).
 
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine.
@@ -30,7 +32,8 @@ from . import Pass
 AVX512BW = "dq.avx512bw"
 AVX512BF16 = "dq.avx512bf16"
 AVX512VBMI = "dq.avx512vbmi"
-TAGS = (AVX512BW, AVX512BF16, AVX512VBMI)
+AVX512VNNI = "dq.avx512vnni"
+TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
 
 
 def _features() -> dict:
@@ -62,13 +65,18 @@ def host_has_avx512vbmi() -> bool:
     return host_has_avx512bw() and bool(_features().get("AVX512VBMI"))
 
 
+def host_has_avx512vnni() -> bool:
+    """AVX-512F, BW and VNNI on this host (False where numpy does not say)."""
+    return host_has_avx512bw() and bool(_features().get("AVX512VNNI"))
+
+
 def run(op) -> bool:
     if op.name != "builtin.module" or any(tag in op.attributes for tag in TAGS):
         return True  # tagged by hand (a test) or already
-    for tag, present in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi())):
+    for tag, present in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni())):
         if present:
             op.attributes[tag] = ir.UnitAttr.get()
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi)", run)
+PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni)", run)

@@ -19,6 +19,16 @@ generic form (unregistered: allow them), so the output is for `iree-compile` onl
 target: GPU targets take torch-onnx-dq-matmul's fused contraction instead (the named pipelines in
 passes/to_iree.py). A MatMul this pass does not take gets a remark saying why and is left to
 torch-onnx-dq-matmul.
+
+On a module tagged `dq.int8_activations` (dq-int8-activations: opt-in, approximate) and
+`dq.avx512vnni`, a MatMul the int8-activation kernel takes becomes two dispatches instead, x
+quantized per row and block of K, then that kernel (passes/matmul_kernel_int8.py):
+
+    %xq, %xs, %xsum = flow.dispatch @dq_quantize_rows_...(%a2, %m)
+    %y2 = flow.dispatch @dq_matmul_x8_...(%xq, %xs, %xsum, %w, %s[, %z], %m) -> [M', N]
+
+Asked for without `dq.avx512vnni`, the pass fails with an error; a MatMul only the exact kernel
+takes gets it, with a remark.
 """
 
 from __future__ import annotations
@@ -33,10 +43,12 @@ from dequant.dialect.elements import of_type
 
 from . import Pass
 from . import torch_onnx as t
+from .int8_activations import INT8_ACTIVATIONS
 from .matmul_kernel import Kernel
+from .matmul_kernel_int8 import Int8Kernel, Quantize
 from .queries import made_by
 from .remarks import emit_remarks
-from .target_features import AVX512BW
+from .target_features import AVX512BW, AVX512VNNI
 from .to_linalg import expand
 from .torch_onnx_dq_matmul import Match, erase_unused, matches
 
@@ -105,9 +117,10 @@ def _per_block(reads: tuple, values: np.ndarray, k: int, n: int) -> tuple | str:
     return "its scale is not per tensor, per column or blocked along K"
 
 
-def _inputs(m: Match, lanes: int) -> tuple | str:
-    """(Kernel, the weights' codes [K, N], scale [KB, N] f32, zero point [KB, N] or None), or
-    why not."""
+def _inputs(m: Match, lanes: int, int8: bool) -> tuple | str:
+    """(Kernel or Int8Kernel, the weights' codes [K, N], scale [KB, N] f32, zero point [KB, N] or
+    None, why the exact kernel where int8 activations were asked for, or None), or why no
+    kernel."""
     k, n = m.kn
     v = m.definition.by_role(m.dq_op)
     e = of_type(ir.RankedTensorType(v["data"].type).element_type)
@@ -134,22 +147,27 @@ def _inputs(m: Match, lanes: int) -> tuple | str:
             return "its zero point is blocked differently from its scale"
         zp = None if not zp[1].any() else zp[1]
     block = scale[0]
+    exact = None
+    if int8:
+        exact = Int8Kernel.why_not(k, n, block, e.bits)
+        if exact is None:
+            return Int8Kernel(k, n, block, e.bits, e.signed, zp is not None), q, np.ascontiguousarray(scale[1]), zp, None
     if lanes > 8 and Kernel.why_not(k, n, block, e.bits, lanes):
         lanes = 8  # e.g. N a multiple of 32 columns, not of 64: the 8-lane kernel (or why not)
     why = Kernel.why_not(k, n, block, e.bits, lanes)
     if why:
         return why
     kernel = Kernel(k, n, block, e.bits, e.signed, zp is not None, lanes)
-    return kernel, q, np.ascontiguousarray(scale[1]), zp
+    return kernel, q, np.ascontiguousarray(scale[1]), zp, exact
 
 
 def _op(name: str, results=(), operands=(), attributes=None, regions: int = 0):
     return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attributes or {}, regions=regions)
 
 
-def _executable(kernel: Kernel, module) -> str:
-    """The `stream.executable` of `kernel` at the top of `module` (made once); its name, which
-    is also its export's and function's."""
+def _executable(kernel, module) -> str:
+    """The `stream.executable` of `kernel` (a Kernel, Int8Kernel or Quantize) at the top of
+    `module` (made once); its name, which is also its export's and function's."""
     name = kernel.name()
     for op in module.regions[0].blocks[0].operations:
         if op.name == "stream.executable" and ir.StringAttr(op.attributes["sym_name"]).value_bytes == name.encode():
@@ -157,7 +175,7 @@ def _executable(kernel: Kernel, module) -> str:
     index = ir.IndexType.get()
     binding = ir.OpaqueType.get("stream", "binding")
     types = kernel.types()
-    roles = list(types)  # x, w, s[, z], y: the dispatch's tensor operands, then its result
+    roles = list(types)  # the dispatch's tensor operands, then its results (kernel.results)
     with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
         exe = _op("stream.executable", attributes={"sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("private")}, regions=1)
     with ir.InsertionPoint(exe.regions[0].blocks.append()):
@@ -174,13 +192,27 @@ def _executable(kernel: Kernel, module) -> str:
                 zero = arith.constant(index, 0)
                 views = {}
                 for role, b in zip(roles, bindings):
-                    dims = [m] if role in ("x", "y") else []
+                    dims = [m] if types[role].is_dynamic_dim(0) else []
                     views[role] = _op("stream.binding.subspan", [types[role]], [b, zero] + dims).result
                 group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 0)}).result
-                kernel.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, group)
+                kernel.emit_views(views, m, group)
                 func.ReturnOp([])
         _op("stream.executable.end")
     return name
+
+
+def _dispatch(name: str, args: list, rows_v, results: list) -> list:
+    """A flow.dispatch of `name`'s export over `args` (tensors) and the row count `rows_v`, its
+    workload: the `results` types' values. Every dynamic dim is the row count."""
+    dynamic = [rows_v for v in args if not ir.RankedTensorType(v.type).has_static_shape]
+    out_dims = [rows_v for t in results if not ir.RankedTensorType(t).has_static_shape]
+    index = ir.IndexType.get()
+    operands = args + [rows_v]
+    op = _op("flow.dispatch", results, [rows_v] + operands + dynamic + out_dims, attributes={
+        "entry_points": ir.ArrayAttr.get([ir.SymbolRefAttr.get([name, name])]),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(operands), len(dynamic), len(out_dims)]),
+        "tied_operands": ir.ArrayAttr.get([ir.IntegerAttr.get(index, -1)] * len(results))})  # fmt: skip
+    return list(op.results)
 
 
 def _resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
@@ -188,9 +220,10 @@ def _resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
     return arith.constant(attr.type, attr)
 
 
-def rewrite(m: Match, module, made: dict, lanes: int) -> str | None:
-    """Rewrite one MatMul into a kernel dispatch; why not (nothing changed), or None when done."""
-    got = _inputs(m, lanes) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
+def rewrite(m: Match, module, made: dict, lanes: int, int8: bool):
+    """Rewrite one MatMul into a kernel dispatch: why not (a str; nothing changed), or the op
+    now standing for the MatMul (at its location)."""
+    got = _inputs(m, lanes, int8) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
     if isinstance(got, str):
         return got
     kernel = got[0]
@@ -199,7 +232,7 @@ def rewrite(m: Match, module, made: dict, lanes: int) -> str | None:
     name = _executable(kernel, module)
     with ir.InsertionPoint(m.matmul), m.matmul.location:
         if m.dq_op.operation not in made:
-            w, s, z = kernel.repack(*got[1:])
+            w, s, z = kernel.repack(*got[1:4])
             with ir.InsertionPoint(m.dq_op):  # dominates every MatMul reading the weights
                 made[m.dq_op.operation] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
                                            + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []))  # fmt: skip
@@ -207,24 +240,25 @@ def rewrite(m: Match, module, made: dict, lanes: int) -> str | None:
         a = a_nd = t.to_builtin(m.matmul.operands[0], m.a)
         lead = list(m.a.shape[:-1])
         rows = None if None in lead else int(np.prod(lead))
+        dyn = ir.ShapedType.get_dynamic_size() if rows is None else rows
         if len(lead) > 1:
-            a = tensor.collapse_shape(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if rows is None else rows, k], f32),
-                                      a, [list(range(len(lead))), [len(lead)]])  # fmt: skip
+            a = tensor.collapse_shape(ir.RankedTensorType.get([dyn, k], f32), a, [list(range(len(lead))), [len(lead)]])
         rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(a, arith.constant(index, 0))
-        dims = [] if rows is not None else [rows_v]
-        y_type = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if rows is None else rows, n], f32)
-        args = [a] + consts + [rows_v]
-        y = _op("flow.dispatch", [y_type], [rows_v] + args + dims + dims, attributes={
-            "entry_points": ir.ArrayAttr.get([ir.SymbolRefAttr.get([name, name])]),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(args), len(dims), len(dims)]),
-            "tied_operands": ir.ArrayAttr.get([ir.IntegerAttr.get(index, -1)])}).result  # fmt: skip
+        if isinstance(kernel, Int8Kernel):  # x quantized once per call, by a dispatch of its own
+            quantize = Quantize(k, kernel.block)
+            types = quantize.types()
+            shapes = [ir.RankedTensorType.get([dyn, *types[r].shape[1:]], types[r].element_type) for r in quantize.results]
+            inputs = _dispatch(_executable(quantize, module), [a], rows_v, shapes)
+        else:
+            inputs = [a]
+        y = _dispatch(name, inputs + consts, rows_v, [ir.RankedTensorType.get([dyn, n], f32)])[0]
         if len(lead) > 1:
             sizes = [tensor.dim(a_nd, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
             y = expand(y, sizes + [n], [list(range(len(lead))), [len(lead)]])
         out = t.from_builtin(y, m.matmul.results[0].type)
     m.matmul.results[0].replace_all_uses_with(out)
     m.matmul.erase()
-    return None
+    return out.owner
 
 
 def run(root) -> bool:
@@ -235,17 +269,25 @@ def run(root) -> bool:
     if found and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
         root.location.emit_error("torch-onnx-dq-matmul-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
         return False
+    int8 = INT8_ACTIVATIONS in root.attributes
+    if int8 and AVX512VNNI not in root.attributes:
+        root.location.emit_error(f"int8 activations ({INT8_ACTIVATIONS}) need AVX-512 VNNI, which the target lacks "
+                                 f"(dq-target-features tags the module {AVX512VNNI} where the host has it)")  # fmt: skip
+        return False
     # 16 f32 lanes where the module says the target has AVX-512 (dq-target-features): the kernel
     # took 0.21 ms where 8 lanes took 0.39 at M = 1, 2.3-2.6 ms where 4.1-4.2 at M = 16 (K = 2048,
     # N = 5632 int4 blocked 32, one thread, iree-benchmark-module on local-sync, two runs each).
     lanes = 16 if AVX512BW in root.attributes else 8
     made, done = {}, set()
     for m in found:
-        why = rewrite(m, root, made, lanes=lanes)
-        if why is None:
-            done.add(m.dq_op)
-        else:
-            remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {why}"))
+        got = rewrite(m, root, made, lanes, int8)
+        if isinstance(got, str):
+            remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {got}"))
+            continue
+        done.add(m.dq_op)
+        exact = made[m.dq_op.operation][0][4]
+        if exact:
+            remarks.append((got, f"MatMul given dq's exact kernel, not the int8-activation one: {exact}"))
     erase_unused(done)
     emit_remarks(root, remarks)
     return True

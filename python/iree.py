@@ -31,6 +31,7 @@ from . import context, diagnostics, guards
 from .pipeline import build
 
 PIPELINE = "torch-onnx-to-iree"
+INT8_PASS = "dq-int8-activations"
 
 
 @dataclass(frozen=True)
@@ -169,10 +170,16 @@ def import_onnx(model: str | os.PathLike) -> str:
             return f.read()
 
 
-def run_stage(text: str, pipeline: str = PIPELINE) -> tuple[str, Summary]:
+def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = False) -> tuple[str, Summary]:
     """Run the dq stage (dequant-opt --allow-unregistered-dialect --torch-onnx-to-iree) on an
     imported module's text: (the text iree-compile takes, the Summary). A DequantizeLinear dq
-    leaves to IREE is a remark, kept in the summary; errors raise IreeStageError."""
+    leaves to IREE is a remark, kept in the summary; errors raise IreeStageError.
+    `int8_activations`: run dq-int8-activations first (CPU pipeline only; approximate: dq's
+    matmul kernel quantizes x to int8 per block, docs/semantics.md#int8-activations)."""
+    if int8_activations:
+        if pipeline != PIPELINE:
+            raise ValueError(f"int8 activations are for the llvm-cpu target (pipeline {PIPELINE}), not {pipeline}")
+        pipeline = f"{INT8_PASS},{pipeline}"
     ctx = context()
     ctx.allow_unregistered_dialects = True
     nodes, matmuls = text.count('"onnx.DequantizeLinear"'), text.count('"onnx.MatMul"')
@@ -200,22 +207,26 @@ def run_stage(text: str, pipeline: str = PIPELINE) -> tuple[str, Summary]:
     return out, summary
 
 
-def prepare(text: str, pipeline: str = PIPELINE) -> str:
+def prepare(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = False) -> str:
     """The text iree-compile takes (run_stage without the summary)."""
-    return run_stage(text, pipeline)[0]
+    return run_stage(text, pipeline, int8_activations=int8_activations)[0]
 
 
-def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_args=(), report=None) -> bytes:
+def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_args=(), report=None, int8_activations: bool = False) -> bytes:
     """The IREE module (vmfb bytes) of an ONNX model, with the dq stage between IREE's importer
     and iree-compile. `target`: an IREE backend of TARGETS (llvm-cpu: the host CPU); `extra_args`:
     more iree-compile flags (one naming an option of the target's flags replaces it, e.g.
     `--iree-cuda-target=sm_90`); `report(summary)` is called with the stage's Summary before
     iree-compile runs. When iree-compile fails and dq left nodes to IREE, the error names them
-    (their remarks)."""
+    (their remarks). `int8_activations` (llvm-cpu on a host with AVX-512 VNNI only; opt-in,
+    approximate): dq's matmul kernel quantizes x to int8 per row and block of K, as onnxruntime's
+    MatMulNBits does at accuracy_level 4 (docs/semantics.md#int8-activations)."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
+    if int8_activations and target != "llvm-cpu":
+        raise ValueError(f"int8 activations are for the llvm-cpu target, not {target}")
     t = TARGETS[target]
-    text, summary = run_stage(import_onnx(model), t.pipeline)
+    text, summary = run_stage(import_onnx(model), t.pipeline, int8_activations=int8_activations)
     if report is not None:
         report(summary)
     with tempfile.TemporaryDirectory() as tmp:
@@ -239,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", default="llvm-cpu", choices=list(TARGETS), help="the IREE backend (default: llvm-cpu, the host CPU)")
     p.add_argument("--emit-mlir", action="store_true", help="write the text given to iree-compile instead of the module")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line of what the dq stage took and left")
+    p.add_argument("--int8-activations", action="store_true",
+                   help="approximate, llvm-cpu with AVX-512 VNNI: dq's matmul kernel quantizes x to int8 per block of K (onnxruntime's MatMulNBits accuracy_level 4)")
     p.add_argument("iree_args", nargs="*", help="more iree-compile flags (after --)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
 
@@ -248,11 +261,13 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.emit_mlir:
-            text, summary = run_stage(import_onnx(args.model), TARGETS[args.target].pipeline)
+            if args.int8_activations and args.target != "llvm-cpu":
+                raise ValueError(f"int8 activations are for the llvm-cpu target, not {args.target}")
+            text, summary = run_stage(import_onnx(args.model), TARGETS[args.target].pipeline, int8_activations=args.int8_activations)
             report(summary)
             data = text.encode()
         else:
-            data = compile_onnx(args.model, target=args.target, extra_args=args.iree_args, report=report)
+            data = compile_onnx(args.model, target=args.target, extra_args=args.iree_args, report=report, int8_activations=args.int8_activations)
         with open(args.output, "wb") as f:
             f.write(data)
     except ImportError as e:

@@ -280,6 +280,103 @@ def test_matmul_the_kernel_does_not_take_is_fused_with_a_remark(tmp_path):
     check(path, 128)
 
 
+# --- int8 activations (opt-in, approximate): against a numpy model of the same quantization -----
+
+from dequant.passes.target_features import host_has_avx512vnni  # noqa: E402
+
+needs_vnni = pytest.mark.skipif(not host_has_avx512vnni(), reason="the int8-activation kernel runs vpdpbusd (AVX-512 VNNI), which this host lacks")
+
+
+def int8_activations_reference(x: np.ndarray, w: np.ndarray, s: np.ndarray, z: np.ndarray, block: int) -> np.ndarray:
+    """y = x @ dequantize(w) with x quantized as docs/semantics.md#int8-activations states (from
+    MLAS's CompInt8): per row and block of K, xs = amax / 127, xq = roundeven(x * (127 / amax))
+    (0 where amax is 0), the sums of xq * (w - z) in integers, and y = sum over blocks, in order,
+    of (s * xs) * float(sum), in f32. x [M, K] f32, w [K, N] integers, s and z [K / block, N]."""
+    m, k = x.shape
+    kb = k // block
+    xb = x.reshape(m, kb, block)
+    amax = np.abs(xb).max(axis=2)
+    xs = amax / F32(127)
+    inverse = np.where(amax != 0, F32(127) / np.where(amax != 0, amax, F32(1)), F32(0)).astype(F32)
+    xq = np.rint(xb * inverse[:, :, None]).astype(np.int64)  # rint: ties to even
+    sums = np.einsum("mcb,cbn->mcn", xq, (w.astype(np.int64) - np.repeat(z.astype(np.int64), block, axis=0)).reshape(kb, block, -1))
+    y = np.zeros((m, w.shape[1]), F32)
+    for c in range(kb):
+        y = y + (s[c][None, :] * xs[:, c : c + 1]) * sums[:, c].astype(F32)
+    return y
+
+
+@needs_vnni
+def test_int8_activations_every_weight_form(tmp_path):
+    """With int8 activations, every weight form of the kernel (int4/uint4/int8/uint8; blocks 16 to
+    128, a scale per column or one scale: then one block of K) is two dispatches (x quantized once,
+    then the kernel) and agrees with the numpy model of the same quantization within f32 rounding
+    of the block sums, for row counts that take full and partial row tiles. Against the exact
+    product the error is that of quantizing x (max relative 2e-2 here)."""
+    from onnx import numpy_helper
+
+    k, n = 256, 64
+    path = models.matmul_forms(tmp_path / "m.onnx", k, n, KERNEL_FORMS)
+    text = stage.prepare(stage.import_onnx(path), int8_activations=True)
+    assert text.count("dq_quantize_rows_k") and text.count('"flow.dispatch"') == 2 * len(KERNEL_FORMS)
+    assert "onnx.MatMul" not in text
+    vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags)
+    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    import iree.runtime as rt
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
+    for m in (1, 2, 3, 5, 16):
+        x = np.random.default_rng(m).standard_normal((m, k)).astype(F32)
+        x[0, :32] = 0  # a block of zeros: amax 0, every xq 0
+        x[-1, 32:64] = [127.0, -2.5, 0.5, 1.5] * 8  # amax 127: x * (127 / amax) = x, ties rounded to even
+        got = [np.asarray(g) for g in ctx.modules.module["g"](x)]
+        for i, (dtype, block, zero_point) in enumerate(KERNEL_FORMS):
+            block = block if block > 0 else k
+            w = inits[f"w{i}"].astype(np.int64)
+            s = np.broadcast_to(inits[f"s{i}"], (k // block, n))
+            z = np.broadcast_to(inits[f"z{i}"].astype(np.int64), (k // block, n)) if zero_point else np.zeros((k // block, n), np.int64)
+            want = int8_activations_reference(x, w, s, z, block)
+            np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()), err_msg=f"form {KERNEL_FORMS[i]}, M = {m}")
+            exact = x.astype(np.float64) @ ((w - np.repeat(z, block, axis=0)) * np.repeat(s, block, axis=0))
+            assert np.abs(got[i] - exact).max() <= 2e-2 * np.abs(exact).max()
+
+
+@needs_vnni
+@pytest.mark.parametrize("symmetric", [True, False], ids=["int4", "uint4-zero-point"])
+def test_llama_decoder_layer_with_int8_activations(tmp_path, symmetric):
+    """The decoder layer of test_llama_decoder_layer_quantized_by_matmul_nbits with int8
+    activations: every MatMul is dq's int8-activation kernel, and the output is within 2e-2 of
+    the output's magnitude of onnxruntime's unoptimized run (the exact QDQ graph; onnxruntime's
+    own MatMulNBits with int8 activations is off by about 1e-2 on this layer at full size)."""
+    pytest.importorskip("onnx_ir", reason="onnxruntime's MatMulNBitsQuantizer needs the onnx-ir package")
+    float_path = models.decoder_layer(tmp_path / "f.onnx", seq=3, hidden=128, heads=4, mlp=256)
+    path = models.quantize_matmul_nbits(float_path, tmp_path / "q.onnx", symmetric=symmetric)
+    text, summary = stage.run_stage(stage.import_onnx(path), int8_activations=True)
+    assert (summary.left, summary.fused) == (0, 7), summary.line()
+    assert text.count("dq_matmul_x8_") >= 7
+    vmfb = stage.compile_onnx(path, int8_activations=True)
+    x = np.random.default_rng(3).standard_normal((1, 3, 128)).astype(F32)
+    got, want = run_vmfb(vmfb, x), ort_unoptimized(path, x)
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= 2e-2 * np.abs(want).max()
+
+
+def test_int8_activations_without_vnni_or_off_the_cpu_are_refused(tmp_path):
+    """A module tagged AVX-512 without VNNI (by hand: dq-target-features leaves it) is refused
+    with the reason; int8 activations for a GPU target are a ValueError before anything runs."""
+    path = models.int4_blocked_matmul(tmp_path / "m.onnx", 64, 64, 32)
+    text = stage.import_onnx(path)
+    end = "\n}) : () -> ()\n"
+    assert end in text
+    with pytest.raises(stage.IreeStageError, match="int8 activations .dq.int8_activations. need AVX-512 VNNI, which the target lacks"):
+        stage.run_stage(text.replace(end, "\n}) {dq.avx512bw} : () -> ()\n", 1), int8_activations=True)
+    with pytest.raises(ValueError, match="int8 activations are for the llvm-cpu target, not cuda"):
+        stage.compile_onnx(path, target="cuda", int8_activations=True)
+    run = dequant_iree(str(path), "-o", str(tmp_path / "m.vmfb"), "--target", "cuda", "--int8-activations")
+    one_error_line(run, "int8 activations are for the llvm-cpu target, not cuda")
+
+
 # --- the fused contraction (GPU pipelines), shown with IREE's own statistics ---------------------
 
 
