@@ -213,7 +213,7 @@ def main(argv=None) -> int:
     p.add_argument("--calls", type=int, default=5)
     p.add_argument("--out", default=None, help="directory for models-<date>.md/.json")
     args = p.parse_args(argv)
-    logging.getLogger().setLevel(logging.ERROR)  # the quantizers' pre-processing advice
+    logging.disable(logging.WARNING)  # the quantizers' progress and pre-processing advice
     rounds = args.rounds or (2 if args.quick else 10)
     results, status = {}, 0
     for model in models(args.quick):
