@@ -5,10 +5,10 @@ IREE (3.13) lowers many DequantizeLinear nodes itself, and folds a DequantizeLin
 Conv, MatMul or Gemm with a quantized activation into integer arithmetic (an i8 x i8 -> i32
 contraction and one float scale after it). For a Conv that is the faster route: dq's float
 dequantize in its place made QDQ CNNs 1.2-1.95x slower than IREE alone (the f32 convolution, and
-each activation dequantize a dispatch of its own; docs/iree.md). For a MatMul of many rows it
-is the slower one: dq's float route (its matmul kernel reading the int8 weights, the
-activation's QDQ pair in f32) ran QDQ transformer blocks 1.2-2.3x faster from 16 rows on. So a node is left to
-IREE when
+each activation dequantize a dispatch of its own; docs/iree.md). For a large MatMul it is the
+slower one: dq's float route (its matmul kernel reading the int8 weights, the activation's QDQ
+pair in f32) ran QDQ transformer blocks of 32 to 128 rows, hidden 256 and 768, in 0.75-1.00x
+IREE alone's time. So a node is left to IREE when
 
 - IREE lowers its form (`IREE_LOWERS`: checked against onnx.reference, bit for bit, by test/iree:
   8-, 16- and 32-bit integers per tensor or per axis, float8 per tensor; scales f32, f16 or bf16,
@@ -17,8 +17,8 @@ IREE when
 - it is not weight-only (constant integer weights read only as the B operand of MatMuls whose A
   is no DequantizeLinear: dq's matmul forms read those weights quantized, where IREE would write
   them out in f32 first), and
-- it is not read only by MatMuls of at least MIN_ROWS rows (`matmul_only`: weights beside a
-  quantized activation, and quantized activations).
+- it is not read only by large MatMuls (`matmul_only`: at least MIN_ROWS rows and MIN_WEIGHTS
+  elements of B per matrix; weights beside a quantized activation, and quantized activations).
 
 Every other node becomes dq exactly as torch-onnx-to-dq makes it (blocked, 4- and 2-bit, float4,
 float8 per axis, uint16, float8e8m0 scales, ...). Which route each pattern takes and why:
@@ -38,11 +38,14 @@ from .torch_onnx_to_dq import read_attrs, rewrite
 
 INTEGERS = ("i8", "ui8", "i16", "i32")
 FLOATS = ("f32", "f16", "bf16")
-# A QDQ MatMul (quantized activation) takes dq's float route from this many rows: below, the
-# kernel's exact f32 weight panel is shared by too few rows, and IREE's i8 contraction was
-# 1.1-2.2x faster on QDQ transformer blocks of 2 to 12 rows (one row: within 5%); from 16 rows
-# dq's route was 1.2-2.3x faster (docs/iree.md, "QDQ models").
-MIN_ROWS = 16
+# A QDQ MatMul (quantized activation) takes dq's float route from MIN_ROWS rows and a B of
+# MIN_WEIGHTS elements per matrix. Measured on QDQ transformer blocks (docs/iree.md, "QDQ models"),
+# IREE + dq against IREE alone with every MatMul-only node taken: 1.1-1.5x at 2 to 12 rows (dq's
+# exact f32 weight panel is shared by too few rows), 1.03-1.17x at 16, 0.92-0.94x at 32 x 256,
+# 0.75-0.86x at 128 x 768; 1.10-1.11x at 32 x 128, where the MatMuls are too small for the product
+# to pay for the dispatch each adds.
+MIN_ROWS = 32
+MIN_WEIGHTS = 1 << 16
 # x's element -> granularities IREE lowers it at (IREE 3.13; test/iree checks each against
 # onnx.reference). "tensor": one scale; "axis": one scale per index of `axis`.
 IREE_LOWERS = {e: ("tensor", "axis") for e in INTEGERS} | {e: ("tensor",) for e in ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")}
@@ -64,13 +67,13 @@ def iree_lowers(op) -> bool:
     return granularity in IREE_LOWERS.get(x.element.name, ())
 
 
-def _rows(matmul) -> int | None:
-    """The rows of a MatMul's product (A's dims but the last, multiplied), None where one is dynamic
-    or A is no tensor dq reads."""
-    a = t.tensor_of(matmul.operands[0].type)
-    if isinstance(a, str) or None in a.shape:
-        return None
-    return math.prod(a.shape[:-1])
+def _large(matmul) -> bool:
+    """Whether a MatMul has static shapes, at least MIN_ROWS rows (A's dims but the last,
+    multiplied) and a B of at least MIN_WEIGHTS elements per matrix (its last two dims)."""
+    a, b = (t.tensor_of(v.type) for v in list(matmul.operands)[:2])
+    if isinstance(a, str) or isinstance(b, str) or None in a.shape or None in b.shape or len(b.shape) < 2:
+        return False
+    return math.prod(a.shape[:-1]) >= MIN_ROWS and b.shape[-2] * b.shape[-1] >= MIN_WEIGHTS
 
 
 def weight_only(op) -> bool:
@@ -90,12 +93,9 @@ def weight_only(op) -> bool:
 
 
 def matmul_only(op) -> bool:
-    """Whether every use of the node is an operand of a MatMul of at least MIN_ROWS rows (static),
-    and it has one."""
+    """Whether every use of the node is an operand of a large MatMul (`_large`), and it has one."""
     uses = list(op.results[0].uses)
-    if not uses or any(t.onnx_name(use.owner) != "onnx.MatMul" for use in uses):
-        return False
-    return all((_rows(use.owner) or 0) >= MIN_ROWS for use in uses)
+    return bool(uses) and all(t.onnx_name(use.owner) == "onnx.MatMul" and _large(use.owner) for use in uses)
 
 
 def run(root) -> bool:

@@ -2,39 +2,53 @@
 
 // torch-onnx-to-dq-iree (passes/torch_onnx_to_dq_iree.py): a DequantizeLinear whose form IREE
 // lowers itself (8/16/32-bit integers per tensor or per axis, float8 per tensor) stays IREE's,
-// unless it is weight-only or every use is an operand of a MatMul of at least 16 rows; every
-// other node becomes dq as torch-onnx-to-dq makes it.
+// unless it is weight-only or every use is an operand of a large MatMul (at least 32 rows and
+// 65,536 elements of B per matrix); every other node becomes dq as torch-onnx-to-dq makes it.
 
-// A QDQ pair on the activation and int8 per-channel weights feeding one MatMul of 16 rows: IREE
-// would turn them into an integer contraction, slower there than dq's float route, so both
-// become dq.
+// A QDQ pair on the activation and int8 per-channel weights feeding one MatMul of 32 rows and
+// 256 x 256 weights: IREE would turn them into an integer contraction, slower there than dq's
+// float route, so both become dq.
 // CHECK-LABEL: func.func @qdq_matmul_becomes_dq
 // CHECK-NOT: "onnx.DequantizeLinear"
 // CHECK: dq.onnx_dequantize_linear
-// CHECK-SAME: (tensor<16x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<16x4xf32>
+// CHECK-SAME: (tensor<32x256xui8>, tensor<f32>, tensor<ui8>) -> tensor<32x256xf32>
 // CHECK: dq.onnx_dequantize_linear
-// CHECK-SAME: {axis = 1 : i64} : (tensor<4x8xi8>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-SAME: {axis = 1 : i64} : (tensor<256x256xi8>, tensor<256xf32>) -> tensor<256x256xf32>
 // CHECK: "onnx.MatMul"
-func.func @qdq_matmul_becomes_dq(%xq: !torch.vtensor<[16,4],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[8],f32>) -> !torch.vtensor<[16,8],f32> {
-  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<4x8xsi8>} : () -> !torch.vtensor<[4,8],si8>
-  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,4],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,4],f32>
-  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[4,8],si8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32>
-  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,4],f32>, !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[16,8],f32>
-  "func.return"(%y) : (!torch.vtensor<[16,8],f32>) -> ()
+func.func @qdq_matmul_becomes_dq(%xq: !torch.vtensor<[32,256],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[256],f32>) -> !torch.vtensor<[32,256],f32> {
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<256x256xsi8>} : () -> !torch.vtensor<[256,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[32,256],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[32,256],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[256,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[256,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[32,256],f32>, !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[32,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[32,256],f32>) -> ()
 }
 
 // -----
 
-// The same with 2 rows: IREE's integer contraction is the faster route, so both stay.
+// The same with 16 rows: IREE's integer contraction is the faster route, so both stay.
 // CHECK-LABEL: func.func @qdq_matmul_of_few_rows_stays
 // CHECK-COUNT-2: "onnx.DequantizeLinear"
 // CHECK-NOT: dq.onnx_dequantize_linear
-func.func @qdq_matmul_of_few_rows_stays(%xq: !torch.vtensor<[2,4],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[8],f32>) -> !torch.vtensor<[2,8],f32> {
-  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<4x8xsi8>} : () -> !torch.vtensor<[4,8],si8>
-  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[2,4],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[2,4],f32>
-  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[4,8],si8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32>
-  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[2,4],f32>, !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[2,8],f32>
-  "func.return"(%y) : (!torch.vtensor<[2,8],f32>) -> ()
+func.func @qdq_matmul_of_few_rows_stays(%xq: !torch.vtensor<[16,256],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[256],f32>) -> !torch.vtensor<[16,256],f32> {
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<256x256xsi8>} : () -> !torch.vtensor<[256,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,256],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,256],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[256,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[256,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,256],f32>, !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[16,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,256],f32>) -> ()
+}
+
+// -----
+
+// 32 rows of 128 x 128 weights: too small for dq's product to pay for its dispatch; both stay.
+// CHECK-LABEL: func.func @qdq_matmul_of_small_weights_stays
+// CHECK-COUNT-2: "onnx.DequantizeLinear"
+// CHECK-NOT: dq.onnx_dequantize_linear
+func.func @qdq_matmul_of_small_weights_stays(%xq: !torch.vtensor<[32,128],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %ws: !torch.vtensor<[128],f32>) -> !torch.vtensor<[32,128],f32> {
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<128x128xsi8>} : () -> !torch.vtensor<[128,128],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[32,128],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[32,128],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[128,128],si8>, !torch.vtensor<[128],f32>) -> !torch.vtensor<[128,128],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[32,128],f32>, !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[32,128],f32>
+  "func.return"(%y) : (!torch.vtensor<[32,128],f32>) -> ()
 }
 
 // -----
@@ -58,11 +72,11 @@ func.func @qdq_conv_stays(%xq: !torch.vtensor<[1,4,5,5],ui8>, %s: !torch.vtensor
 // CHECK-LABEL: func.func @shared_activation_stays
 // CHECK: "onnx.DequantizeLinear"
 // CHECK-NOT: dq.onnx_dequantize_linear
-func.func @shared_activation_stays(%xq: !torch.vtensor<[16,4],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %w: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[16,4],f32> {
-  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,4],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,4],f32>
-  %m = "torch.operator"(%x, %w) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,4],f32>, !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[16,4],f32>
-  %y = "torch.operator"(%m, %x) <{name = "onnx.Add"}> : (!torch.vtensor<[16,4],f32>, !torch.vtensor<[16,4],f32>) -> !torch.vtensor<[16,4],f32>
-  "func.return"(%y) : (!torch.vtensor<[16,4],f32>) -> ()
+func.func @shared_activation_stays(%xq: !torch.vtensor<[32,256],ui8>, %s: !torch.vtensor<[],f32>, %z: !torch.vtensor<[],ui8>, %w: !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[32,256],f32> {
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[32,256],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[32,256],f32>
+  %m = "torch.operator"(%x, %w) <{name = "onnx.MatMul"}> : (!torch.vtensor<[32,256],f32>, !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[32,256],f32>
+  %y = "torch.operator"(%m, %x) <{name = "onnx.Add"}> : (!torch.vtensor<[32,256],f32>, !torch.vtensor<[32,256],f32>) -> !torch.vtensor<[32,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[32,256],f32>) -> ()
 }
 
 // -----
