@@ -13,8 +13,9 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
 `--quick` builds the same graphs at small dims (a smoke test of every route, not a measurement).
 
 Routes, each compiled or loaded once, then timed in one process, interleaved round by round
-(each round runs every route twice untimed, then `--calls` timed calls; the median of all timed
-calls is reported; IREE's runtime on local-task, all cores; onnxruntime's default thread pool):
+(in each round, each route, after SETTLE_S of idle time, runs twice untimed, then `--calls` timed
+calls; the median of all timed calls is reported; IREE's runtime on local-task, all cores;
+onnxruntime's default thread pool):
 - iree: IREE 3.13 alone on the quantized model (iree-import-onnx, iree-compile for the host CPU
   at -O3, as `dequant-iree` compiles);
 - iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile);
@@ -59,6 +60,11 @@ import iree_models  # noqa: E402
 from dequant import iree as stage  # noqa: E402
 
 ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort exact", "ort float"]
+# Idle time before each route's turn: onnxruntime's pool threads spin after a run
+# (`session.intra_op.allow_spinning`, on by default), so a route timed right after it shares the two
+# cores with them: the QDQ transformer block took 5.9 ms through IREE alone timed after the
+# onnxruntime routes and 4.0 ms in a process without them.
+SETTLE_S = 0.05
 EXACT = 1e-5  # max error relative to the output's magnitude of a route computing the graph as written
 CPU_FLAGS = stage.TARGETS["llvm-cpu"].flags
 
@@ -176,6 +182,7 @@ def measure(model: Model, fns: dict, res: Result, rounds: int, calls: int) -> No
     times = {r: [] for r in fns}
     for _ in range(rounds):
         for route, fn in fns.items():
+            time.sleep(SETTLE_S)
             fn(x), fn(x)
             for _ in range(calls):
                 t = time.perf_counter()
