@@ -40,7 +40,7 @@ NONTEMPORAL_NOTE = """\
    the cache; _mlir_ciface_<name>{suffix} stores around it (non-temporal: no read of each output line
    before writing it, the cache's other data kept), faster once the call's data does not fit the
    last-level cache, slower when it does. Choose once per call, on the bytes it moves (arrays read +
-   written): dequant uses {suffix} from {mib} MiB, measured on a 2-core Zen 3 with a 32 MiB L3 shared
+   written): dequant uses {suffix} from {mib} MiB, measured on a 2-core Zen 4 with a 32 MiB L3 shared
    with other guests (docs/performance.md); for a call split into row ranges across threads, choose
    on the whole call and give every range the same entry point. Arrays must be aligned to their
    element size (as C requires); rows whose start is 16-byte aligned store whole 16-byte vectors. */"""
