@@ -31,7 +31,7 @@ memory bandwidth on a shared machine moves all of them alike.
 Before timing a case, every implementation's result is compared with numpy's (f32: bit for bit,
 NaNs matching; f16/bf16: within one unit of the output type's precision): ours must match (the
 benchmark refuses to time a wrong kernel); another implementation that differs is reported.
-Writes <out>/bench.md (tables), <out>/bench.json (raw data), <out>/bench.png (throughput plot),
+Writes <out>/bench-<date>.md (tables), .json (raw data) and .png (throughput plot),
 and prints the tables. `bench/threads.py` compares thread policies side by side.
 """
 
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import datetime
 import gc
 import json
 import os
@@ -992,7 +993,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python bench/bench.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="64K and 1M elements only, few repeats (< 60 s)")
     p.add_argument("--out", default=None,
-                   help="directory for bench.md, bench.json, bench.png (default: a new temporary directory; "
+                   help="directory for bench-<date>.md, .json, .png (default: a new temporary directory; "
                         "the committed results are bench/results, written only when named here)")  # fmt: skip
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     args = p.parse_args(argv)
@@ -1023,14 +1024,15 @@ def main(argv=None) -> int:
     set_threads(CORES)
     data["meta"]["seconds"] = round(time.perf_counter() - start, 1)
     data["meta"]["load_average_end"] = os.getloadavg()
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
+    stem = os.path.join(args.out, f"bench-{datetime.date.today().isoformat()}")
+    with open(stem + ".json", "w") as f:
         json.dump(data, f, indent=1, default=str)
     text = markdown(data)
-    with open(os.path.join(args.out, "bench.md"), "w") as f:
+    with open(stem + ".md", "w") as f:
         f.write(text + "\n")
-    plot(data, os.path.join(args.out, "bench.png"))
+    plot(data, stem + ".png")
     print(text)
-    log(f"wrote {args.out}/bench.md, bench.json, bench.png")
+    log(f"wrote {stem}.md, .json, .png")
     return 0
 
 

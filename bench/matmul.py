@@ -15,12 +15,13 @@ warm-up, interleaved round by round:
 - dq+numpy: `dequant.ops.onnx_dequantize_linear` then numpy's matmul (unfused).
 Each route's output is compared with `onnx.reference` before timing; the max relative error is
 reported (ort default's is its approximation), and a route other than ort default off by more
-than f32 rounding (EXACT) stops the benchmark with status 1. Writes <out>/matmul.md and <out>/matmul.json.
+than f32 rounding (EXACT) stops the benchmark with status 1. Writes <out>/matmul-<date>.md and .json.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -78,7 +79,7 @@ def timed(fns: dict, x: np.ndarray, rounds: int) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--out", default=None, help="where to write matmul.md/json (default: a temporary directory)")
+    p.add_argument("--out", default=None, help="where to write matmul-<date>.md/.json (default: a temporary directory)")
     args = p.parse_args(argv)
     shapes = [(1024, 1024)] if args.quick else [(4096, 4096), (4096, 11008)]
     out = args.out or tempfile.mkdtemp(prefix="dequant-matmul-")
@@ -116,9 +117,10 @@ def main(argv=None) -> int:
         cells = " | ".join(f"{ms[k]:.3f} ({e[k]:.1e})" for k in ROUTES)
         ratios = f"{ms['dq+numpy'] / ms['iree+dq']:.2f}x | {ms['ort exact'] / ms['iree+dq']:.2f}x | {ms['iree+dq'] / ms['ort default']:.2f}x"
         lines.append(f"| {r['M']} | {r['K']} | {r['N']} | {cells} | {ratios} |")
-    with open(os.path.join(out, "matmul.md"), "w") as f:
+    stem = os.path.join(out, f"matmul-{datetime.date.today().isoformat()}")
+    with open(stem + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
-    with open(os.path.join(out, "matmul.json"), "w") as f:
+    with open(stem + ".json", "w") as f:
         json.dump(rows, f, indent=1)
     print("\n".join(lines))
     return 0
