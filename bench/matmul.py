@@ -5,8 +5,9 @@ pick instead.
 
 The model: y = x @ DequantizeLinear(w int4 [K, N] blocked along K, block 32, f32 scales), x f32
 [M, K], opset 21 (test/iree/iree_models.py builds it). For M = 1 and 16, K = 4096, N = 4096 and
-11008 (`--quick`: K = N = 1024), in one process, the median of repeated timed calls after a
-warm-up, interleaved round by round:
+11008 (`--quick`: K = N = 1024), in one process, interleaved round by round, the median of the
+timed calls (each after SETTLE_S idle, one untimed call and a read of FLUSH: the weights out of
+cache, no other route's threads spinning):
 - iree+dq: `dequant.iree.compile_onnx` (iree-import-onnx, dq's torch-onnx-to-iree, iree-compile
   for the host CPU), run by IREE's runtime (local-task: all cores);
 - ort default: onnxruntime's default session on the same file (it fuses DequantizeLinear +
@@ -66,10 +67,22 @@ def routes(path: str, vmfb: bytes) -> dict:
     }
 
 
+# Idle time before each route's turn: onnxruntime's and numpy's BLAS pool threads spin after a
+# call, and a route called right after them shared the two cores with them (IREE + dq at M = 1,
+# K = N = 1024: 2.3 ms right after numpy's matmul, 0.3 ms after a pause). After the pause each
+# route runs once untimed (its own threads awake), then FLUSH bytes are read, so the timed call
+# finds its weights out of cache, as a model's layers would.
+SETTLE_S = 0.02
+FLUSH = np.ones(64 << 20, np.uint8)  # twice this machine's 32 MiB L3
+
+
 def timed(fns: dict, x: np.ndarray, rounds: int) -> dict:
     times = {k: [] for k in fns}
     for _ in range(rounds):
         for k, fn in fns.items():
+            time.sleep(SETTLE_S)
+            fn(x)
+            FLUSH.sum(dtype=np.uint64)
             t = time.perf_counter()
             fn(x)
             times[k].append(time.perf_counter() - t)
