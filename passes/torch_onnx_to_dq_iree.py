@@ -40,7 +40,7 @@ INTEGERS = ("i8", "ui8", "i16", "i32")
 FLOATS = ("f32", "f16", "bf16")
 # A QDQ MatMul (quantized activation) takes dq's float route from MIN_ROWS rows and a B of
 # MIN_WEIGHTS elements per matrix. Measured on QDQ transformer blocks (docs/iree.md, "QDQ models"),
-# IREE + dq against IREE alone with every MatMul-only node taken: 1.1-1.5x at 2 to 12 rows (dq's
+# IREE + dq against IREE alone with every MatMul-only node taken: 1.1-1.4x at 2 to 12 rows (dq's
 # exact f32 weight panel is shared by too few rows), 1.03-1.17x at 16, 0.92-0.94x at 32 x 256,
 # 0.75-0.86x at 128 x 768; 1.10-1.11x at 32 x 128, where the MatMuls are too small for the product
 # to pay for the dispatch each adds.
