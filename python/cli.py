@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import os
 import sys
 from importlib import metadata
@@ -195,11 +196,9 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
                 notes = emit_object(module, signatures, args)
                 return None, notes, True
             if not any(d.severity == "error" for d in collected.diags):  # remarks and warnings print too
-                output = module.operation.get_asm(
-                    enable_debug_info=args.mlir_print_debuginfo,
-                    print_generic_op_form=args.mlir_print_op_generic,
-                    assume_verified=True,
-                )
+                # printed straight into the output file later: no copy of a model-sized text
+                output = functools.partial(module.operation.print, binary=True, enable_debug_info=args.mlir_print_debuginfo,
+                                           print_generic_op_form=args.mlir_print_op_generic, assume_verified=True)  # fmt: skip
         except ir.MLIRError as e:
             collected.add_error(e)
             if not e.error_diagnostics:  # e.g. a custom-syntax parse failure with no diagnostic
@@ -222,15 +221,26 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | Non
     return output, [d.render() for d in diags], not errors
 
 
-def write(path: str, text: str) -> None:
+def write(path: str, outputs: list) -> None:
+    """Print each chunk's module (`process`'s printers, each ending in a newline) to `path` or
+    stdout, the chunks split as `--split-input-file` reads them."""
     if path == "-":
-        sys.stdout.write(text)
+        sys.stdout.flush()
+        _print_all(sys.stdout.buffer, outputs)
+        sys.stdout.buffer.flush()
         return
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(path, "wb") as f:
+            _print_all(f, outputs)
     except OSError as e:
         raise ToolError(f"cannot write '{path}': {e.strerror}") from None
+
+
+def _print_all(f, outputs: list) -> None:
+    for i, output in enumerate(outputs):
+        if i:
+            f.write(f"{SPLIT}\n".encode())
+        output(file=f)
 
 
 def check_pipeline(pipeline: str) -> None:
@@ -268,7 +278,7 @@ def run(argv: list[str]) -> int:
         if output is not None:
             outputs.append(output)
     if args.emit != "object":
-        write(args.output, f"\n{SPLIT}\n".join(o.rstrip("\n") for o in outputs) + "\n" if outputs else "")
+        write(args.output, outputs)
     return 0 if ok else 1
 
 

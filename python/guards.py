@@ -106,13 +106,13 @@ def nesting(text: str | bytes) -> int:
     if not any(c in raw for c in b"{[(<-"):
         return 0
     data = np.frombuffer(raw, np.uint8)
-    events = np.frombuffer(raw.translate(_EVENT_TABLE), np.bool_)  # bytes.translate: one C loop
     n = data.size
     depth = deepest = minus = 0
     parity, comment, backslashes = 0, 0, 0  # the line's state at the chunk's start
     for start in range(0, n, _CHUNK):
         chunk = data[start : start + _CHUNK]
-        p = np.flatnonzero(events[start : start + _CHUNK])
+        # bytes.translate, one C loop, a chunk at a time: no temporary the size of the input
+        p = np.flatnonzero(np.frombuffer(raw[start : start + _CHUNK].translate(_EVENT_TABLE), np.bool_))
         if p.size == 0:  # other bytes only: no string or comment changes, runs broken
             minus = backslashes = 0
             continue
