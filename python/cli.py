@@ -16,6 +16,7 @@ import difflib
 import functools
 import os
 import sys
+from collections.abc import Callable
 from importlib import metadata
 
 from mlir import ir
@@ -173,8 +174,9 @@ def emit_object(module: ir.Module, signatures: list | None, args) -> list[str]:
     return notes
 
 
-def process(text: str, name: str, args, pipeline: str | None) -> tuple[str | None, list[str], bool]:
-    """Parse, verify, transform and print one chunk: (output, diagnostics lines, ok)."""
+def process(text: str, name: str, args, pipeline: str | None) -> tuple[Callable | None, list[str], bool]:
+    """Parse, verify and transform one chunk: (its printer, `print(file=...)` of the module or None,
+    diagnostics lines, ok)."""
     ctx = context()
     ctx.allow_unregistered_dialects = args.allow_unregistered_dialect
     rename = {"-": name}
