@@ -182,6 +182,19 @@ class Hoisted:
     def const(self, v: int) -> ir.Value:
         return self._constant(v, lambda: _index(v))
 
+    def tail_rows(self, at, m, most: int, tile) -> None:
+        """`tile(r0, rows)` over the rows from `at` to `m` (fewer than `most`): by tiles of the
+        powers of two below `most`, largest first, at most one each."""
+        for rows in [1 << i for i in range(most.bit_length()) if 1 << i < most][::-1]:
+            fits = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(at, self.const(rows)), m)
+            branch = scf.IfOp(fits, [ir.IndexType.get()], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                tile(at, rows)
+                scf.YieldOp([arith.addi(at, self.const(rows))])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([at])
+            at = branch.results[0]
+
 
 class _Body(Hoisted):
     """The ops of one kernel body (state shared by its loops)."""
@@ -301,7 +314,6 @@ class _Body(Hoisted):
         panel_type = ir.MemRefType.get([kern.chunk, PANEL_GROUPS], self.f32)
         self.panel = memref.alloca(panel_type, [], [])
         full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
-        smaller = [1 << i for i in range(ROWS.bit_length()) if 1 << i < ROWS][::-1]
         for half in range(GROUPS // PANEL_GROUPS):
             gs = range(half * PANEL_GROUPS, (half + 1) * PANEL_GROUPS)
             chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(kern.chunk))
@@ -313,16 +325,7 @@ class _Body(Hoisted):
                 with ir.InsertionPoint(loop.body):
                     self.tile(gs, kc, first, loop.induction_variable, ROWS)
                     scf.YieldOp([])
-                at = full
-                for rows in smaller:
-                    fits = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(at, self.const(rows)), self.m)
-                    branch = scf.IfOp(fits, [ir.IndexType.get()], has_else=True)
-                    with ir.InsertionPoint(branch.then_block):
-                        self.tile(gs, kc, first, at, rows)
-                        scf.YieldOp([arith.addi(at, self.const(rows))])
-                    with ir.InsertionPoint(branch.else_block):
-                        scf.YieldOp([at])
-                    at = branch.results[0]
+                self.tail_rows(full, self.m, ROWS, lambda r0, rows, gs=gs, kc=kc, first=first: self.tile(gs, kc, first, r0, rows))
                 scf.YieldOp([])
 
     def fill_panel(self, gs: list, kc) -> None:

@@ -171,16 +171,7 @@ class _Body(Hoisted):
             with ir.InsertionPoint(loop.body):
                 self.tile(list(range(half * HALF, (half + 1) * HALF)), loop.induction_variable, ROWS)
                 scf.YieldOp([])
-        at = full
-        for rows in [1 << i for i in range(ROWS.bit_length()) if 1 << i < ROWS][::-1]:
-            fits = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(at, self.const(rows)), m)
-            branch = scf.IfOp(fits, [ir.IndexType.get()], has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                self.tile(list(range(GROUPS)), at, rows)
-                scf.YieldOp([arith.addi(at, self.const(rows))])
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([at])
-            at = branch.results[0]
+        self.tail_rows(full, m, ROWS, lambda r0, rows: self.tile(list(range(GROUPS)), r0, rows))
 
     def tile(self, gs: list, r0, rows: int) -> None:
         """y[r0 : r0 + rows, columns of gs] = sum over blocks of (s * xs) * float(d)."""
