@@ -212,6 +212,16 @@ def prepare(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = Fal
     return run_stage(text, pipeline, int8_activations=int8_activations)[0]
 
 
+def _stage_model(model: str | os.PathLike, target: str, int8_activations: bool) -> tuple[str, Summary]:
+    """run_stage on an ONNX model for an IREE backend of TARGETS (ValueError for another, or for
+    int8 activations on a target other than llvm-cpu)."""
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
+    if int8_activations and target != "llvm-cpu":
+        raise ValueError(f"int8 activations are for the llvm-cpu target, not {target}")
+    return run_stage(import_onnx(model), TARGETS[target].pipeline, int8_activations=int8_activations)
+
+
 def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_args=(), report=None, int8_activations: bool = False) -> bytes:
     """The IREE module (vmfb bytes) of an ONNX model, with the dq stage between IREE's importer
     and iree-compile. `target`: an IREE backend of TARGETS (llvm-cpu: the host CPU); `extra_args`:
@@ -221,12 +231,8 @@ def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_ar
     (their remarks). `int8_activations` (llvm-cpu on a host with AVX-512 VNNI only; opt-in,
     approximate): dq's matmul kernel quantizes x to int8 per row and block of K, as onnxruntime's
     MatMulNBits does at accuracy_level 4 (docs/semantics.md#int8-activations)."""
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
-    if int8_activations and target != "llvm-cpu":
-        raise ValueError(f"int8 activations are for the llvm-cpu target, not {target}")
+    text, summary = _stage_model(model, target, int8_activations)
     t = TARGETS[target]
-    text, summary = run_stage(import_onnx(model), t.pipeline, int8_activations=int8_activations)
     if report is not None:
         report(summary)
     with tempfile.TemporaryDirectory() as tmp:
@@ -261,9 +267,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.emit_mlir:
-            if args.int8_activations and args.target != "llvm-cpu":
-                raise ValueError(f"int8 activations are for the llvm-cpu target, not {args.target}")
-            text, summary = run_stage(import_onnx(args.model), TARGETS[args.target].pipeline, int8_activations=args.int8_activations)
+            text, summary = _stage_model(args.model, args.target, args.int8_activations)
             report(summary)
             data = text.encode()
         else:
