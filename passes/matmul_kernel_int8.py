@@ -1,5 +1,6 @@
 """dq's matmul kernel with int8 activations (opt-in, approximate): the semantics of ONNX Runtime's
-MatMulNBits at `accuracy_level` 4 (MLAS's SQNBitGemm CompInt8), with AVX-512 VNNI's `vpdpbusd`.
+MatMulNBits at `accuracy_level` 4 (MLAS's SQNBitGemm CompInt8), with AVX-512 VNNI's `vpdpbusd`;
+and its exact form for QDQ MatMuls, reading the model's own quantized activation (`QdqKernel`).
 
 Two dispatches per MatMul (docs/semantics.md#int8-activations states the arithmetic):
 - `Quantize` (one workgroup, once per call): per row r of x and block kb of K (the weights'
@@ -183,7 +184,7 @@ class _Body(Hoisted):
         with ir.InsertionPoint(blocks.body):
             kb, acc = blocks.induction_variable, list(blocks.inner_iter_args)
             # d starts at -(z + bias) * xsum: the zero point's share, so the loop only adds dots.
-            minus = [arith.subi(arith.constant(i32, 0), memref.load(v["xsum"], [r, kb])) for r in rs]
+            minus = [arith.subi(arith.constant(i32, 0), s) for s in self.row_sums(rs, kb)]
             if "z" in v:
                 zb = [arith.extui(self.i32, vector.load(self.small, v["z"], [self.wg, kb, self.const(g * LANES)])) for g in gs]
                 start = [arith.muli(zb[g], vector.broadcast(self.i32, minus[r])) for r, g in pairs]
@@ -192,13 +193,14 @@ class _Body(Hoisted):
                 start = [first[r] for r, _ in pairs]
             else:
                 start = [self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")] * len(pairs)
+            start = self.corrected(start, pairs, gs, kb)
             steps = kern.block // kern.rows_per_lane
             inner = scf.ForOp(self.const(0), self.const(steps), self.const(1), start)
             with ir.InsertionPoint(inner.body):
                 row = arith.addi(arith.muli(kb, self.const(steps)), inner.induction_variable)
                 words = kern.rows_per_lane // 4  # i32 words of xq per step
                 word0 = arith.muli(row, self.const(words)) if words > 1 else row
-                xb = [[vector.bitcast(self.bytes, vector.broadcast(self.i32, memref.load(v["xq"], [r, arith.addi(word0, self.const(h)) if h else word0])))
+                xb = [[vector.bitcast(self.bytes, vector.broadcast(self.i32, self.x_word(r, arith.addi(word0, self.const(h)) if h else word0)))
                        for h in range(words)] for r in rs]  # fmt: skip
                 d = list(inner.inner_iter_args)
                 for gi, g in enumerate(gs):
@@ -213,9 +215,128 @@ class _Body(Hoisted):
                         for h, part in enumerate(parts):
                             d[i] = llvm.call_intrinsic(self.i32, VPDPBUSD, [d[i], part, xb[ri][h]], [], [])
                 scf.YieldOp(d)
-            xs = [vector.broadcast(self.f32, memref.load(v["xs"], [r, kb])) for r in rs]
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
-            out = [vector.fma(arith.mulf(scales[g], xs[r]), arith.sitofp(self.f32, inner.results[i]), acc[i]) for i, (r, g) in enumerate(pairs)]
-            scf.YieldOp(out)
+            scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
         for i, (r, g) in enumerate(pairs):
             vector.store(blocks.results[i], v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
+
+    # What the QDQ kernel (_QdqBody) reads differently: where x's sums, x's words and the
+    # per-column correction come from, and how a block's d is scaled.
+    def row_sums(self, rs: list, kb) -> list:
+        """sum of xq over block kb of each row in `rs` (i32): the Quantize dispatch's xsum."""
+        return [memref.load(self.v["xsum"], [r, kb]) for r in rs]
+
+    def x_word(self, r, word) -> ir.Value:
+        """Four values of xq of row r as one i32 (x[4 * word] in the low byte)."""
+        return memref.load(self.v["xq"], [r, word])
+
+    def corrected(self, start: list, pairs: list, gs: list, kb) -> list:
+        return start
+
+    def scaled(self, scales: list, rs: list, kb, pairs: list, d: list, acc: list) -> list:
+        """acc + (s * xs) * float(d) for each (row, group) pair."""
+        xs = [vector.broadcast(self.f32, memref.load(self.v["xs"], [r, kb])) for r in rs]
+        return [vector.fma(arith.mulf(scales[g], xs[r]), arith.sitofp(self.f32, d[i]), acc[i]) for i, (r, g) in enumerate(pairs)]
+
+
+@dataclass(frozen=True)
+class QdqKernel(Int8Kernel):
+    """The exact integer kernel of a QDQ MatMul (16 lanes: AVX-512 VNNI): x is the quantized
+    activation itself, xq [M, K] int8 or uint8 with a constant per-tensor scale sx and zero point
+    zx (IREE's QuantizeLinear computes it), the weights 8-bit per tensor or per column (one block
+    of K). Per (row, column), exactly in i32 (docs/semantics.md#the-integer-route-of-qdq-matmuls):
+
+        d = sum_k (xq - zx) * (wq - zw) = sum_k v * u - (zw + bias) * sum_k v + c[n]
+
+    with v = xq as int8 (uint8 xq: xq ^ 0x80 = xq - 128), u = wq + bias the weights' unsigned
+    bytes (the layout above, one vpdpbusd per 4 rows of K and 16 columns), sum_k v per row by
+    vpdpbusd against ones, and c[n] = -(zx - 128 [uint8 xq]) * sum_k (wq - zw) made when the stage
+    runs. Then y = s[n] * float(d), s[n] = sx * sw[n] rounded to f32 when the stage runs."""
+
+    unsigned_x: bool = False
+
+    @staticmethod
+    def why_not(k: int, n: int, bits: int, largest: int) -> str | None:
+        """Why a QDQ MatMul does not fit the kernel, or None (`largest`: a bound on |d|)."""
+        if bits != 8:
+            return f"{bits}-bit weights (the kernel reads 8 bits)"
+        if k % 4:
+            return f"K = {k} is not a multiple of 4"
+        if n % (LANES * GROUPS):
+            return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
+        if largest >= 1 << 31:
+            return f"K = {k} is too long for an exact i32 sum (|d| up to {largest})"
+        return None
+
+    def name(self) -> str:
+        kind = ("i" if self.signed else "u") + "8"
+        return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}"
+
+    def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> tuple:
+        """(weights, scales, zero points or None, corrections) from the weights' codes [K, N],
+        s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32)."""
+        w, s, z = super().repack(codes, scale, zero_point)
+        c = correction.astype(np.int32).reshape(1, self.workgroups, self.width).transpose(1, 0, 2)
+        return w, s, z, np.ascontiguousarray(c)
+
+    def types(self, m: int | None = None) -> dict:
+        dyn = ir.ShapedType.get_dynamic_size() if m is None else m
+        table = super().types(m)
+        i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
+        out = {"xq": ir.MemRefType.get([dyn, self.k], i8)}
+        out.update({role: table[role] for role in ("w", "s", "z") if role in table})
+        out["c"] = ir.MemRefType.get([self.workgroups, 1, self.width], i32)
+        out["y"] = table["y"]
+        return out
+
+    def emit_views(self, v: dict, m, workgroup) -> None:
+        _QdqBody(self, v, m, workgroup).emit()
+
+
+class _QdqBody(_Body):
+    """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
+    to d's start, one block scaled by s alone."""
+
+    def flip(self, v: ir.Value) -> ir.Value:
+        """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word)."""
+        if not self.k.unsigned_x:
+            return v
+        if isinstance(v.type, ir.VectorType):
+            t = ir.VectorType(v.type)
+            top = self.splat(t, ir.IntegerAttr.get(t.element_type, -128), ("flip", t.shape[0]))
+        else:
+            top = self._constant("flip_word", lambda: arith.constant(v.type, ir.IntegerAttr.get(v.type, -0x7F7F7F80)))
+        return arith.xori(v, top)
+
+    def row_sums(self, rs: list, kb) -> list:
+        """sum_k v of each row: 64 bytes at a time by vpdpbusd against ones, the rest (K mod 64)
+        widened and added."""
+        k, i8, i32 = self.k.k, ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+        ones = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones")
+        zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
+        full, rest = k // (4 * LANES) * 4 * LANES, k % (4 * LANES)
+        out = []
+        for r in rs:
+            loop = scf.ForOp(self.const(0), self.const(full), self.const(4 * LANES), [zero])
+            with ir.InsertionPoint(loop.body):
+                v = self.flip(vector.load(self.bytes, self.v["xq"], [r, loop.induction_variable]))
+                scf.YieldOp([llvm.call_intrinsic(self.i32, VPDPBUSD, [loop.inner_iter_args[0], ones, v], [], [])])
+            total = vector.reduction(i32, vector.CombiningKind.ADD, loop.results[0])
+            if rest:
+                tail = self.flip(vector.load(ir.VectorType.get([rest], i8), self.v["xq"], [r, self.const(full)]))
+                total = arith.addi(total, vector.reduction(i32, vector.CombiningKind.ADD, arith.extsi(ir.VectorType.get([rest], i32), tail)))
+            out.append(total)
+        return out
+
+    def x_word(self, r, word) -> ir.Value:
+        i8, i32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+        four = vector.load(ir.VectorType.get([4], i8), self.v["xq"], [r, arith.muli(word, self.const(4))])
+        return self.flip(vector.extract(vector.bitcast(ir.VectorType.get([1], i32), four), [], [0]))
+
+    def corrected(self, start: list, pairs: list, gs: list, kb) -> list:
+        c = [vector.load(self.i32, self.v["c"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
+        return [arith.addi(start[i], c[g]) for i, (_, g) in enumerate(pairs)]
+
+    def scaled(self, scales: list, rs: list, kb, pairs: list, d: list, acc: list) -> list:
+        """s * float(d): one block (acc is zero)."""
+        return [arith.mulf(scales[g], arith.sitofp(self.f32, d[i])) for i, (_, g) in enumerate(pairs)]

@@ -57,6 +57,7 @@ class Match:
     form: Form
     a: t.TorchTensor
     y: t.TorchTensor
+    activation: tuple | None = None  # (dq op, OpDef, signature) where %a is dq-dequantized too
 
     @property
     def kn(self) -> tuple:
@@ -98,7 +99,11 @@ def _why_not(matmul, found: dict) -> Match | str | None:
     # (a K known only at run time is left to the compiler's own MatMul checks)
     if a_t.shape[-1] != k or tuple(y_t.shape[:-1]) != tuple(a_t.shape[:-1]) or y_t.shape[-1] != n:
         return f"A {list(a_t.shape)} and the result {list(y_t.shape)} do not fit weights [{k}, {n}] with static K"
-    return Match(matmul, dq_op, d, form, a_t, y_t)
+    a = t.builtin_of(matmul.operands[0])
+    activation = None
+    if a is not None and a.owner.name in dialect.DEQUANTIZE_OPS and a.owner.operation in found:
+        activation = (a.owner, *found[a.owner.operation])
+    return Match(matmul, dq_op, d, form, a_t, y_t, activation)
 
 
 def matches(root, remarks: list) -> list | None:

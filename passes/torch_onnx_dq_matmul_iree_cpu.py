@@ -29,6 +29,17 @@ quantized per row and block of K, then that kernel (passes/matmul_kernel_int8.py
 
 Asked for without `dq.avx512vnni`, the pass fails with an error; a MatMul only the exact kernel
 takes gets it, with a remark.
+
+On a module tagged `dq.avx512vnni`, a QDQ MatMul, whose A is an int8 or uint8 activation
+dequantized per tensor (a dq op, or a DequantizeLinear left to IREE because other ops read it
+too) and whose B is 8-bit weights per tensor or per column, becomes one dispatch of the exact
+integer kernel reading xq itself (QdqKernel; docs/semantics.md#the-integer-route-of-qdq-matmuls):
+
+    %xq = torch_c.to_builtin_tensor %quantized : -> [M, K] i8
+    %y2 = flow.dispatch @dq_matmul_qdq_...(%xq, %w, %s[, %z], %c, %m) -> [M', N]
+
+and the activation's dequantize goes where no other op reads it. Any other QDQ MatMul keeps the
+float route with a remark saying why.
 """
 
 from __future__ import annotations
@@ -45,12 +56,13 @@ from . import Pass
 from . import torch_onnx as t
 from .int8_activations import INT8_ACTIVATIONS
 from .matmul_kernel import Kernel
-from .matmul_kernel_int8 import Int8Kernel, Quantize
+from .matmul_kernel_int8 import Int8Kernel, QdqKernel, Quantize
 from .queries import made_by
 from .remarks import emit_remarks
 from .target_features import AVX512BW, AVX512VNNI
 from .to_linalg import expand
 from .torch_onnx_dq_matmul import Match, erase_unused, matches
+from .torch_onnx_to_dq import read_attrs
 
 BINDING = "!stream.binding"
 
@@ -95,6 +107,19 @@ def _constant(value: ir.Value) -> np.ndarray | None:
         attr = owner.attributes["value"]
     else:
         return None
+    return _values(attr, e, shape)
+
+
+def _torch_constant(value: ir.Value) -> np.ndarray | None:
+    """The values of a torch tensor a model's constant (`onnx.Constant`) defines, or None."""
+    tt = t.tensor_of(value.type)
+    if isinstance(tt, str) or None in tt.shape or tt.element.sub_byte:
+        return None
+    return _values(t.constant_value(value), tt.element, tuple(tt.shape))
+
+
+def _values(attr, e, shape: tuple) -> np.ndarray | None:
+    """The values of a constant's attribute (elements or a resource blob) of element e, or None."""
     if attr is None:
         return None
     values = constants.elements_value(attr)
@@ -117,10 +142,9 @@ def _per_block(reads: tuple, values: np.ndarray, k: int, n: int) -> tuple | str:
     return "its scale is not per tensor, per column or blocked along K"
 
 
-def _inputs(m: Match, lanes: int, int8: bool) -> tuple | str:
-    """(Kernel or Int8Kernel, the weights' codes [K, N], scale [KB, N] f32, zero point [KB, N] or
-    None, why the exact kernel where int8 activations were asked for, or None), or why no
-    kernel."""
+def _weights(m: Match) -> tuple | str:
+    """(the weights' element, codes [K, N], (block, scale [KB, N] f32), zero point [KB, N] or
+    None), or why no kernel reads them."""
     k, n = m.kn
     v = m.definition.by_role(m.dq_op)
     e = of_type(ir.RankedTensorType(v["data"].type).element_type)
@@ -146,6 +170,18 @@ def _inputs(m: Match, lanes: int, int8: bool) -> tuple | str:
         if zp[0] != scale[0]:
             return "its zero point is blocked differently from its scale"
         zp = None if not zp[1].any() else zp[1]
+    return e, q, scale, zp
+
+
+def _inputs(m: Match, lanes: int, int8: bool) -> tuple | str:
+    """(Kernel or Int8Kernel, the weights' codes [K, N], scale [KB, N] f32, zero point [KB, N] or
+    None, why the exact kernel where int8 activations were asked for, or None), or why no
+    kernel."""
+    k, n = m.kn
+    got = _weights(m)
+    if isinstance(got, str):
+        return got
+    e, q, scale, zp = got
     block = scale[0]
     exact = None
     if int8:
@@ -220,38 +256,22 @@ def _resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
     return arith.constant(attr.type, attr)
 
 
-def rewrite(m: Match, module, made: dict, lanes: int, int8: bool):
-    """Rewrite one MatMul into a kernel dispatch: why not (a str; nothing changed), or the op
-    now standing for the MatMul (at its location)."""
-    got = _inputs(m, lanes, int8) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
-    if isinstance(got, str):
-        return got
-    kernel = got[0]
+def _replace(m: Match, a_nd: ir.Value, call) -> ir.Operation:
+    """The MatMul replaced by `call(a2, rows, dyn)` -> y2 [M', N] f32, where a2 is `a_nd` [b...,
+    M, K] collapsed to [M', K] (dyn: M' or dynamic, rows: its value): the op now standing for the
+    MatMul."""
     k, n = m.kn
-    index, f32, i8 = ir.IndexType.get(), ir.F32Type.get(), ir.IntegerType.get_signless(8)
-    name = _executable(kernel, module)
+    index = ir.IndexType.get()
     with ir.InsertionPoint(m.matmul), m.matmul.location:
-        if m.dq_op.operation not in made:
-            w, s, z = kernel.repack(*got[1:4])
-            with ir.InsertionPoint(m.dq_op):  # dominates every MatMul reading the weights
-                made[m.dq_op.operation] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
-                                           + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []))  # fmt: skip
-        consts = made[m.dq_op.operation][1]
-        a = a_nd = t.to_builtin(m.matmul.operands[0], m.a)
+        a = a_nd
         lead = list(m.a.shape[:-1])
         rows = None if None in lead else int(np.prod(lead))
         dyn = ir.ShapedType.get_dynamic_size() if rows is None else rows
         if len(lead) > 1:
-            a = tensor.collapse_shape(ir.RankedTensorType.get([dyn, k], f32), a, [list(range(len(lead))), [len(lead)]])
+            element = ir.RankedTensorType(a.type).element_type
+            a = tensor.collapse_shape(ir.RankedTensorType.get([dyn, k], element), a, [list(range(len(lead))), [len(lead)]])
         rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(a, arith.constant(index, 0))
-        if isinstance(kernel, Int8Kernel):  # x quantized once per call, by a dispatch of its own
-            quantize = Quantize(k, kernel.block)
-            types = quantize.types()
-            shapes = [ir.RankedTensorType.get([dyn, *types[r].shape[1:]], types[r].element_type) for r in quantize.results]
-            inputs = _dispatch(_executable(quantize, module), [a], rows_v, shapes)
-        else:
-            inputs = [a]
-        y = _dispatch(name, inputs + consts, rows_v, [ir.RankedTensorType.get([dyn, n], f32)])[0]
+        y = call(a, rows_v, dyn)
         if len(lead) > 1:
             sizes = [tensor.dim(a_nd, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
             y = expand(y, sizes + [n], [list(range(len(lead))), [len(lead)]])
@@ -259,6 +279,135 @@ def rewrite(m: Match, module, made: dict, lanes: int, int8: bool):
     m.matmul.results[0].replace_all_uses_with(out)
     m.matmul.erase()
     return out.owner
+
+
+def rewrite(m: Match, module, made: dict, lanes: int, int8: bool):
+    """Rewrite one MatMul into a kernel dispatch: why not (a str; nothing changed), or the op
+    now standing for the MatMul (at its location)."""
+    got = _inputs(m, lanes, int8) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
+    if isinstance(got, str):
+        return got
+    kernel = got[0]
+    n = m.kn[1]
+    f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
+    name = _executable(kernel, module)
+    if m.dq_op.operation not in made:
+        w, s, z = kernel.repack(*got[1:4])
+        with ir.InsertionPoint(m.dq_op), m.matmul.location:  # dominates every MatMul reading the weights
+            made[m.dq_op.operation] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
+                                       + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []))  # fmt: skip
+    consts = made[m.dq_op.operation][1]
+
+    def call(a, rows_v, dyn):
+        if isinstance(kernel, Int8Kernel):  # x quantized once per call, by a dispatch of its own
+            quantize = Quantize(m.kn[0], kernel.block)
+            types = quantize.types()
+            shapes = [ir.RankedTensorType.get([dyn, *types[r].shape[1:]], types[r].element_type) for r in quantize.results]
+            inputs = _dispatch(_executable(quantize, module), [a], rows_v, shapes)
+        else:
+            inputs = [a]
+        return _dispatch(name, inputs + consts, rows_v, [ir.RankedTensorType.get([dyn, n], f32)])[0]
+
+    with m.matmul.location, ir.InsertionPoint(m.matmul):
+        a_nd = t.to_builtin(m.matmul.operands[0], m.a)
+    return _replace(m, a_nd, call)
+
+
+def _activation(m: Match) -> tuple | str | None:
+    """(a function making xq as a signless i8 tensor [b..., M, K] at the insertion point, sx,
+    zx, whether xq is uint8, the dequantize) of a MatMul whose A is a dequantized activation, per
+    tensor: a dq op (the stage took the node) or a DequantizeLinear left to IREE (it has other
+    readers too); why the QDQ kernel does not read it; or None (A is no dequantize)."""
+    if m.activation is not None:
+        op, definition, sig = m.activation
+        v, form = definition.by_role(op), definition.canonical(sig)
+        e = of_type(ir.RankedTensorType(v["data"].type).element_type)
+        if form.unpack != "none" or (form.reads_zero_point and form.zero_point_mode != "subtract"):
+            return "its activation's zero point is not subtracted before scaling"
+        if not all(r == ZERO for r in form.scale_map + (form.zp_map if form.reads_zero_point else ())):
+            return "its activation's scale or zero point is not per tensor"
+        f32 = ir.RankedTensorType(op.results[0].type).element_type == ir.F32Type.get()
+        sx = _constant(v["scale"])
+        zx = _constant(v["zero_point"]) if v["zero_point"] is not None and form.reads_zero_point else np.zeros((), np.int32)
+        xq = v["data"]
+        if (cast := made_by(xq, "tensor.bitcast")) is not None:
+            xq = cast.operands[0]
+
+        def codes(xq=xq):
+            return xq
+    else:
+        op = m.matmul.operands[0].owner
+        if not isinstance(op, (ir.Operation, ir.OpView)) or t.onnx_name(op) != "onnx.DequantizeLinear" or len(op.operands) < 2:
+            return None
+        tt, attrs = t.tensor_of(op.operands[0].type), read_attrs(op)
+        if isinstance(tt, str) or isinstance(attrs, str):
+            return "its activation is not a quantized tensor dq reads"
+        e, f32 = tt.element, attrs.get("output_dtype", "f32") == "f32"
+        sx = _torch_constant(op.operands[1])
+        has_zp = len(op.operands) > 2 and not isinstance(t.tensor_of(op.operands[2].type), str)  # else `none`
+        zx = _torch_constant(op.operands[2]) if has_zp else np.zeros((), np.int32)
+        if (sx is not None and sx.size != 1) or (zx is not None and zx.size != 1):
+            return "its activation's scale or zero point is not per tensor"
+
+        def codes(value=op.operands[0], tt=tt):
+            return ir.Operation.create(t.TO_BUILTIN, results=[tt.builtin()], operands=[value]).result
+    if e.kind != "int" or e.bits != 8:
+        return f"its activation is {e.name} (the kernel reads int8 and uint8)"
+    if not f32:
+        return "its activation is not dequantized to f32"
+    if sx is None or zx is None or sx.dtype != np.float32:
+        return "its activation's scale is not an f32 constant, or its zero point not a constant, of the model"
+    return codes, np.float32(sx.reshape(-1)[0]), int(zx.reshape(-1)[0]), not e.signed, op
+
+
+def _qdq_inputs(m: Match) -> tuple | str:
+    """(QdqKernel, xq, the repacked weights, s, zw or None, c) of a QDQ MatMul, or why it keeps
+    the float route. The integer algebra and its bound: docs/semantics.md#qdq-graphs-through-iree."""
+    k, n = m.kn
+    act = _activation(m)
+    if act is None or isinstance(act, str):
+        return act
+    codes_x, sx, zx, unsigned_x, _ = act
+    got = _weights(m)
+    if isinstance(got, str):
+        return got
+    e, codes, (block, sw), zw = got
+    if e.bits != 8 or block != k:
+        return f"its weights are {e.name} blocked by {block} (the kernel reads 8-bit weights per tensor or per column)"
+    wq = (codes.view(np.int8) if e.signed else codes).astype(np.int64)
+    centred = wq - (zw.astype(np.int64) if zw is not None else 0)  # wq - zw [K, N]
+    low, high = (0, 255) if unsigned_x else (-128, 127)
+    largest = max(zx - low, high - zx) * int(np.abs(centred).sum(axis=0).max())  # >= |d| for every x
+    kernel = QdqKernel(k, n, k, 8, e.signed, zw is not None, unsigned_x=unsigned_x)
+    why = QdqKernel.why_not(k, n, e.bits, largest)
+    if why:
+        return why
+    shift = zx - 128 if unsigned_x else zx  # xq - zx = v - shift, v = xq (int8) or xq - 128 (uint8)
+    c = -shift * centred.sum(axis=0, keepdims=True)  # |c| <= largest < 2^31
+    s = sx * sw  # f32 x f32, rounded once to f32
+    return kernel, codes_x, kernel.repack(codes, s, zw, c)
+
+
+def rewrite_qdq(m: Match, module, made: dict):
+    """Rewrite one QDQ MatMul (A and B dequantized) into a dispatch of the exact integer kernel
+    reading xq: why not (a str; nothing changed), None (A is no dequantize), or the op now
+    standing for the MatMul."""
+    a = m.activation[0] if m.activation is not None else m.matmul.operands[0].owner
+    key = (m.dq_op.operation, a.operation if isinstance(a, (ir.Operation, ir.OpView)) else None)
+    got = _qdq_inputs(m) if key not in made else made[key][0]
+    if got is None or isinstance(got, str):
+        return got
+    kernel, codes_x, (w, s, z, c) = got
+    f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+    name = _executable(kernel, module)
+    if key not in made:
+        with ir.InsertionPoint(m.dq_op), m.matmul.location:
+            made[key] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
+                         + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
+    consts = made[key][1]
+    with m.matmul.location, ir.InsertionPoint(m.matmul):
+        xq = codes_x()
+    return _replace(m, xq, lambda a, rows_v, dyn: _dispatch(name, [a] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], f32)])[0])
 
 
 def run(root) -> bool:
@@ -278,17 +427,26 @@ def run(root) -> bool:
     # took 0.21 ms where 8 lanes took 0.39 at M = 1, 2.3-2.6 ms where 4.1-4.2 at M = 16 (K = 2048,
     # N = 5632 int4 blocked 32, one thread, iree-benchmark-module on local-sync, two runs each).
     lanes = 16 if AVX512BW in root.attributes else 8
-    made, done = {}, set()
+    made, done, activations = {}, set(), set()
     for m in found:
+        got = rewrite_qdq(m, root, made) if AVX512VNNI in root.attributes else None
+        if got is not None and not isinstance(got, str):
+            done.add(m.dq_op)
+            if m.activation is not None:
+                activations.add(m.activation[0])
+            continue
+        qdq = got
         got = rewrite(m, root, made, lanes, int8)
         if isinstance(got, str):
             remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {got}"))
             continue
+        if qdq is not None:
+            remarks.append((got, f"QDQ MatMul given dq's float route, not its integer kernel: {qdq}"))
         done.add(m.dq_op)
         exact = made[m.dq_op.operation][0][4]
         if exact:
             remarks.append((got, f"MatMul given dq's exact kernel, not the int8-activation one: {exact}"))
-    erase_unused(done)
+    erase_unused(done | activations)  # an activation's dequantize no MatMul reads any more
     emit_remarks(root, remarks)
     return True
 

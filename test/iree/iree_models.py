@@ -106,6 +106,34 @@ def qdq_both_matmul(path, k: int, n: int, seed: int = 0) -> str:
     return _save(nodes, inits, k, n, path)
 
 
+def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column: bool = True, weight_zero_point: bool = False,
+               bias: bool = False, seed: int = 0) -> str:
+    """A QDQ MatMul of static rows, as quantize_static writes one: y [M, N] =
+    DQ(Q(x, sx, zx)) @ DQ(w int8 [K, N], sw per column or per tensor[, zw]) (+ b). sx = 2^-4, so
+    x / sx is exact (a quantize by x * (1 / sx) gives the same codes)."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-128, 128, size=(k, n)).astype(np.int8)
+    sw = (rng.random(n if per_column else ()) * 0.01 + 0.001).astype(np.float32)
+    zx = np.array(131 if activations == np.uint8 else -5, activations)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(sw, "sw"),
+             numpy_helper.from_array(np.array(2.0**-4, np.float32), "sx"), numpy_helper.from_array(zx, "zx")]  # fmt: skip
+    w_inputs = ["w", "sw"]
+    if weight_zero_point:
+        inits.append(numpy_helper.from_array(rng.integers(-20, 21, size=sw.shape).astype(np.int8), "zw"))
+        w_inputs.append("zw")
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
+        helper.make_node("DequantizeLinear", w_inputs, ["wf"], **({"axis": 1} if per_column else {})),
+        helper.make_node("MatMul", ["xf", "wf"], ["y0" if bias else "y"]),
+    ]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "b"))
+        nodes.append(helper.make_node("Add", ["y0", "b"], ["y"]))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])
+    return _save_graph(nodes, inits, x, helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n]), path, OPSET)
+
+
 def quantize_static_model(path, tmp_dir, k: int, n: int, seed: int = 0) -> str:
     """onnxruntime's `quantize_static` (QDQ format, int8 per-channel weights, uint8 activations)
     of a float model y = relu(x @ W1 + b1) @ W2."""

@@ -377,6 +377,69 @@ def test_int8_activations_without_vnni_or_off_the_cpu_are_refused(tmp_path):
     one_error_line(run, "int8 activations are for the llvm-cpu target, not cuda")
 
 
+# --- QDQ MatMuls: dq's exact integer kernel (AVX-512 VNNI) ---------------------------------------
+
+QDQ_FORMS = {
+    "uint8-x-per-column": {},
+    "int8-x-per-column": {"activations": np.int8},
+    "uint8-x-per-tensor-zero-point": {"per_column": False, "weight_zero_point": True},
+    "int8-x-per-column-zero-point": {"activations": np.int8, "weight_zero_point": True},
+    "uint8-x-bias": {"bias": True},
+}
+
+
+def qdq_integer_model(path: str, x: np.ndarray) -> np.ndarray:
+    """The QDQ MatMul of models.qdq_matmul as integers, from the ONNX initializers: xq by
+    QuantizeLinear's rule (x / sx rounded half to even, + zx, saturated), d = (xq - zx) @ (wq - zw)
+    in int64, then y = f32(sx * sw) * f32(d) in f32 (and + b in f32)."""
+    init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    sx, zx = init["sx"], init["zx"]
+    info = np.iinfo(zx.dtype)
+    xq = np.clip(np.rint(x / sx).astype(np.int64) + int(zx), info.min, info.max)
+    wq = init["w"].astype(np.int64) - init.get("zw", np.zeros((), np.int8)).astype(np.int64)
+    d = (xq - int(zx)) @ wq
+    y = (sx * init["sw"]).astype(F32) * d.astype(F32)
+    return (y + init["b"]) if "b" in init else y
+
+
+@needs_vnni
+@pytest.mark.parametrize("name", list(QDQ_FORMS))
+def test_qdq_matmul_integer_kernel(tmp_path, name):
+    """A QDQ MatMul of 32 rows and 256 x 256 int8 weights takes dq's integer kernel reading xq
+    (no dequantize of x left): equal, bit for bit, to the same integer arithmetic in numpy, and
+    to onnx.reference within the bound of two f32 evaluations of one sum (docs/semantics.md#the-integer-route-of-qdq-matmuls):
+    |y - y_ref| <= (K + 6) * 2^-24 * sum_k |x_k * w_k| (+ 2^-23 |y_ref| for the bias's rounding)."""
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, **QDQ_FORMS[name])
+    staged = stage.prepare(stage.import_onnx(path))
+    assert staged.count("entry_points = [@dq_matmul_qdq_") == 1
+    assert "onnx.DequantizeLinear" not in staged and "linalg.generic" not in staged
+    x = (np.random.default_rng(1).standard_normal((32, 256)) * 3).astype(F32)  # some codes saturate
+    got = run_vmfb(stage.compile_onnx(path), x)
+    np.testing.assert_array_equal(got, qdq_integer_model(path, x))
+    init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    info = np.iinfo(init["zx"].dtype)
+    xf = (np.clip(np.rint(x / init["sx"]) + int(init["zx"]), info.min, info.max) - int(init["zx"])) * np.float64(init["sx"])
+    wf = (init["w"].astype(np.float64) - init.get("zw", np.zeros((), np.int8)).astype(np.float64)) * init["sw"].astype(np.float64)
+    want = reference(path, x)
+    bound = (256 + 6) * 2.0**-24 * (np.abs(xf) @ np.abs(wf)) + 2.0**-23 * np.abs(want)
+    assert np.all(np.abs(got.astype(np.float64) - want) <= bound)
+
+
+@needs_vnni
+def test_qdq_matmul_integer_kernel_adds_no_dispatch(tmp_path):
+    """On the QDQ MatMul of 32 x 256 @ 256 x 256, IREE + dq runs no more dispatches than IREE
+    alone (IREE's statistics): x's quantize and dq's kernel reading its bytes, where IREE fuses
+    its integer contraction and the scaling into one dispatch after the same quantize."""
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256)
+    counts = {}
+    for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", stage.prepare(stage.import_onnx(path)))):
+        stats = tmp_path / f"{route}.json"
+        compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags, *stage.COMMON_FLAGS,
+                     "--iree-scheduling-dump-statistics-format=json", f"--iree-scheduling-dump-statistics-file={stats}")  # fmt: skip
+        counts[route] = json.loads(stats.read_text())["stream-aggregate"]["execution"]["dispatch-count"]
+    assert counts["iree+dq"] <= counts["iree"], counts
+
+
 # --- the fused contraction (GPU pipelines), shown with IREE's own statistics ---------------------
 
 

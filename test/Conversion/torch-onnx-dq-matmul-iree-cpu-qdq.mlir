@@ -1,0 +1,127 @@
+// RUN: dequant-opt %s --allow-unregistered-dialect --split-input-file --torch-onnx-to-dq --torch-onnx-dq-matmul-iree-cpu 2>%t.remarks | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
+
+// torch-onnx-dq-matmul-iree-cpu on QDQ MatMuls (A and B dequantized), on modules tagged AVX-512
+// VNNI by hand: one dispatch of the exact integer kernel reading the quantized activation's bytes
+// (passes/matmul_kernel_int8.py, QdqKernel), no dequantize of the activation left.
+
+// uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column.
+// The kernel's constants, by hand: u = 3 + 128 = 0x83 in every byte; s = sx * sw = 0.125
+// (0x3E000000); c[n] = -(zx - 128) * sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xi8>
+// CHECK-DAG: "stream.binding.subspan"(%[[WB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x16x256xi8>
+// CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xf32>
+// CHECK-DAG: "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xi32>
+// CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xf32>
+// Row sums of xq ^ 0x80: 64 bytes against ones.
+// CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<64xi8>
+// CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<64xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{[^,]+}}, %{{[^,]+}}, %[[V]])
+// The product: 4 bytes of xq, flipped, against the weights.
+// CHECK: %[[FOUR:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<4xi8>
+// CHECK: %[[WORD:.*]] = vector.extract %{{.*}}[0] : i32 from vector<1xi32>
+// CHECK: arith.xori %[[WORD]], %{{.*}} : i32
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] : vector<16xf32>
+// CHECK-LABEL: func.func @uint8_activation
+// CHECK-SAME: (%[[AT:[^:]+]]: !torch.vtensor<[?,64],f32>)
+// CHECK-NOT: dq.onnx_dequantize_linear
+// CHECK-NOT: linalg.generic
+// CHECK: %[[XQT:.*]] = "torch.operator"(%[[AT]], %{{[^,]+}}, %{{[^)]+}}) <{name = "onnx.QuantizeLinear"}>
+// CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%[[XQT]]) : (!torch.vtensor<[?,64],ui8>) -> tensor<?x64xi8>
+// CHECK-DAG: %[[C:.*]] = arith.constant dense_resource<[[CBLOB:[^>]+]]> : tensor<1x1x64xi32>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense_resource<[[SBLOB:[^>]+]]> : tensor<1x1x64xf32>
+// CHECK-DAG: %[[W:.*]] = arith.constant dense_resource<[[WBLOB:[^>]+]]> : tensor<1x16x256xi8>
+// CHECK: %[[ROWS:.*]] = tensor.dim %[[XQ]]
+// CHECK-NEXT: %[[Y:.*]] = "flow.dispatch"(%[[ROWS]], %[[XQ]], %[[W]], %[[S]], %[[C]], %[[ROWS]], %[[ROWS]], %[[ROWS]]) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-SAME: -> tensor<?x64xf32>
+// CHECK-NEXT: "torch_c.from_builtin_tensor"(%[[Y]])
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK-NOT: onnx.MatMul
+// CHECK-DAG: [[WBLOB]]: "0x{{........}}{{(83)+}}"
+// CHECK-DAG: [[SBLOB]]: "0x{{........}}{{(0000003E)+}}"
+// CHECK-DAG: [[CBLOB]]: "0x{{........}}{{(80FEFFFF)+}}"
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
+
+// -----
+
+// int8 x (zx = -3) read as it is (no flip), K = 8 (row sums: the 8 bytes widened), weights
+// uint8 per tensor with a zero point 5 (z + 0 bytes, no bias): c[n] = 3 * sum_k (200 - 5) = 4680
+// (0x00001248).
+// CHECK-LABEL: func.func @dq_matmul_qdq_i8_u8_k8_n64_z
+// CHECK-NOT: arith.xori
+// CHECK: arith.extsi %{{.*}} : vector<8xi8> to vector<8xi32>
+// CHECK-NOT: arith.xori
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-LABEL: func.func @int8_activation
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_i8_u8_k8_n64_z::@dq_matmul_qdq_i8_u8_k8_n64_z]
+// CHECK-SAME: (index, tensor<?x8xi8>, tensor<1x2x256xi8>, tensor<1x1x64xf32>, tensor<1x1x64xi8>, tensor<1x1x64xi32>, index, index, index)
+// CHECK: "0x{{........}}{{(48120000)+}}"
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @int8_activation(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<-3> : tensor<si8>} : () -> !torch.vtensor<[],si8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<200> : tensor<8x64xui8>} : () -> !torch.vtensor<[8,64],ui8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<5> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[?,8],si8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,8],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[?,8],f32>
+  %wf = "torch.operator"(%w, %sw, %zw) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[8,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[8,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[8,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
+
+// -----
+
+// x dequantized per column: the float route (dq's exact kernel on x's dequantize), with a remark.
+// REMARK: remark: QDQ MatMul given dq's float route, not its integer kernel: its activation's scale or zero point is not per tensor
+// CHECK-LABEL: func.func @per_axis_activation
+// CHECK: "dq.onnx_dequantize_linear"
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_i8_k8_n64_b8_l16::@dq_matmul_i8_k8_n64_b8_l16]
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @per_axis_activation(%a: !torch.vtensor<[2,8],si8>) -> !torch.vtensor<[2,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<8x64xsi8>} : () -> !torch.vtensor<[8,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %xf = "torch.operator"(%a, %sx) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[2,8],si8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[2,8],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[8,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[8,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[2,8],f32>, !torch.vtensor<[8,64],f32>) -> !torch.vtensor<[2,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[2,64],f32>) -> ()
+}
+}
+
+// -----
+
+// Without VNNI (tagged AVX-512BW only): the float route, the activation's dequantize kept.
+// CHECK-LABEL: func.func @without_vnni
+// CHECK: "dq.onnx_dequantize_linear"
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_i8_k8_n64_b8_l16::@dq_matmul_i8_k8_n64_b8_l16]
+module attributes {dq.avx512bw} {
+func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<8x64xsi8>} : () -> !torch.vtensor<[8,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,8],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,8],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,8],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[8,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[8,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[8,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
