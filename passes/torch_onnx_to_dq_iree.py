@@ -19,6 +19,9 @@ IREE alone's time. So a node is left to IREE when
   them out in f32 first), and
 - it is not read only by large MatMuls (`matmul_only`: at least MIN_ROWS rows and MIN_WEIGHTS
   elements of B per matrix; weights beside a quantized activation, and quantized activations).
+  On a module tagged `dq.avx512vnni` (dq-target-features), a QDQ MatMul dq's integer kernel
+  reads (`integer_route`: 8-bit weights, a per-tensor 8-bit activation, constant scales and zero
+  points, the kernel's shapes) is large from MIN_INTEGER_MACS multiply-adds (rows x K x N).
 
 Every other node becomes dq exactly as torch-onnx-to-dq makes it (blocked, 4- and 2-bit, float4,
 float8 per axis, uint16, float8e8m0 scales, ...). Which route each pattern takes and why:
@@ -33,7 +36,9 @@ from mlir import ir
 
 from . import Pass
 from . import torch_onnx as t
+from .matmul_kernel_int8 import QdqKernel
 from .remarks import emit_remarks
+from .target_features import AVX512VNNI
 from .torch_onnx_to_dq import read_attrs, rewrite
 
 INTEGERS = ("i8", "ui8", "i16", "i32")
@@ -46,6 +51,12 @@ FLOATS = ("f32", "f16", "bf16")
 # to pay for the dispatch each adds.
 MIN_ROWS = 32
 MIN_WEIGHTS = 1 << 16
+# dq's integer kernel (VNNI) is faster than IREE's contraction at fewer rows too. QDQ transformer
+# blocks with every QDQ MatMul on it, IREE + dq against IREE alone (medians of per-call ratios, a
+# shared machine): 0.59x at 1 x 768 (589,824 multiply-adds a MatMul), 0.71x at 32 x 128, 0.73x at
+# 8 x 256 (524,288), 0.56x at 16 x 256; 0.90x at 32 x 64, 0.95x at 1 x 256 and 1.00x at 1 x 64 and
+# 1 x 128, within the noise, where the kernel's dispatch each adds is left out.
+MIN_INTEGER_MACS = 1 << 19
 # x's element -> granularities IREE lowers it at (IREE 3.13; test/iree checks each against
 # onnx.reference). "tensor": one scale; "axis": one scale per index of `axis`.
 IREE_LOWERS = {e: ("tensor", "axis") for e in INTEGERS} | {e: ("tensor",) for e in ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")}
@@ -67,13 +78,54 @@ def iree_lowers(op) -> bool:
     return granularity in IREE_LOWERS.get(x.element.name, ())
 
 
-def _large(matmul) -> bool:
-    """Whether a MatMul has static shapes, at least MIN_ROWS rows (A's dims but the last,
-    multiplied) and a B of at least MIN_WEIGHTS elements per matrix (its last two dims)."""
+def _shapes(matmul) -> tuple | None:
+    """(rows: A's dims but the last, multiplied; B's shape) of a MatMul of static shapes, or None."""
     a, b = (t.tensor_of(v.type) for v in list(matmul.operands)[:2])
     if isinstance(a, str) or isinstance(b, str) or None in a.shape or None in b.shape or len(b.shape) < 2:
+        return None
+    return math.prod(a.shape[:-1]), b.shape
+
+
+def _large(matmul, integer: bool) -> bool:
+    """Whether a MatMul has static shapes, at least MIN_ROWS rows and a B of at least MIN_WEIGHTS
+    elements per matrix (its last two dims); or, `integer` (a VNNI host), takes dq's integer
+    kernel with at least MIN_INTEGER_MACS multiply-adds."""
+    if (shapes := _shapes(matmul)) is None:
         return False
-    return math.prod(a.shape[:-1]) >= MIN_ROWS and b.shape[-2] * b.shape[-1] >= MIN_WEIGHTS
+    rows, b = shapes
+    if integer and integer_route(matmul):
+        return rows * math.prod(b) >= MIN_INTEGER_MACS
+    return rows >= MIN_ROWS and b[-2] * b[-1] >= MIN_WEIGHTS
+
+
+def _dequantized(value: ir.Value, weights: bool) -> bool:
+    """Whether `value` is a DequantizeLinear IREE lowers, of 8-bit integers to f32 with a constant
+    f32 scale and zero point: per tensor, or for `weights` constant [K, N] integers per tensor or
+    per column."""
+    op = value.owner
+    if not isinstance(op, (ir.Operation, ir.OpView)) or t.onnx_name(op) != "onnx.DequantizeLinear" or not iree_lowers(op):
+        return False
+    x, scale = (t.tensor_of(v.type) for v in list(op.operands)[:2])
+    per_tensor = all(d == 1 for d in scale.shape)
+    if x.element.name not in ("i8", "ui8") or scale.element.name != "f32" or read_attrs(op).get("output_dtype", "f32") != "f32":
+        return False
+    if not (per_tensor or (weights and read_attrs(op).get("axis", 1) in (1, -1))):
+        return False
+    if weights and t.constant_value(op.operands[0]) is None:
+        return False
+    return all(t.constant_value(v) is not None for v in list(op.operands)[1:])
+
+
+def integer_route(matmul) -> bool:
+    """Whether a static 2-D-weights MatMul has the form dq's integer kernel takes
+    (torch-onnx-dq-matmul-iree-cpu, QdqKernel): A a per-tensor 8-bit activation and B constant
+    8-bit weights, each dequantized with constant scale and zero point, and the kernel's shapes."""
+    a, b = list(matmul.operands)[:2]
+    shapes = _shapes(matmul)
+    if shapes is None or len(shapes[1]) != 2 or not _dequantized(a, False) or not _dequantized(b, True):
+        return False
+    k, n = shapes[1]
+    return QdqKernel.why_not(k, n, 8, 255 * 255 * k) is None  # 255 * 255 * k bounds |d| for any 8-bit operands
 
 
 def weight_only(op) -> bool:
@@ -92,16 +144,17 @@ def weight_only(op) -> bool:
     return bool(uses)
 
 
-def matmul_only(op) -> bool:
+def matmul_only(op, integer: bool = False) -> bool:
     """Whether every use of the node is an operand of a large MatMul (`_large`), and it has one."""
     uses = list(op.results[0].uses)
-    return bool(uses) and all(t.onnx_name(use.owner) == "onnx.MatMul" and _large(use.owner) for use in uses)
+    return bool(uses) and all(t.onnx_name(use.owner) == "onnx.MatMul" and _large(use.owner, integer) for use in uses)
 
 
 def run(root) -> bool:
     remarks = []
+    integer = AVX512VNNI in root.attributes
     for op in t.nodes(root, "onnx.DequantizeLinear"):
-        if iree_lowers(op) and not (weight_only(op) or matmul_only(op)):
+        if iree_lowers(op) and not (weight_only(op) or matmul_only(op, integer)):
             why = rewrite(op, check_only=True)  # left to IREE; a broken rule still gets its remark
         else:
             why = rewrite(op)

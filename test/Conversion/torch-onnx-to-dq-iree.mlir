@@ -3,7 +3,8 @@
 // torch-onnx-to-dq-iree (passes/torch_onnx_to_dq_iree.py): a DequantizeLinear whose form IREE
 // lowers itself (8/16/32-bit integers per tensor or per axis, float8 per tensor) stays IREE's,
 // unless it is weight-only or every use is an operand of a large MatMul (at least 32 rows and
-// 65,536 elements of B per matrix); every other node becomes dq as torch-onnx-to-dq makes it.
+// 65,536 elements of B per matrix; on a module tagged AVX-512 VNNI, a MatMul dq's integer kernel
+// takes from 2^19 multiply-adds); every other node becomes dq as torch-onnx-to-dq makes it.
 
 // A QDQ pair on the activation and int8 per-channel weights feeding one MatMul of 32 rows and
 // 256 x 256 weights: IREE would turn them into an integer contraction, slower there than dq's
@@ -49,6 +50,67 @@ func.func @qdq_matmul_of_small_weights_stays(%xq: !torch.vtensor<[32,128],ui8>, 
   %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[128,128],si8>, !torch.vtensor<[128],f32>) -> !torch.vtensor<[128,128],f32>
   %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[32,128],f32>, !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[32,128],f32>
   "func.return"(%y) : (!torch.vtensor<[32,128],f32>) -> ()
+}
+
+// -----
+
+// On a module tagged AVX-512 VNNI the 16 rows of 256 x 256 weights take dq's integer kernel
+// (65,536 x 16 multiply-adds, at least MIN_INTEGER_MACS), so both become dq.
+// CHECK-LABEL: func.func @vnni_qdq_matmul_of_few_rows_becomes_dq
+// CHECK-NOT: "onnx.DequantizeLinear"
+// CHECK: dq.onnx_dequantize_linear
+// CHECK-SAME: (tensor<16x256xui8>, tensor<f32>, tensor<ui8>) -> tensor<16x256xf32>
+// CHECK: dq.onnx_dequantize_linear
+// CHECK-SAME: {axis = 1 : i64} : (tensor<256x256xi8>, tensor<256xf32>) -> tensor<256x256xf32>
+module attributes {dq.avx512vnni} {
+func.func @vnni_qdq_matmul_of_few_rows_becomes_dq(%xq: !torch.vtensor<[16,256],ui8>) -> !torch.vtensor<[16,256],f32> {
+  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %z = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<128> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %ws = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<256xf32>} : () -> !torch.vtensor<[256],f32>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<256x256xsi8>} : () -> !torch.vtensor<[256,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,256],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,256],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[256,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[256,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,256],f32>, !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[16,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,256],f32>) -> ()
+}
+}
+
+// -----
+
+// The same with 4 rows (262,144 multiply-adds): too few for the kernel's dispatch to pay; both stay.
+// CHECK-LABEL: func.func @vnni_qdq_matmul_of_little_work_stays
+// CHECK-COUNT-2: "onnx.DequantizeLinear"
+// CHECK-NOT: dq.onnx_dequantize_linear
+module attributes {dq.avx512vnni} {
+func.func @vnni_qdq_matmul_of_little_work_stays(%xq: !torch.vtensor<[4,256],ui8>) -> !torch.vtensor<[4,256],f32> {
+  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %z = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<128> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %ws = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<256xf32>} : () -> !torch.vtensor<[256],f32>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<256x256xsi8>} : () -> !torch.vtensor<[256,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[4,256],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[4,256],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[256,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[256,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[4,256],f32>, !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[4,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[4,256],f32>) -> ()
+}
+}
+
+// -----
+
+// 16 rows on a VNNI module, but a scale given at run time (a function argument): dq's integer
+// kernel needs constants, so the float route's thresholds apply and both stay.
+// CHECK-LABEL: func.func @vnni_qdq_matmul_of_runtime_scale_stays
+// CHECK-COUNT-2: "onnx.DequantizeLinear"
+// CHECK-NOT: dq.onnx_dequantize_linear
+module attributes {dq.avx512vnni} {
+func.func @vnni_qdq_matmul_of_runtime_scale_stays(%xq: !torch.vtensor<[16,256],ui8>, %s: !torch.vtensor<[],f32>) -> !torch.vtensor<[16,256],f32> {
+  %z = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<128> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %ws = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<256xf32>} : () -> !torch.vtensor<[256],f32>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<256x256xsi8>} : () -> !torch.vtensor<[256,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,256],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,256],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[256,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[256,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,256],f32>, !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[16,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,256],f32>) -> ()
+}
 }
 
 // -----

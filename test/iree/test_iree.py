@@ -426,6 +426,21 @@ def test_qdq_matmul_integer_kernel(tmp_path, name):
 
 
 @needs_vnni
+@pytest.mark.parametrize("rows, taken", [(8, True), (4, False)])
+def test_qdq_matmul_of_few_rows_takes_the_integer_kernel_from_enough_work(tmp_path, rows, taken):
+    """On a VNNI host the integer kernel pays from 2^19 multiply-adds a MatMul (MIN_INTEGER_MACS in
+    passes/torch_onnx_to_dq_iree.py), not from 32 rows: 8 x 256 @ 256 x 256 takes it (equal, bit for
+    bit, to the integer arithmetic in numpy), 4 rows stay IREE's integer contraction."""
+    path = models.qdq_matmul(tmp_path / "m.onnx", rows, 256, 256)
+    staged = stage.prepare(stage.import_onnx(path))
+    assert staged.count("entry_points = [@dq_matmul_qdq_") == (1 if taken else 0)
+    assert ("onnx.DequantizeLinear" in staged) is not taken
+    x = (np.random.default_rng(1).standard_normal((rows, 256)) * 3).astype(F32)
+    if taken:
+        np.testing.assert_array_equal(run_vmfb(stage.compile_onnx(path), x), qdq_integer_model(path, x))
+
+
+@needs_vnni
 def test_qdq_matmul_integer_kernel_adds_no_dispatch(tmp_path):
     """On the QDQ MatMul of 32 x 256 @ 256 x 256, IREE + dq runs no more dispatches than IREE
     alone (IREE's statistics): x's quantize and dq's kernel reading its bytes, where IREE fuses
