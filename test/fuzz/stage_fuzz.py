@@ -2,7 +2,7 @@
 
 Base models (`stage_corpus`, onnx.helper, deterministic): DequantizeLinear in every form the stage
 takes: a QDQ int8 CNN block (activations Q -> DQ uint8, per-channel int8 Conv weights, an int32
-bias), int4/uint4 blocked MatMuls with and without zero points, float8 (e4m3fn, e5m2) per-axis
+bias), a QDQ MatMul large enough for dq's integer kernel, int4/uint4 blocked MatMuls with and without zero points, float8 (e4m3fn, e5m2) per-axis
 weights, bf16 and f16 outputs read by a Cast, a per-axis Gemm, weights shared by two MatMuls, one
 initializer dequantized twice, a dynamic batch, int4 weights given as an input with dynamic K,
 and partial last blocks (K = 33, block 16; int4 and int8).
@@ -100,6 +100,12 @@ def stage_corpus() -> list[tuple[str, bytes, bool]]:
              h.make_node("DequantizeLinear", ["w", "ws"], ["wf"], axis=0), h.make_node("DequantizeLinear", ["b", "bs"], ["bf"], axis=0),
              h.make_node("Conv", ["xf", "wf", "bf"], ["cv"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["cv"], ["y"])]  # fmt: skip
     add("qdq-cnn", nodes, [vi("x", TP.FLOAT, ["N", c, 8, 8])], [vi("y", TP.FLOAT, ["N", o, 8, 8])], inits)
+    # QDQ MatMul of 8 x 256 @ 256 x 256 (2^19 multiply-adds): dq's integer kernel on VNNI hosts
+    inits = [nh.from_array(ints(np.int8, 256, 256), "w"), nh.from_array(scales(256), "ws"),
+             nh.from_array(np.array(2.0**-4, np.float32), "xs"), nh.from_array(np.array(128, np.uint8), "xz")]  # fmt: skip
+    nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             h.make_node("DequantizeLinear", ["w", "ws"], ["wf"], axis=1), h.make_node("MatMul", ["xf", "wf"], ["y"])]  # fmt: skip
+    add("qdq-matmul", nodes, [vi("x", TP.FLOAT, [8, 256])], [vi("y", TP.FLOAT, [8, 256])], inits)
     for name, dt in (("float8e4m3fn-per-axis", ml_dtypes.float8_e4m3fn), ("float8e5m2-per-axis", ml_dtypes.float8_e5m2)):
         inits = [nh.from_array((rng.standard_normal((32, 16)) * 4).astype(dt), "w"), nh.from_array(scales(16), "s")]
         nodes = [h.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=1), h.make_node("MatMul", ["x", "wf"], ["y"])]
