@@ -91,6 +91,54 @@ def _since_reset(counts, resets, carry):
     return np.where(base >= 0, counts - base, counts + carry)
 
 
+# Hex strings at least this long (a model's weights, "0x..." in a file-metadata block or a
+# dense<"0x...">) are cut out of the text `nesting` reads (`_plain_strings`).
+_BLOB_MIN = 4096
+_PREFIX_MAX = 4096  # the most of a line before such a string that is read to place it
+
+
+def _plain_strings(raw: bytes) -> list[tuple[int, int]]:
+    """(start, end) of the contents of the long hex strings of `raw` (`"0x`, then at least
+    `_BLOB_MIN` bytes) whose contents change none of `nesting`'s state: the line before the
+    opening quote holds an even number of quotes and no backslash (so that quote, unescaped,
+    opens a string, or sits in a comment), and the contents hold no backslash or newline up to
+    the next quote (which closes the string). Inside a string or a comment nothing counts (depth,
+    minus signs, comments), and the closing quote breaks any run of minus signs whatever precedes
+    it; so the contents, replaced by one byte that is no event, leave `nesting`'s result
+    unchanged. Found by memchr-speed searches: the weights of a model are most of its text and
+    hold no byte `nesting` reads."""
+    spans, pos = [], 0
+    while (q := raw.find(b'"0x', pos)) >= 0:
+        pos = q + 1
+        end = raw.find(b'"', q + 1)
+        if end < 0:
+            break
+        if end - q <= _BLOB_MIN or raw.find(b"\n", q, end) >= 0 or raw.find(b"\\", q, end) >= 0:
+            continue
+        line = raw.rfind(b"\n", max(0, q - _PREFIX_MAX), q) + 1
+        if line == 0 and q > _PREFIX_MAX:
+            continue  # a longer line: not read
+        before = raw[line:q]
+        if b"\\" in before or before.count(b'"') % 2:
+            continue
+        spans.append((q + 1, end))
+        pos = end + 1
+    return spans
+
+
+def _without_plain_strings(raw: bytes) -> bytes:
+    """`raw` with the contents of each of `_plain_strings` replaced by one byte `x`."""
+    spans = _plain_strings(raw)
+    if not spans:
+        return raw
+    view, parts, at = memoryview(raw), [], 0
+    for start, end in spans:
+        parts += [view[at:start], b"x"]
+        at = end
+    parts.append(view[at:])
+    return b"".join(parts)
+
+
 def nesting(text: str | bytes) -> int:
     """The deepest nesting of `{`, `[`, `(` and `<` in MLIR text (str, or its UTF-8 bytes),
     outside strings and comments (`->` and `>=` close nothing), or the longest run of minus signs (whitespace between) if
@@ -101,10 +149,12 @@ def nesting(text: str | bytes) -> int:
     slashes, brackets, minus, `=`, whitespace) are gathered, and every state (inside a string:
     the parity of unescaped quotes since the line's start; inside a comment; the depth; the run
     of minus signs) is a cumulative sum over them, carried from chunk to chunk. No Python loop
-    per character or per token."""
+    per character or per token; the contents of a model's weights (`_plain_strings`) are not
+    read at all."""
     raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
     if not any(c in raw for c in b"{[(<-"):
         return 0
+    raw = _without_plain_strings(raw)
     data = np.frombuffer(raw, np.uint8)
     n = data.size
     depth = deepest = minus = 0
