@@ -115,8 +115,10 @@ def suggestion(unknown: str) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def read_input(path: str) -> tuple[str, str]:
-    """(the display name, the text) of the input file or stdin; ToolError for unreadable input."""
+def read_input(path: str) -> tuple[str, str | bytes]:
+    """(the display name, the text) of the input file or stdin; ToolError for unreadable input.
+    ASCII text (a model's torch form) stays the bytes read: MLIR's parser and the guards take
+    them as they are, with no decoded copy the size of a model; other text is decoded."""
     name = "<stdin>" if path == "-" else path
     try:
         data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
@@ -126,7 +128,7 @@ def read_input(path: str) -> tuple[str, str]:
         raise ToolError(f"{name} is an ONNX model and dequant-opt reads MLIR text: `dequant-import-onnx {name}` "
                         f"imports it as dq IR, `dequant-iree {name} -o model.vmfb` compiles it through IREE")  # fmt: skip
     try:
-        text = data.decode("utf-8")
+        text = data if data.isascii() else data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ToolError(f"{name} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
                         "dequant-opt reads MLIR text (an ONNX model goes to dequant-import-onnx for dq IR, "
@@ -137,10 +139,11 @@ def read_input(path: str) -> tuple[str, str]:
     return name, text
 
 
-def chunks(text: str, split: bool) -> list[tuple[str, int]]:
+def chunks(text: str | bytes, split: bool) -> list[tuple[str | bytes, int]]:
     """The input's chunks, each padded with newlines so line numbers match the file."""
     if not split:
         return [(text, 0)]
+    text = text.decode("ascii") if isinstance(text, bytes) else text
     out, start = [], 0
     lines = text.split("\n")
     for n, line in enumerate(lines + [SPLIT]):
@@ -174,7 +177,7 @@ def emit_object(module: ir.Module, signatures: list | None, args) -> list[str]:
     return notes
 
 
-def process(text: str, name: str, args, pipeline: str | None) -> tuple[Callable | None, list[str], bool]:
+def process(text: str | bytes, name: str, args, pipeline: str | None) -> tuple[Callable | None, list[str], bool]:
     """Parse, verify and transform one chunk: (its printer, `print(file=...)` of the module or None,
     diagnostics lines, ok)."""
     ctx = context()
@@ -217,7 +220,7 @@ def process(text: str, name: str, args, pipeline: str | None) -> tuple[Callable 
                                        "MLIR reported an error whose message is not valid UTF-8 (a string in the input holds other bytes)"))  # fmt: skip
     diags = collected.diags
     if args.verify_diagnostics:
-        problems = diagnostics.verify(diags, diagnostics.expectations(text), name)
+        problems = diagnostics.verify(diags, diagnostics.expectations(text if isinstance(text, str) else text.decode("ascii")), name)
         return output, problems, not problems
     errors = any(d.severity == "error" for d in diags)
     return output, [d.render() for d in diags], not errors

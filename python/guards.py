@@ -34,6 +34,7 @@ reads only these constructs; anything else goes to the parser unchanged.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import numpy as np
 
@@ -235,9 +236,10 @@ class ParserCrashError(ValueError):
         self.line, self.col, self.why = line, col, why
 
 
-def _where(text: str, pos: int) -> tuple[int, int]:
-    """(line, column) of `pos`, both from 1."""
-    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
+def _where(text: str | bytes, pos: int) -> tuple[int, int]:
+    """(line, column) of `pos` in a str or ASCII bytes, both from 1."""
+    newline = "\n" if isinstance(text, str) else b"\n"
+    return text.count(newline, 0, pos) + 1, pos - (text.rfind(newline, 0, pos) + 1) + 1
 
 
 def _closing(text: str, start: int) -> int:
@@ -250,8 +252,15 @@ def _closing(text: str, start: int) -> int:
     return len(text)
 
 
-def problems(text: str) -> list[tuple[tuple[int, int], str]]:
-    """[((line, col), why)] for each construct of the input MLIR 22's parser aborts on."""
+def problems(text: str | bytes) -> list[tuple[tuple[int, int], str]]:
+    """[((line, col), why)] for each construct of the input MLIR 22's parser aborts on. `text`:
+    a str, or its UTF-8 bytes. ASCII bytes (a model's torch form) are read as they are when only
+    the file-metadata blocks need reading (an index in them is then an index in characters);
+    other bytes, and bytes holding what the other checks read, are decoded first."""
+    if isinstance(text, bytes):
+        if text.isascii() and not any(s in text for s in (b"quant.uniform", b"\\", b"linalg.generic")):
+            return _metadata_problems(text)
+        text = text.decode("utf-8")
     found = []
     if "quant.uniform" in text:
         for m in _SUBCHANNEL.finditer(text):
@@ -286,7 +295,13 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
                 found.append((_where(text, m.start(1)),
                               f"linalg.generic iterator_types element {bad!r} is not a string: MLIR 22's parser aborts "
                               f"on it, so the input is refused before parsing"))  # fmt: skip
-    if "{-#" in text:
+    return found + _metadata_problems(text)
+
+
+def _metadata_problems(text: str | bytes) -> list[tuple[tuple[int, int], str]]:
+    """`problems` in the file-metadata blocks of a str or ASCII bytes."""
+    found = []
+    if _LEXER[type(text)].block_start in text:
         bad = _metadata_lexer_error(text)
         if bad is not None and bad[1] == _ZERO_ALIGNMENT:
             found.append((_where(text, bad[0]),
@@ -303,29 +318,50 @@ def problems(text: str) -> list[tuple[tuple[int, int], str]]:
 _ZERO_ALIGNMENT = "alignment 0"
 
 
-def _metadata_lexer_error(text: str) -> tuple[int, str] | None:
+class _Lexer(NamedTuple):
+    """What `_metadata_lexer_error` reads, for a text of one type (str, or ASCII bytes)."""
+
+    block: re.Pattern  # _BLOCK
+    token: re.Pattern  # _TOKEN
+    block_start: str | bytes
+    block_end: str | bytes
+    quote: str | bytes
+    zero_alignment: str | bytes  # the start of a blob whose first 4 bytes are 0
+    string_stops: tuple  # what a string skipped whole holds none of
+
+
+_LEXER = {
+    str: _Lexer(_BLOCK, _TOKEN, "{-#", "#-}", '"', '"0x00000000', ("\\", "\n", "\v", "\f")),
+    bytes: _Lexer(re.compile(_BLOCK.pattern.encode()), re.compile(_TOKEN.pattern.encode()), b"{-#", b"#-}", b'"', b'"0x00000000',
+                  (b"\\", b"\n", b"\v", b"\f")),
+}  # fmt: skip
+
+
+def _metadata_lexer_error(text: str | bytes) -> tuple[int, str] | None:
     """(index, the lexer's complaint) of the first token MLIR's lexer rejects inside a
     file-metadata block of `text`, or of a hex string whose first 4 bytes (a resource blob's
     alignment) are 0 (`_ZERO_ALIGNMENT`), or None. Outside the blocks only comments and strings are
-    skipped whole (a `{-#` in them opens no block); an error there is the parser's to report."""
+    skipped whole (a `{-#` in them opens no block); an error there is the parser's to report.
+    `text`: a str, or ASCII bytes (the same characters)."""
+    lex = _LEXER[type(text)]
     pos = 0
-    while (m := _BLOCK.search(text, pos)) is not None:
+    while (m := lex.block.search(text, pos)) is not None:
         pos = m.end()
-        if m.group() != "{-#":
+        if m.group() != lex.block_start:
             continue
         while pos < len(text):  # inside the block: token by token, to its `#-}`
-            if text.startswith('"0x00000000', pos):  # a blob of alignment 0
+            if text.startswith(lex.zero_alignment, pos):  # a blob of alignment 0
                 return pos, _ZERO_ALIGNMENT
-            if text.startswith('"', pos):  # a string (a weights blob: most of a model) by memchr-speed finds
-                end = text.find('"', pos + 1)
-                if end > 0 and all(text.find(c, pos + 1, end) < 0 for c in "\\\n\v\f"):
+            if text.startswith(lex.quote, pos):  # a string (a weights blob: most of a model) by memchr-speed finds
+                end = text.find(lex.quote, pos + 1)
+                if end > 0 and all(text.find(c, pos + 1, end) < 0 for c in lex.string_stops):
                     pos = end + 1
                     continue
-            t = _TOKEN.match(text, pos)
-            if t is None:
-                return _lexer_error(text, pos)
+            t = lex.token.match(text, pos)
+            if t is None:  # an error, the rare case: its message is worked out on str
+                return _lexer_error(text if isinstance(text, str) else text.decode("ascii"), pos)
             pos = t.end()
-            if t.group() == "#-}":
+            if t.group() == lex.block_end:
                 break
     return None
 
@@ -351,8 +387,9 @@ def _lexer_error(text: str, i: int) -> tuple[int, str]:
     return i, f"unexpected character {c!r}"
 
 
-def check(text: str) -> None:
-    """Raise ParserCrashError for the first construct MLIR 22's parser would abort on."""
+def check(text: str | bytes) -> None:
+    """Raise ParserCrashError for the first construct MLIR 22's parser would abort on in `text`
+    (a str, or its UTF-8 bytes)."""
     found = problems(text)
     if found:
         (line, col), why = found[0]

@@ -1,0 +1,6 @@
+func.func @f() {
+  return
+}
+{-#
+  dialect_resources: { builtin: { "é": $ } }
+#-}
