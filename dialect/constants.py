@@ -94,9 +94,12 @@ def _from_bits(bits: np.ndarray, e: Element) -> np.ndarray:
     return bits.view(e.dtype)
 
 
-def resource_bytes(attr) -> bytes | None:
-    """The bytes of a `dense_resource` attribute's blob (a copy), or None for another attribute or
-    a blob whose data is absent (e.g. elided by `--mlir-elide-resource-strings-if-larger`)."""
+def resource_view(attr) -> np.ndarray | None:
+    """The bytes of a `dense_resource` attribute's blob read in place: a read-only 1-D uint8 array
+    over MLIR's memory (no copy of a model's weights), or None for another attribute or a blob
+    whose data is absent (e.g. elided by `--mlir-elide-resource-strings-if-larger`). MLIR frees a
+    blob with its context only: read the array while the context lives (a pass reads it and
+    makes arrays of its own)."""
     c = _c()
     address = c.address(attr)
     if not c.is_resource(address):
@@ -105,7 +108,9 @@ def resource_bytes(attr) -> bytes | None:
     view = c.blob(ctypes.addressof(this))
     if not view.data:
         return None
-    return ctypes.string_at(view.data, view.size)
+    array = np.ctypeslib.as_array((ctypes.c_uint8 * view.size).from_address(view.data))
+    array.flags.writeable = False
+    return array
 
 
 def read(value) -> np.ndarray | None:

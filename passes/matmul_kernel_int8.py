@@ -27,7 +27,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, llvm, math, memref, scf, vector
 
-from .matmul_kernel import GROUPS, Hoisted, Kernel
+from .matmul_kernel import GROUPS, Hoisted, Kernel, codes
 
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 LANES = 16
@@ -124,10 +124,12 @@ class Int8Kernel(Kernel):
     def name(self) -> str:
         return super().name().replace("dq_matmul_", "dq_matmul_x8_", 1)
 
-    def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
-        """(weights, scales, zero points or None) in the layout of the module docstring."""
+    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+        """(weights, scales, zero points or None) in the layout of the module docstring, from
+        the weights as `Kernel.repack` takes them."""
         wgs, width, step = self.workgroups, self.width, self.rows_per_lane
-        u = codes ^ np.uint8(self.bias) if self.bias else codes
+        u = codes(stored, self.bits, self.k, self.n)
+        u = u ^ np.uint8(self.bias) if self.bias else u
         rows = u.reshape(self.k // step, step, wgs, width)  # [K / L, L, wg, W]
         packed = rows[:, :4] | (rows[:, 4:] << 4) if self.bits == 4 else rows  # [K / L, 4, wg, W]
         w = np.ascontiguousarray(packed.transpose(2, 0, 3, 1)).reshape(wgs, self.k // step, width * 4)

@@ -184,11 +184,11 @@ def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
     key = (source.operation, tuple(shape))
     if key in made:
         return unpack.build(made[key], ir.RankedTensorType.get(shape, xt.element_type))
-    data = constants.resource_bytes(source.attributes["value"])
+    data = constants.resource_view(source.attributes["value"])
     e = of_type(xt.element_type)
     if data is None or len(data) != unpack.packed_bytes(tuple(xt.shape), e.bits):
         return None
-    values = unpack.unpack_values(np.frombuffer(data, np.uint8), e, tuple(xt.shape))
+    values = unpack.unpack_values(data, e, tuple(xt.shape))
     with ir.InsertionPoint(source):  # beside the source: it dominates every reader of x
         made[key] = t.byte_constant(unpack.pack_values(np.ascontiguousarray(values.T)), "dq_packed_nk")
     return unpack.build(made[key], ir.RankedTensorType.get(shape, xt.element_type))

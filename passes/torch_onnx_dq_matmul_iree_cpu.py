@@ -67,22 +67,20 @@ from .torch_onnx_to_dq import read_attrs
 BINDING = "!stream.binding"
 
 
-def _codes(value: ir.Value) -> np.ndarray | None:
-    """The stored bits of a constant 4- or 8-bit integer tensor, a uint8 per element (a 4-bit
-    code in the low bits), or None: a few passes over the bytes, no wider copy."""
+def _stored(value: ir.Value) -> np.ndarray | None:
+    """A constant 4- or 8-bit integer tensor as the model stores it, read in place, as
+    `Kernel.repack` takes it (uint8: a code per element for 8 bits, the packed bytes in ONNX
+    order for 4), or None."""
     rt = ir.RankedTensorType(value.type)
     e = of_type(rt.element_type)
     if (owner := made_by(value, unpack.NAME)) is None:
         values = _constant(value)
         return None if values is None or e.bits != 8 else values.view(np.uint8)
     source = made_by(owner.operands[0], "arith.constant")
-    data = constants.resource_bytes(source.attributes["value"]) if source is not None else None
+    data = constants.resource_view(source.attributes["value"]) if source is not None else None
     if data is None or e.bits != 4 or len(data) != unpack.packed_bytes(tuple(rt.shape), e.bits):
         return None
-    packed = np.frombuffer(data, np.uint8)
-    codes = np.empty(packed.size * 2, np.uint8)
-    codes[0::2], codes[1::2] = packed & 15, packed >> 4  # ONNX order: element 2i in the low bits
-    return codes[: int(np.prod(rt.shape))].reshape(rt.shape)
+    return data
 
 
 def _constant(value: ir.Value) -> np.ndarray | None:
@@ -94,10 +92,10 @@ def _constant(value: ir.Value) -> np.ndarray | None:
     shape = tuple(rt.shape)
     if (owner := made_by(value, unpack.NAME)) is not None:
         source = made_by(owner.operands[0], "arith.constant")
-        data = constants.resource_bytes(source.attributes["value"]) if source is not None else None
+        data = constants.resource_view(source.attributes["value"]) if source is not None else None
         if data is None or len(data) != unpack.packed_bytes(shape, e.bits):
             return None
-        return unpack.unpack_values(np.frombuffer(data, np.uint8), e, shape)
+        return unpack.unpack_values(data, e, shape)
     if (owner := made_by(value, "tensor.bitcast")) is not None:
         inner = _constant(owner.operands[0])
         return None if inner is None else inner.view(e.dtype)
@@ -124,7 +122,7 @@ def _values(attr, e, shape: tuple) -> np.ndarray | None:
         return None
     values = constants.elements_value(attr)
     if values is None and not e.sub_byte:
-        data = constants.resource_bytes(attr)
+        data = constants.resource_view(attr)
         if data is not None and len(data) == int(np.prod(shape)) * e.carrier.itemsize:
             values = np.frombuffer(data, e.carrier).view(e.dtype).reshape(shape)
     return values if values is not None and values.shape == shape else None
@@ -143,14 +141,14 @@ def _per_block(reads: tuple, values: np.ndarray, k: int, n: int) -> tuple | str:
 
 
 def _weights(m: Match) -> tuple | str:
-    """(the weights' element, codes [K, N], (block, scale [KB, N] f32), zero point [KB, N] or
-    None), or why no kernel reads them."""
+    """(the weights' element, the weights as stored (`_stored`: codes [K, N] for 8 bits), (block,
+    scale [KB, N] f32), zero point [KB, N] or None), or why no kernel reads them."""
     k, n = m.kn
     v = m.definition.by_role(m.dq_op)
     e = of_type(ir.RankedTensorType(v["data"].type).element_type)
     if e.kind != "int" or e.bits not in (4, 8) or ir.RankedTensorType(m.dq_op.results[0].type).element_type != ir.F32Type.get():
         return f"its weights are {e.name} dequantized to {ir.RankedTensorType(m.dq_op.results[0].type).element_type} (the kernel reads 4- and 8-bit integers to f32)"
-    q = _codes(v["data"])
+    q = _stored(v["data"])
     if q is None:
         return "its weights are not a constant of the model"
     scale = _constant(v["scale"])
@@ -174,9 +172,9 @@ def _weights(m: Match) -> tuple | str:
 
 
 def _inputs(m: Match, lanes: int, int8: bool) -> tuple | str:
-    """(Kernel or Int8Kernel, the weights' codes [K, N], scale [KB, N] f32, zero point [KB, N] or
-    None, why the exact kernel where int8 activations were asked for, or None), or why no
-    kernel."""
+    """(Kernel or Int8Kernel, the weights as stored (`_stored`), scale [KB, N] f32, zero point
+    [KB, N] or None, why the exact kernel where int8 activations were asked for, or None), or why
+    no kernel."""
     k, n = m.kn
     got = _weights(m)
     if isinstance(got, str):
@@ -371,7 +369,7 @@ def _qdq_inputs(m: Match) -> tuple | str:
     got = _weights(m)
     if isinstance(got, str):
         return got
-    e, codes, (block, sw), zw = got
+    e, codes, (block, sw), zw = got  # 8-bit weights (below): their codes [K, N] as stored
     if e.bits != 8 or block != k:
         return f"its weights are {e.name} blocked by {block} (the kernel reads 8-bit weights per tensor or per column)"
     wq = (codes.view(np.int8) if e.signed else codes).astype(np.int64)

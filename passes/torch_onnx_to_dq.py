@@ -72,16 +72,17 @@ def read_attrs(op) -> dict | str:
     return values
 
 
-def packed_bytes(value: ir.Value, tt: t.TorchTensor) -> bytes | str | None:
-    """The ONNX bytes of a sub-byte initializer, why they cannot be read, or None (not a
-    sub-byte initializer). A blob longer than the dims need is read by its leading bytes, as
+def packed_bytes(value: ir.Value, tt: t.TorchTensor):
+    """The ONNX bytes of a sub-byte initializer (bytes, or a uint8 array read in place: see
+    `constants.resource_view`), why they cannot be read (a str), or None (not a sub-byte
+    initializer). A blob longer than the dims need is read by its leading bytes, as
     onnx.reference reads `raw_data` (the ONNX checker accepts extra bytes); a shorter one is
     refused: IREE would read past it."""
     attr = t.constant_value(value)
     if attr is None or not tt.element.sub_byte or None in tt.shape:
         return None
     want = unpack.packed_bytes(tt.shape, tt.element.bits)
-    data = constants.resource_bytes(attr)
+    data = constants.resource_view(attr)
     if data is None:
         values = constants.elements_value(attr)
         if values is None or values.shape != tt.shape:
@@ -92,7 +93,7 @@ def packed_bytes(value: ir.Value, tt: t.TorchTensor) -> bytes | str | None:
     return data[:want]
 
 
-def packed_constant(data: bytes, tt: t.TorchTensor) -> ir.Value:
+def packed_constant(data, tt: t.TorchTensor) -> ir.Value:
     """A sub-byte initializer as dq.unpack of an i8 constant of its ONNX bytes."""
     return unpack.build(t.byte_constant(data, f"dq_packed_{tt.element.name}"), tt.dq())
 

@@ -47,3 +47,28 @@ def test_unsigned_scalar_zero_point_constant(elem, dtype):
     x = np.array([0, 1, 139, 200, np.iinfo(dtype).max], dtype)
     want = ((x.astype(np.int64) - 139).astype(np.float32) * np.float32(0.5)).astype(np.float32)
     np.testing.assert_array_equal(dequant.jit(src, "f")(x), want)
+
+
+def test_resource_view_reads_a_blob_in_place():
+    """`constants.resource_view`: a dense_resource blob's bytes (after its 4 bytes of alignment
+    in the text) as a read-only array over MLIR's memory, the same memory at every call; None
+    for an attribute that is no blob."""
+    from mlir import ir
+
+    from dequant.dialect import constants
+
+    with ir.Context():
+        module = ir.Module.parse(
+            "func.func @f() -> (tensor<4xi8>, tensor<2xi8>) {\n"
+            "  %a = arith.constant dense_resource<blob> : tensor<4xi8>\n"
+            "  %b = arith.constant dense<[5, 6]> : tensor<2xi8>\n"
+            "  return %a, %b : tensor<4xi8>, tensor<2xi8>\n}\n"
+            '{-#\n  dialect_resources: { builtin: { blob: "0x0100000001020304" } }\n#-}\n'
+        )
+        ops = module.body.operations[0].regions[0].blocks[0].operations
+        blob, dense = (ops[i].attributes["value"] for i in (0, 1))
+        view = constants.resource_view(blob)
+        assert view.dtype == np.uint8 and view.tolist() == [1, 2, 3, 4]
+        assert not view.flags.writeable
+        assert constants.resource_view(blob).ctypes.data == view.ctypes.data
+        assert constants.resource_view(dense) is None
