@@ -12,6 +12,7 @@ a traceback (a Python exception inside a pass becomes an error at the op the pas
 from __future__ import annotations
 
 import argparse
+import ctypes
 import difflib
 import functools
 import os
@@ -177,9 +178,12 @@ def emit_object(module: ir.Module, signatures: list | None, args) -> list[str]:
     return notes
 
 
-def process(text: str | bytes, name: str, args, pipeline: str | None) -> tuple[Callable | None, list[str], bool]:
-    """Parse, verify and transform one chunk: (its printer, `print(file=...)` of the module or None,
-    diagnostics lines, ok)."""
+def process(texts: list, name: str, args, pipeline: str | None) -> tuple[Callable | None, list[str], bool]:
+    """Parse, verify and transform one chunk, the last of `texts`, taken off the list (its text
+    is freed once parsed: a model's, before the passes make their arrays): (its printer,
+    `print(file=...)` of the module or None, diagnostics lines, ok)."""
+    text = texts.pop()
+    expected = diagnostics.expectations(text if isinstance(text, str) else text.decode("ascii")) if args.verify_diagnostics else None
     ctx = context()
     ctx.allow_unregistered_dialects = args.allow_unregistered_dialect
     rename = {"-": name}
@@ -189,6 +193,7 @@ def process(text: str | bytes, name: str, args, pipeline: str | None) -> tuple[C
         try:
             guards.check(text)
             module = ir.Module.parse(text)
+            del text
             signatures = None
             if args.emit == "object" and not aot.is_llvm(module):
                 signatures = aot.signatures(module)
@@ -220,7 +225,7 @@ def process(text: str | bytes, name: str, args, pipeline: str | None) -> tuple[C
                                        "MLIR reported an error whose message is not valid UTF-8 (a string in the input holds other bytes)"))  # fmt: skip
     diags = collected.diags
     if args.verify_diagnostics:
-        problems = diagnostics.verify(diags, diagnostics.expectations(text if isinstance(text, str) else text.decode("ascii")), name)
+        problems = diagnostics.verify(diags, expected, name)
         return output, problems, not problems
     errors = any(d.severity == "error" for d in diags)
     return output, [d.render() for d in diags], not errors
@@ -274,9 +279,11 @@ def run(argv: list[str]) -> int:
     if pipeline is not None:
         check_pipeline(pipeline)
     name, text = read_input(args.input)
+    texts = [chunk for chunk, _ in chunks(text, args.split_input_file)][::-1]
+    del text  # `process` frees each text once parsed
     outputs, ok = [], True
-    for chunk, _ in chunks(text, args.split_input_file):
-        output, messages, chunk_ok = process(chunk, name, args, pipeline)
+    while texts:
+        output, messages, chunk_ok = process(texts, name, args, pipeline)
         for m in messages:
             print(m, file=sys.stderr)
         ok &= chunk_ok
@@ -287,7 +294,29 @@ def run(argv: list[str]) -> int:
     return 0 if ok else 1
 
 
+def reuse_freed_memory() -> None:
+    """Have glibc's malloc keep the memory the process frees for its next allocations, however
+    large, where by default it returns blocks over 128 KiB (a threshold it raises to 32 MiB at
+    most) to the system, to be faulted in again, zeroed, page by page. On a model, the input's
+    text is freed once parsed, then the repacked weights and the printer's buffers reuse its
+    memory: at 105 MB of weights the passes and the print took 4,200 page faults instead of
+    133,000, 0.05-0.13 s of system time instead of 0.55-0.85 (three runs each). Nothing on other
+    C libraries."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    most = (1 << 31) - 1  # mallopt takes an int
+    mallopt(_M_MMAP_THRESHOLD, most)
+    mallopt(_M_TRIM_THRESHOLD, most)
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the command: the process is the tool's (in-process callers keep their allocator's settings)
+        reuse_freed_memory()
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except ToolError as e:

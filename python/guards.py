@@ -301,7 +301,7 @@ def problems(text: str | bytes) -> list[tuple[tuple[int, int], str]]:
 def _metadata_problems(text: str | bytes) -> list[tuple[tuple[int, int], str]]:
     """`problems` in the file-metadata blocks of a str or ASCII bytes."""
     found = []
-    if _LEXER[type(text)].block_start in text:
+    if _LEXER[bytes if isinstance(text, bytes) else str].block_start in text:
         bad = _metadata_lexer_error(text)
         if bad is not None and bad[1] == _ZERO_ALIGNMENT:
             found.append((_where(text, bad[0]),
@@ -343,7 +343,7 @@ def _metadata_lexer_error(text: str | bytes) -> tuple[int, str] | None:
     alignment) are 0 (`_ZERO_ALIGNMENT`), or None. Outside the blocks only comments and strings are
     skipped whole (a `{-#` in them opens no block); an error there is the parser's to report.
     `text`: a str, or ASCII bytes (the same characters)."""
-    lex = _LEXER[type(text)]
+    lex = _LEXER[bytes if isinstance(text, bytes) else str]
     pos = 0
     while (m := lex.block.search(text, pos)) is not None:
         pos = m.end()
