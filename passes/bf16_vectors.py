@@ -14,7 +14,6 @@ with its hint. Runs on the LLVM dialect, after convert-vector-to-llvm.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import llvm
 
 from dequant.dialect.walking import walk
 
@@ -33,6 +32,7 @@ def _as_i16(t: ir.Type) -> ir.Type:
 
 
 def run(op) -> bool:
+    from mlir.dialects import llvm
     stores, moves = [], []
 
     def visit(o):

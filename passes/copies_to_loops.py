@@ -7,13 +7,13 @@ an object from `--emit=object` has; as loops the copy needs no library.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg
 
 from . import Pass
 from .queries import ops_named
 
 
 def run(root) -> bool:
+    from mlir.dialects import linalg
     for c in ops_named(root, "memref.copy"):
         with ir.InsertionPoint(c), c.location:
             linalg.copy(c.operands[0], outs=[c.operands[1]])

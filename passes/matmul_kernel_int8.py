@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, llvm, math, memref, scf, vector
+from mlir.dialects import arith, math, memref, scf, vector
 
 from .matmul_kernel import GROUPS, Hoisted, Kernel, codes
 
@@ -178,6 +178,7 @@ class _Body(Hoisted):
 
     def tile(self, gs: list, r0, rows: int) -> None:
         """y[r0 : r0 + rows, columns of gs] = sum over blocks of (s * xs) * float(d)."""
+        from mlir.dialects import llvm
         kern, v, i32 = self.k, self.v, ir.IntegerType.get_signless(32)
         rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
         zero_f = self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero_f")
@@ -313,6 +314,7 @@ class _QdqBody(_Body):
     def row_sums(self, rs: list, kb) -> list:
         """sum_k v of each row: 64 bytes at a time by vpdpbusd against ones, the rest (K mod 64)
         widened and added."""
+        from mlir.dialects import llvm
         k, i8, i32 = self.k.k, ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
         ones = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")

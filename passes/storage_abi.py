@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, func, linalg, tensor
+from mlir.dialects import arith, func, tensor
 
 from dequant.dialect import constants
 from dequant.dialect.elements import ELEMENTS, Element, of_type
@@ -91,6 +91,7 @@ def _cast(v: ir.Value, t: ir.Type) -> ir.Value:
 
 def convert(value: ir.Value, to_elem: ir.Type, scalar) -> ir.Value:
     """An elementwise generic converting tensor `value` to element type `to_elem` with `scalar`."""
+    from mlir.dialects import linalg
     t = ir.RankedTensorType(value.type)
     sizes = [tensor.dim(value, arith.constant(ir.IndexType.get(), d)) if t.is_dynamic_dim(d) else t.shape[d] for d in range(t.rank)]
     init = tensor.empty(sizes, to_elem)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor  # linalg where used (passes/__init__.py)
 
 from dequant import dialect
 from dequant.dialect import canonical, constants, unpack
@@ -42,8 +42,6 @@ from . import torch_onnx as t
 from .queries import PURE_PRODUCERS, erase_dead, made_by
 from .remarks import emit_remarks
 from .to_linalg import expand
-
-PARALLEL, REDUCTION = linalg.IteratorType.parallel, linalg.IteratorType.reduction
 
 
 @dataclass(frozen=True)
@@ -195,6 +193,7 @@ def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
 
 
 def rewrite(match: Match, made: dict) -> None:
+    from mlir.dialects import linalg
     matmul, dq_op, form, a_t, y_t = match.matmul, match.dq_op, match.form, match.a, match.y
     w_type = ir.RankedTensorType(dq_op.results[0].type)
     k, n = w_type.shape
@@ -227,7 +226,7 @@ def rewrite(match: Match, made: dict) -> None:
         zero = arith.constant(out_type.element_type, 0.0)
         init = linalg.fill(zero, outs=[empty])
 
-        @linalg.generic([a, w], [init], [a_map, w_map, y_map], [PARALLEL] * (batch + 2) + [REDUCTION] * red)
+        @linalg.generic([a, w], [init], [a_map, w_map, y_map], [linalg.IteratorType.parallel] * (batch + 2) + [linalg.IteratorType.reduction] * red)
         def y(ai, wi, acc):
             return arith.addf(acc, arith.mulf(ai, wi))
 

@@ -34,7 +34,7 @@ docs/performance.md, "Per-axis scales widened once".
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, memref
+from mlir.dialects import arith, memref
 
 from . import Pass
 from .nontemporal_entries import NONTEMPORAL
@@ -101,6 +101,7 @@ def _index(v: int) -> ir.Value:
 
 def _widened(scales: list[ir.Value]) -> list[ir.Value]:
     """Each of `scales` (same shape) widened to an f32 temporary by one generic."""
+    from mlir.dialects import linalg
     t = ir.MemRefType(scales[0].type)
     f32 = ir.F32Type.get()
     dynamic = [memref.dim(scales[0], _index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
@@ -118,6 +119,7 @@ def _reading(g, members: list[int], widened: list[ir.Value]) -> None:
     """A copy of generic `g` (its attributes too) reading `widened` in place of its inputs
     `members` (same positions, same maps), each member's widening replaced by the f32 value
     read."""
+    from mlir.dialects import linalg
     inputs = list(g.inputs)
     for i, w in zip(members, widened):
         inputs[i] = w

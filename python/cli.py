@@ -18,14 +18,13 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from importlib import metadata
 
 from mlir import ir
 
 from dequant import context, dialect
 from dequant.passes import PASSES, PIPELINES
 
-from . import aot, diagnostics, guards
+from . import diagnostics, guards  # aot (the kernels' runtime, 50 ms to import) for --emit=object only
 from .pipeline import UPSTREAM_NAMES, PipelineError, build
 
 SPLIT = "// -----"
@@ -70,6 +69,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def version() -> str:
+    from importlib import metadata
+
     def of(package: str) -> str:
         try:
             return metadata.version(package)
@@ -156,6 +157,8 @@ def chunks(text: str | bytes, split: bool) -> list[tuple[str | bytes, int]]:
 
 def emit_object(module: ir.Module, signatures: list | None, args) -> list[str]:
     """Lower what is left to LLVM, write the object to -o and its C header; notes to print."""
+    from . import aot
+
     if not aot.is_llvm(module):
         build("dq-to-llvm", module.context).run(module.operation)
     header = args.header or os.path.splitext(args.output)[0] + ".h"
@@ -195,8 +198,11 @@ def process(texts: list, name: str, args, pipeline: str | None) -> tuple[Callabl
             module = ir.Module.parse(text)
             del text
             signatures = None
-            if args.emit == "object" and not aot.is_llvm(module):
-                signatures = aot.signatures(module)
+            if args.emit == "object":
+                from . import aot
+
+                if not aot.is_llvm(module):
+                    signatures = aot.signatures(module)
             if dialect.verify(module.operation) and pipeline is not None:
                 pm = build(pipeline, ctx)
                 if args.mlir_print_ir_after_all:

@@ -144,6 +144,20 @@ def test_importing_the_passes_loads_no_runtime():
     assert [m for m in out if package_of(m) == "dequant" and m != "dequant"] == []
 
 
+def test_dequant_opt_starts_without_what_the_stage_does_not_use():
+    """`import dequant.cli` (every dequant-opt start) loads neither linalg's nor llvm's Python
+    dialect module (100 ms of import: the passes import them where used), nor the kernels'
+    runtime (--emit=object only), nor importlib.metadata (--version only)."""
+    out = run("""
+        import sys
+        import dequant.cli
+        print(*sorted(sys.modules))
+    """).split()
+    assert "dequant.passes.to_linalg" in out
+    for gone in ("mlir.dialects.linalg", "mlir.dialects.llvm", "dequant.runtime", "dequant.kernel", "importlib.metadata"):
+        assert gone not in out
+
+
 def test_the_package_gives_its_names_on_first_use():
     out = run("""
         import sys
