@@ -221,7 +221,7 @@ class _Body(Hoisted):
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
         for i, (r, g) in enumerate(pairs):
-            vector.store(blocks.results[i], v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
+            vector.store(self.output(blocks.results[i]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
 
     # What the QDQ kernel (_QdqBody) reads differently: where x's sums, x's words and the
     # per-column correction come from, and how a block's d is scaled.
@@ -241,6 +241,10 @@ class _Body(Hoisted):
         xs = [vector.broadcast(self.f32, memref.load(self.v["xs"], [r, kb])) for r in rs]
         return [vector.fma(arith.mulf(scales[g], xs[r]), arith.sitofp(self.f32, d[i]), acc[i]) for i, (r, g) in enumerate(pairs)]
 
+    def output(self, y: ir.Value) -> ir.Value:
+        """What is stored of 16 columns of y (f32): y itself."""
+        return y
+
 
 @dataclass(frozen=True)
 class QdqKernel(Int8Kernel):
@@ -254,9 +258,14 @@ class QdqKernel(Int8Kernel):
     with v = xq as int8 (uint8 xq: xq ^ 0x80 = xq - 128), u = wq + bias the weights' unsigned
     bytes (the layout above, one vpdpbusd per 4 rows of K and 16 columns), sum_k v per row by
     vpdpbusd against ones, and c[n] = -(zx - 128 [uint8 xq]) * sum_k (wq - zw) made when the stage
-    runs. Then y = s[n] * float(d), s[n] = sx * sw[n] rounded to f32 when the stage runs."""
+    runs. Then y = s[n] * float(d), s[n] = sx * sw[n] rounded to f32 when the stage runs.
+
+    With `requantize` ("i8" or "u8"), the QuantizeLinear reading y (per tensor, constant sy and
+    zy: r = [sy, zy] f32) is the epilogue, and y is stored as that QuantizeLinear's bytes:
+    saturate(roundeven(y / sy) + zy), a true f32 division, as ONNX computes it."""
 
     unsigned_x: bool = False
+    requantize: str | None = None
 
     @staticmethod
     def why_not(k: int, n: int, bits: int, largest: int) -> str | None:
@@ -273,7 +282,8 @@ class QdqKernel(Int8Kernel):
 
     def name(self) -> str:
         kind = ("i" if self.signed else "u") + "8"
-        return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}"
+        out = f"_q{self.requantize}" if self.requantize else ""
+        return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{out}"
 
     def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> tuple:
         """(weights, scales, zero points or None, corrections) from the weights' codes [K, N],
@@ -289,7 +299,11 @@ class QdqKernel(Int8Kernel):
         out = {"xq": ir.MemRefType.get([dyn, self.k], i8)}
         out.update({role: table[role] for role in ("w", "s", "z") if role in table})
         out["c"] = ir.MemRefType.get([self.workgroups, 1, self.width], i32)
-        out["y"] = table["y"]
+        if self.requantize:
+            out["r"] = ir.MemRefType.get([2], ir.F32Type.get())
+            out["y"] = ir.MemRefType.get([dyn, self.n], i8)
+        else:
+            out["y"] = table["y"]
         return out
 
     def emit_views(self, v: dict, m, workgroup) -> None:
@@ -298,7 +312,12 @@ class QdqKernel(Int8Kernel):
 
 class _QdqBody(_Body):
     """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
-    to d's start, one block scaled by s alone."""
+    to d's start, one block scaled by s alone (and requantized)."""
+
+    def __init__(self, kernel: QdqKernel, v: dict, m, workgroup):
+        super().__init__(kernel, v, m, workgroup)
+        if kernel.requantize:  # sy and zy, loaded once (the binding is not defined at self.top)
+            self.sy, self.zy = (vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(2))
 
     def flip(self, v: ir.Value) -> ir.Value:
         """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word)."""
@@ -344,3 +363,14 @@ class _QdqBody(_Body):
     def scaled(self, scales: list, rs: list, kb, pairs: list, d: list, acc: list) -> list:
         """s * float(d): one block (acc is zero)."""
         return [arith.mulf(scales[g], arith.sitofp(self.f32, d[i])) for i, (_, g) in enumerate(pairs)]
+
+    def output(self, y: ir.Value) -> ir.Value:
+        """y, or its requantized bytes: saturate(roundeven(y / sy) + zy). The f32 addition of zy
+        is exact below 2^24, and any larger |roundeven(y / sy)| saturates either way."""
+        if not self.k.requantize:
+            return y
+        low, high = (0, 255) if self.k.requantize == "u8" else (-128, 127)
+        f32 = ir.FloatAttr.get_f32
+        q = arith.addf(math.roundeven(arith.divf(y, self.sy)), self.zy)
+        q = arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))
+        return arith.trunci(self.small, arith.fptosi(self.i32, q))

@@ -39,10 +39,17 @@ integer kernel reading xq itself (QdqKernel; docs/semantics.md#the-integer-route
     %y2 = flow.dispatch @dq_matmul_qdq_...(%xq, %w, %s[, %z], %c, %m) -> [M', N]
 
 and the activation's dequantize goes where no other op reads it. Any other QDQ MatMul keeps the
-float route with a remark saying why.
+float route with a remark saying why. Where the MatMul's only reader is a QuantizeLinear per
+tensor to int8 or uint8 with constant scale and zero point (`_requantize`), the kernel computes
+it too and the dispatch's result, xq of the next layer, stands for that QuantizeLinear:
+
+    %r = arith.constant dense<[sy, zy]> : tensor<2xf32>
+    %q2 = flow.dispatch @dq_matmul_qdq_..._qu8(%xq, %w, %s[, %z], %c, %r, %m) -> [M', N] i8
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 from mlir import ir
@@ -254,10 +261,10 @@ def _resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
     return arith.constant(attr.type, attr)
 
 
-def _replace(m: Match, a_nd: ir.Value, call) -> ir.Operation:
-    """The MatMul replaced by `call(a2, rows, dyn)` -> y2 [M', N] f32, where a2 is `a_nd` [b...,
-    M, K] collapsed to [M', K] (dyn: M' or dynamic, rows: its value): the op now standing for the
-    MatMul."""
+def _replace(m: Match, a_nd: ir.Value, call, last=None) -> ir.Operation:
+    """The MatMul replaced by `call(a2, rows, dyn)` -> y2 [M', N], where a2 is `a_nd` [b..., M,
+    K] collapsed to [M', K] (dyn: M' or dynamic, rows: its value): the op now standing for the
+    MatMul, or for `last` (the MatMul's only reader, whose result y2 is) with the MatMul."""
     k, n = m.kn
     index = ir.IndexType.get()
     with ir.InsertionPoint(m.matmul), m.matmul.location:
@@ -273,9 +280,11 @@ def _replace(m: Match, a_nd: ir.Value, call) -> ir.Operation:
         if len(lead) > 1:
             sizes = [tensor.dim(a_nd, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
             y = expand(y, sizes + [n], [list(range(len(lead))), [len(lead)]])
-        out = t.from_builtin(y, m.matmul.results[0].type)
-    m.matmul.results[0].replace_all_uses_with(out)
-    m.matmul.erase()
+        replaced = [last, m.matmul] if last is not None else [m.matmul]
+        out = t.from_builtin(y, replaced[0].results[0].type)
+    for op in replaced:
+        op.results[0].replace_all_uses_with(out)
+        op.erase()
     return out.owner
 
 
@@ -358,6 +367,45 @@ def _activation(m: Match) -> tuple | str | None:
     return codes, np.float32(sx.reshape(-1)[0]), int(zx.reshape(-1)[0]), not e.signed, op
 
 
+# QuantizeLinear's attributes the kernel's epilogue takes, and the values it takes (output_dtype
+# typed the result, checked apart): axis means nothing to one scale; saturate applies to float8
+# outputs only; block_size 0 is not blocked; precision FLOAT (1) is the f32 scale's own division.
+_QUANTIZE_ATTRS = {"axis": lambda v: True, "saturate": lambda v: True, "block_size": lambda v: v == 0, "precision": lambda v: v in (0, 1)}
+
+
+def _requantize(m: Match) -> tuple | str | None:
+    """(the QuantizeLinear reading the MatMul's result, sy and zy as f32 [2], its output "u8" or
+    "i8") where it is the result's only reader, per tensor with constants sy (f32, finite, not 0)
+    and zy, 8-bit integer output, default attributes; why not; or None (no such reader)."""
+    uses = list(m.matmul.results[0].uses)
+    if len(uses) != 1 or uses[0].operand_number != 0:
+        return None
+    op = uses[0].owner
+    if t.onnx_name(op) != "onnx.QuantizeLinear":
+        return None
+    out = t.tensor_of(op.results[0].type)
+    if isinstance(out, str) or out.element.kind != "int" or out.element.bits != 8 or out.shape != m.y.shape:
+        return "its QuantizeLinear's output is not an int8 or uint8 tensor of the MatMul's shape"
+    for name in op.attributes:
+        short = name[len("torch.onnx.") :] if name.startswith("torch.onnx.") else None
+        attr = op.attributes[name]
+        if short is None:
+            continue
+        if short == "output_dtype" and isinstance(attr, ir.IntegerAttr):
+            continue  # the importer typed the result by it (checked above)
+        if short not in _QUANTIZE_ATTRS or not isinstance(attr, ir.IntegerAttr) or not _QUANTIZE_ATTRS[short](ir.IntegerAttr(attr).value):
+            return f"its QuantizeLinear's attribute '{short}' is not one the kernel takes"
+    sy = _torch_constant(op.operands[1]) if len(op.operands) > 1 else None
+    has_zp = len(op.operands) > 2 and not isinstance(t.tensor_of(op.operands[2].type), str)  # else `none`
+    zy = _torch_constant(op.operands[2]) if has_zp else np.zeros((), np.int32)
+    if sy is None or sy.dtype != np.float32 or sy.size != 1 or zy is None or zy.size != 1:
+        return "its QuantizeLinear's scale is not one f32 constant, or its zero point not one constant"
+    sy = np.float32(sy.reshape(-1)[0])
+    if not np.isfinite(sy) or sy == 0:
+        return f"its QuantizeLinear's scale is {sy}"
+    return op, np.array([sy, int(zy.reshape(-1)[0])], np.float32), ("i8" if out.element.signed else "u8")
+
+
 def _qdq_inputs(m: Match) -> tuple | str:
     """(QdqKernel, xq, the repacked weights, s, zw or None, c) of a QDQ MatMul, or why it keeps
     the float route. The integer algebra and its bound: docs/semantics.md#qdq-graphs-through-iree."""
@@ -386,10 +434,11 @@ def _qdq_inputs(m: Match) -> tuple | str:
     return kernel, codes_x, kernel.repack(codes, s, zw, c)
 
 
-def rewrite_qdq(m: Match, module, made: dict):
+def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     """Rewrite one QDQ MatMul (A and B dequantized) into a dispatch of the exact integer kernel
-    reading xq: why not (a str; nothing changed), None (A is no dequantize), or the op now
-    standing for the MatMul."""
+    reading xq, and the QuantizeLinear reading its result into the kernel's epilogue where it
+    can (else a remark): why not (a str; nothing changed), None (A is no dequantize), or the op
+    now standing for the MatMul (or its QuantizeLinear)."""
     a = m.activation[0] if m.activation is not None else m.matmul.operands[0].owner
     key = (m.dq_op.operation, a.operation if isinstance(a, (ir.Operation, ir.OpView)) else None)
     got = _qdq_inputs(m) if key not in made else made[key][0]
@@ -397,15 +446,25 @@ def rewrite_qdq(m: Match, module, made: dict):
         return got
     kernel, codes_x, (w, s, z, c) = got
     f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+    requantize = _requantize(m)
+    if isinstance(requantize, str):
+        remarks.append((next(iter(m.matmul.results[0].uses)).owner, f"QuantizeLinear not fused into dq's QDQ kernel: {requantize}"))
+    if not isinstance(requantize, tuple):
+        requantize = None
+    else:  # the same kernel, its epilogue the QuantizeLinear reading y
+        kernel = dataclasses.replace(kernel, requantize=requantize[2])
     name = _executable(kernel, module)
     if key not in made:
         with ir.InsertionPoint(m.dq_op), m.matmul.location:
             made[key] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
                          + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
-    consts = made[key][1]
+    consts, last, out = made[key][1], None, f32
     with m.matmul.location, ir.InsertionPoint(m.matmul):
         xq = codes_x()
-    return _replace(m, xq, lambda a, rows_v, dyn: _dispatch(name, [a] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], f32)])[0])
+        if requantize is not None:  # this MatMul's own sy and zy
+            last, r, out = requantize[0], requantize[1], i8
+            consts = consts + [arith.constant(ir.RankedTensorType.get([2], f32), ir.DenseElementsAttr.get(r))]
+    return _replace(m, xq, lambda a, rows_v, dyn: _dispatch(name, [a] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], out)])[0], last)
 
 
 def run(root) -> bool:
@@ -427,7 +486,7 @@ def run(root) -> bool:
     lanes = 16 if AVX512BW in root.attributes else 8
     made, done, activations = {}, set(), set()
     for m in found:
-        got = rewrite_qdq(m, root, made) if AVX512VNNI in root.attributes else None
+        got = rewrite_qdq(m, root, made, remarks) if AVX512VNNI in root.attributes else None
         if got is not None and not isinstance(got, str):
             done.add(m.dq_op)
             if m.activation is not None:

@@ -125,3 +125,80 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
   "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
 }
 }
+
+// -----
+
+// The MatMul's only reader a QuantizeLinear to int8 (sy = 0.375, zy = -7, per tensor): the
+// kernel's epilogue, saturate(roundeven(y / sy) + zy) with a true division, its result the
+// dispatch's i8 tensor, read where the QuantizeLinear's result was; r = [sy, zy] in f32.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qi8]](%{{.*}}: !stream.binding, %[[RB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// CHECK-DAG: %[[LOW:.*]] = arith.constant dense<-1.280000e+02> : vector<16xf32>
+// CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<1.270000e+02> : vector<16xf32>
+// CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2xf32>
+// CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xi8>
+// CHECK: %[[SY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: %[[ZY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: %[[Q:.*]] = arith.divf %{{.*}}, %[[SY]] : vector<16xf32>
+// CHECK-NEXT: %[[E:.*]] = math.roundeven %[[Q]] : vector<16xf32>
+// CHECK-NEXT: %[[Z:.*]] = arith.addf %[[E]], %[[ZY]] : vector<16xf32>
+// CHECK-NEXT: %[[A:.*]] = arith.maximumf %[[Z]], %[[LOW]] : vector<16xf32>
+// CHECK-NEXT: %[[B:.*]] = arith.minimumf %[[A]], %[[HIGH]] : vector<16xf32>
+// CHECK-NEXT: %[[I:.*]] = arith.fptosi %[[B]] : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT: %[[T:.*]] = arith.trunci %[[I]] : vector<16xi32> to vector<16xi8>
+// CHECK: vector.store %[[T]], %[[Y]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
+// CHECK-LABEL: func.func @requantize
+// CHECK: "onnx.QuantizeLinear"
+// CHECK: %[[RC:.*]] = arith.constant dense<[3.750000e-01, -7.000000e+00]> : tensor<2xf32>
+// CHECK: %[[YQ:.*]] = "flow.dispatch"(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[RC]], %{{.*}}) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-SAME: -> tensor<?x64xi8>
+// CHECK-NEXT: %[[YT:.*]] = "torch_c.from_builtin_tensor"(%[[YQ]]) : (tensor<?x64xi8>) -> !torch.vtensor<[?,64],si8>
+// CHECK-NEXT: "torch_c.to_builtin_tensor"(%[[YT]])
+// CHECK-NOT: onnx.QuantizeLinear
+// CHECK-NOT: onnx.MatMul
+// CHECK: "dq.onnx_dequantize_linear"
+// CHECK: return
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @requantize(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.375> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<-7> : tensor<si8>} : () -> !torch.vtensor<[],si8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  %yq = "torch.operator"(%y, %sy, %zy) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[?,64],si8>
+  %yf = "torch.operator"(%yq, %sy, %zy) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%yf) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
+
+// -----
+
+// A QuantizeLinear to uint8 dividing in f16 (precision = 10): not the kernel's epilogue, with a
+// remark; the MatMul still takes the kernel, its f32 result read by the QuantizeLinear.
+// REMARK: remark: QuantizeLinear not fused into dq's QDQ kernel: its QuantizeLinear's attribute 'precision' is not one the kernel takes
+// CHECK-LABEL: func.func @requantize_in_f16
+// CHECK: %[[Y:.*]] = "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_u8_i8_k64_n64::@dq_matmul_qdq_u8_i8_k64_n64]
+// CHECK-SAME: -> tensor<?x64xf32>
+// CHECK-NEXT: %[[YT:.*]] = "torch_c.from_builtin_tensor"(%[[Y]])
+// CHECK-NEXT: "torch.operator"(%[[YT]], %{{.*}}) <{name = "onnx.QuantizeLinear"}> {torch.onnx.precision = 10 : si64}
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @requantize_in_f16(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.375> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<7> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  %yq = "torch.operator"(%y, %sy, %zy) <{name = "onnx.QuantizeLinear"}> {torch.onnx.precision = 10 : si64} : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  "func.return"(%yq) : (!torch.vtensor<[?,64],ui8>) -> ()
+}
+}

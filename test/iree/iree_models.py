@@ -107,13 +107,17 @@ def qdq_both_matmul(path, k: int, n: int, seed: int = 0) -> str:
 
 
 def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column: bool = True, weight_zero_point: bool = False,
-               bias: bool = False, seed: int = 0) -> str:
+               bias: bool = False, requantize=None, weight_scale: float | None = None, sy: float = 0.07, seed: int = 0) -> str:
     """A QDQ MatMul of static rows, as quantize_static writes one: y [M, N] =
     DQ(Q(x, sx, zx)) @ DQ(w int8 [K, N], sw per column or per tensor[, zw]) (+ b). sx = 2^-4, so
-    x / sx is exact (a quantize by x * (1 / sx) gives the same codes)."""
+    x / sx is exact (a quantize by x * (1 / sx) gives the same codes); sw random, or every scale
+    `weight_scale`. `requantize` (np.uint8 or np.int8): y is Q(that, sy, zy) of that type instead
+    (sy = 0.07 by default, no power of two)."""
     rng = np.random.default_rng(seed)
     w = rng.integers(-128, 128, size=(k, n)).astype(np.int8)
     sw = (rng.random(n if per_column else ()) * 0.01 + 0.001).astype(np.float32)
+    if weight_scale is not None:
+        sw = np.full_like(sw, weight_scale)
     zx = np.array(131 if activations == np.uint8 else -5, activations)
     inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(sw, "sw"),
              numpy_helper.from_array(np.array(2.0**-4, np.float32), "sx"), numpy_helper.from_array(zx, "zx")]  # fmt: skip
@@ -130,8 +134,15 @@ def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column
     if bias:
         inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "b"))
         nodes.append(helper.make_node("Add", ["y0", "b"], ["y"]))
+    out = TensorProto.FLOAT
+    if requantize is not None:
+        nodes[-1].output[0] = "yf"
+        zy = np.array(120 if requantize == np.uint8 else -3, requantize)
+        inits += [numpy_helper.from_array(np.array(sy, np.float32), "sy"), numpy_helper.from_array(zy, "zy")]
+        nodes.append(helper.make_node("QuantizeLinear", ["yf", "sy", "zy"], ["y"]))
+        out = helper.np_dtype_to_tensor_dtype(zy.dtype)
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])
-    return _save_graph(nodes, inits, x, helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n]), path, OPSET)
+    return _save_graph(nodes, inits, x, helper.make_tensor_value_info("y", out, [m, n]), path, OPSET)
 
 
 def quantize_static_model(path, tmp_dir, k: int, n: int, seed: int = 0) -> str:

@@ -385,13 +385,18 @@ QDQ_FORMS = {
     "uint8-x-per-tensor-zero-point": {"per_column": False, "weight_zero_point": True},
     "int8-x-per-column-zero-point": {"activations": np.int8, "weight_zero_point": True},
     "uint8-x-bias": {"bias": True},
+    "uint8-x-requantize-int8": {"requantize": np.int8},
+    "int8-x-zero-point-requantize-uint8": {"activations": np.int8, "weight_zero_point": True, "requantize": np.uint8},
+    # y / sy = d / 256 exactly (sx = 2^-4, sw = 2^-3): ties wherever d = 128 mod 256
+    "uint8-x-requantize-ties": {"requantize": np.int8, "weight_scale": 2.0**-3, "sy": 2.0},
 }
 
 
 def qdq_integer_model(path: str, x: np.ndarray) -> np.ndarray:
     """The QDQ MatMul of models.qdq_matmul as integers, from the ONNX initializers: xq by
     QuantizeLinear's rule (x / sx rounded half to even, + zx, saturated), d = (xq - zx) @ (wq - zw)
-    in int64, then y = f32(sx * sw) * f32(d) in f32 (and + b in f32)."""
+    in int64, then y = f32(sx * sw) * f32(d) in f32 (and + b in f32); where the model
+    requantizes, onnx.reference's QuantizeLinear(y, sy, zy)."""
     init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
     sx, zx = init["sx"], init["zx"]
     info = np.iinfo(zx.dtype)
@@ -399,7 +404,13 @@ def qdq_integer_model(path: str, x: np.ndarray) -> np.ndarray:
     wq = init["w"].astype(np.int64) - init.get("zw", np.zeros((), np.int8)).astype(np.int64)
     d = (xq - int(zx)) @ wq
     y = (sx * init["sw"]).astype(F32) * d.astype(F32)
-    return (y + init["b"]) if "b" in init else y
+    y = (y + init["b"]) if "b" in init else y
+    if "sy" not in init:
+        return y
+    from onnx.reference import ReferenceEvaluator
+
+    node = onnx.helper.make_node("QuantizeLinear", ["y", "sy", "zy"], ["q"])
+    return ReferenceEvaluator(node).run(None, {"y": y, "sy": init["sy"], "zy": init["zy"]})[0]
 
 
 @needs_vnni
@@ -408,14 +419,30 @@ def test_qdq_matmul_integer_kernel(tmp_path, name):
     """A QDQ MatMul of 32 rows and 256 x 256 int8 weights takes dq's integer kernel reading xq
     (no dequantize of x left): equal, bit for bit, to the same integer arithmetic in numpy, and
     to onnx.reference within the bound of two f32 evaluations of one sum (docs/semantics.md#the-integer-route-of-qdq-matmuls):
-    |y - y_ref| <= (K + 6) * 2^-24 * sum_k |x_k * w_k| (+ 2^-23 |y_ref| for the bias's rounding)."""
-    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, **QDQ_FORMS[name])
+    |y - y_ref| <= (K + 6) * 2^-24 * sum_k |x_k * w_k| (+ 2^-23 |y_ref| for the bias's rounding).
+    A QuantizeLinear reading y is the kernel's epilogue (its result the dispatch's i8 tensor, no
+    QuantizeLinear of y left): equal, bit for bit, to onnx.reference's QuantizeLinear of the
+    numpy y, and within one step of onnx.reference's whole model (the bound above, far below sy,
+    can move a code across at most one rounding boundary)."""
+    form = QDQ_FORMS[name]
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, **form)
     staged = stage.prepare(stage.import_onnx(path))
     assert staged.count("entry_points = [@dq_matmul_qdq_") == 1
     assert "onnx.DequantizeLinear" not in staged and "linalg.generic" not in staged
+    if "requantize" in form:
+        dispatch = next(line for line in staged.splitlines() if "entry_points = [@dq_matmul_qdq_" in line)
+        assert staged.count('"onnx.QuantizeLinear"') == 1 and dispatch.endswith("-> tensor<32x256xi8>"), dispatch  # x's only
     x = (np.random.default_rng(1).standard_normal((32, 256)) * 3).astype(F32)  # some codes saturate
     got = run_vmfb(stage.compile_onnx(path), x)
-    np.testing.assert_array_equal(got, qdq_integer_model(path, x))
+    want_exact = qdq_integer_model(path, x)
+    if got.dtype == np.int8 and want_exact.dtype == np.uint8:  # IREE's buffers are signless
+        got = got.view(np.uint8)
+    assert got.dtype == want_exact.dtype
+    np.testing.assert_array_equal(got, want_exact)
+    if "requantize" in form:
+        steps = np.abs(got.astype(np.int64) - reference(path, x).astype(np.int64))
+        assert steps.max() <= 1 and np.isin(got, np.iinfo(got.dtype).max).any(), steps.max()  # some saturate
+        return
     init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
     info = np.iinfo(init["zx"].dtype)
     xf = (np.clip(np.rint(x / init["sx"]) + int(init["zx"]), info.min, info.max) - int(init["zx"])) * np.float64(init["sx"])
@@ -441,11 +468,13 @@ def test_qdq_matmul_of_few_rows_takes_the_integer_kernel_from_enough_work(tmp_pa
 
 
 @needs_vnni
-def test_qdq_matmul_integer_kernel_adds_no_dispatch(tmp_path):
+@pytest.mark.parametrize("requantize", [None, np.uint8, np.int8])
+def test_qdq_matmul_integer_kernel_adds_no_dispatch(tmp_path, requantize):
     """On the QDQ MatMul of 32 x 256 @ 256 x 256, IREE + dq runs no more dispatches than IREE
     alone (IREE's statistics): x's quantize and dq's kernel reading its bytes, where IREE fuses
-    its integer contraction and the scaling into one dispatch after the same quantize."""
-    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256)
+    its integer contraction and the scaling into one dispatch after the same quantize; with a
+    QuantizeLinear of y, which IREE fuses into that dispatch too and dq's kernel into its own."""
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, requantize=requantize)
     counts = {}
     for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", stage.prepare(stage.import_onnx(path)))):
         stats = tmp_path / f"{route}.json"
