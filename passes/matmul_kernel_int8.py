@@ -221,7 +221,7 @@ class _Body(Hoisted):
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
         for i, (r, g) in enumerate(pairs):
-            vector.store(self.output(blocks.results[i]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
+            vector.store(self.output(blocks.results[i], gs[g]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
 
     # What the QDQ kernel (_QdqBody) reads differently: where x's sums, x's words and the
     # per-column correction come from, and how a block's d is scaled.
@@ -241,8 +241,8 @@ class _Body(Hoisted):
         xs = [vector.broadcast(self.f32, memref.load(self.v["xs"], [r, kb])) for r in rs]
         return [vector.fma(arith.mulf(scales[g], xs[r]), arith.sitofp(self.f32, d[i]), acc[i]) for i, (r, g) in enumerate(pairs)]
 
-    def output(self, y: ir.Value) -> ir.Value:
-        """What is stored of 16 columns of y (f32): y itself."""
+    def output(self, y: ir.Value, group: int) -> ir.Value:
+        """What is stored of 16 columns of y (f32; column group `group`): y itself."""
         return y
 
 
@@ -262,10 +262,15 @@ class QdqKernel(Int8Kernel):
 
     With `requantize` ("i8" or "u8"), the QuantizeLinear reading y (per tensor, constant sy and
     zy: r = [sy, zy] f32) is the epilogue, and y is stored as that QuantizeLinear's bytes:
-    saturate(roundeven(y / sy) + zy), a true f32 division, as ONNX computes it."""
+    saturate(roundeven(y / sy) + zy), a true f32 division, as ONNX computes it. With `bias_add`, a
+    constant b[n] (f32, laid out as c) is added to y first; with `mid` ("i8" or "u8") too, y is
+    first quantized and dequantized per tensor (r = [sy, zy, sy', zy', s'', z'']: y becomes
+    (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias."""
 
     unsigned_x: bool = False
     requantize: str | None = None
+    bias_add: bool = False
+    mid: str | None = None
 
     @staticmethod
     def why_not(k: int, n: int, bits: int, largest: int) -> str | None:
@@ -282,15 +287,18 @@ class QdqKernel(Int8Kernel):
 
     def name(self) -> str:
         kind = ("i" if self.signed else "u") + "8"
-        out = f"_q{self.requantize}" if self.requantize else ""
+        out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
         return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{out}"
 
     def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> tuple:
         """(weights, scales, zero points or None, corrections) from the weights' codes [K, N],
         s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32)."""
         w, s, z = super().repack(codes, scale, zero_point)
-        c = correction.astype(np.int32).reshape(1, self.workgroups, self.width).transpose(1, 0, 2)
-        return w, s, z, np.ascontiguousarray(c)
+        return w, s, z, self.per_column(correction.astype(np.int32))
+
+    def per_column(self, values: np.ndarray) -> np.ndarray:
+        """Values [1, N] (or [N]) laid out [workgroups, 1, width], as c and b are read."""
+        return np.ascontiguousarray(values.reshape(1, self.workgroups, self.width).transpose(1, 0, 2))
 
     def types(self, m: int | None = None) -> dict:
         dyn = ir.ShapedType.get_dynamic_size() if m is None else m
@@ -299,8 +307,10 @@ class QdqKernel(Int8Kernel):
         out = {"xq": ir.MemRefType.get([dyn, self.k], i8)}
         out.update({role: table[role] for role in ("w", "s", "z") if role in table})
         out["c"] = ir.MemRefType.get([self.workgroups, 1, self.width], i32)
+        if self.bias_add:
+            out["b"] = ir.MemRefType.get([self.workgroups, 1, self.width], ir.F32Type.get())
         if self.requantize:
-            out["r"] = ir.MemRefType.get([2], ir.F32Type.get())
+            out["r"] = ir.MemRefType.get([6 if self.mid else 2], ir.F32Type.get())
             out["y"] = ir.MemRefType.get([dyn, self.n], i8)
         else:
             out["y"] = table["y"]
@@ -316,8 +326,8 @@ class _QdqBody(_Body):
 
     def __init__(self, kernel: QdqKernel, v: dict, m, workgroup):
         super().__init__(kernel, v, m, workgroup)
-        if kernel.requantize:  # sy and zy, loaded once (the binding is not defined at self.top)
-            self.sy, self.zy = (vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(2))
+        if kernel.requantize:  # r's scales and zero points, loaded once (r is not defined at self.top)
+            self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(6 if kernel.mid else 2)]
 
     def flip(self, v: ir.Value) -> ir.Value:
         """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word)."""
@@ -364,13 +374,21 @@ class _QdqBody(_Body):
         """s * float(d): one block (acc is zero)."""
         return [arith.mulf(scales[g], arith.sitofp(self.f32, d[i])) for i, (_, g) in enumerate(pairs)]
 
-    def output(self, y: ir.Value) -> ir.Value:
-        """y, or its requantized bytes: saturate(roundeven(y / sy) + zy). The f32 addition of zy
-        is exact below 2^24, and any larger |roundeven(y / sy)| saturates either way."""
+    def output(self, y: ir.Value, group: int) -> ir.Value:
+        """y, or its requantized bytes (after the mid requantization and the bias, if any)."""
         if not self.k.requantize:
             return y
-        low, high = (0, 255) if self.k.requantize == "u8" else (-128, 127)
+        r = self.r
+        if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
+            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
+        if self.k.bias_add:
+            y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * LANES)]))
+        return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
+
+    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
+        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"). The f32 addition
+        of zy is exact below 2^24, and any larger |roundeven(y / sy)| saturates either way."""
+        low, high = (0, 255) if kind == "u8" else (-128, 127)
         f32 = ir.FloatAttr.get_f32
-        q = arith.addf(math.roundeven(arith.divf(y, self.sy)), self.zy)
-        q = arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))
-        return arith.trunci(self.small, arith.fptosi(self.i32, q))
+        q = arith.addf(math.roundeven(arith.divf(y, sy)), zy)
+        return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))

@@ -40,16 +40,18 @@ integer kernel reading xq itself (QdqKernel; docs/semantics.md#the-integer-route
 
 and the activation's dequantize goes where no other op reads it. Any other QDQ MatMul keeps the
 float route with a remark saying why. Where the MatMul's only reader is a QuantizeLinear per
-tensor to int8 or uint8 with constant scale and zero point (`_requantize`), the kernel computes
-it too and the dispatch's result, xq of the next layer, stands for that QuantizeLinear:
+tensor to int8 or uint8 with constant scale and zero point, or one after a constant bias Add
+(y + b, or DQ(Q(y)) + DQ(bq) as quantize_static writes a bias; `_requantize`), the kernel
+computes those nodes too and the dispatch's result, xq of the next layer, stands for the last:
 
-    %r = arith.constant dense<[sy, zy]> : tensor<2xf32>
-    %q2 = flow.dispatch @dq_matmul_qdq_..._qu8(%xq, %w, %s[, %z], %c, %r, %m) -> [M', N] i8
+    %r = arith.constant dense<[sy, zy(, sy', zy', s'', z'')]> : tensor<2xf32> (or 6)
+    %q2 = flow.dispatch @dq_matmul_qdq_..._qu8(%xq, %w, %s[, %z], %c[, %b], %r, %m) -> [M', N] i8
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 from mlir import ir
@@ -261,10 +263,11 @@ def _resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
     return arith.constant(attr.type, attr)
 
 
-def _replace(m: Match, a_nd: ir.Value, call, last=None) -> ir.Operation:
+def _replace(m: Match, a_nd: ir.Value, call, also: list = ()) -> ir.Operation:
     """The MatMul replaced by `call(a2, rows, dyn)` -> y2 [M', N], where a2 is `a_nd` [b..., M,
     K] collapsed to [M', K] (dyn: M' or dynamic, rows: its value): the op now standing for the
-    MatMul, or for `last` (the MatMul's only reader, whose result y2 is) with the MatMul."""
+    MatMul, or for also[0] (whose result y2 is) with the ops `also` (each the only reader of the
+    next one's result, the last the MatMul's) and the MatMul."""
     k, n = m.kn
     index = ir.IndexType.get()
     with ir.InsertionPoint(m.matmul), m.matmul.location:
@@ -280,7 +283,7 @@ def _replace(m: Match, a_nd: ir.Value, call, last=None) -> ir.Operation:
         if len(lead) > 1:
             sizes = [tensor.dim(a_nd, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
             y = expand(y, sizes + [n], [list(range(len(lead))), [len(lead)]])
-        replaced = [last, m.matmul] if last is not None else [m.matmul]
+        replaced = [*also, m.matmul]
         out = t.from_builtin(y, replaced[0].results[0].type)
     for op in replaced:
         op.results[0].replace_all_uses_with(out)
@@ -373,37 +376,110 @@ def _activation(m: Match) -> tuple | str | None:
 _QUANTIZE_ATTRS = {"axis": lambda v: True, "saturate": lambda v: True, "block_size": lambda v: v == 0, "precision": lambda v: v in (0, 1)}
 
 
-def _requantize(m: Match) -> tuple | str | None:
-    """(the QuantizeLinear reading the MatMul's result, sy and zy as f32 [2], its output "u8" or
-    "i8") where it is the result's only reader, per tensor with constants sy (f32, finite, not 0)
-    and zy, 8-bit integer output, default attributes; why not; or None (no such reader)."""
-    uses = list(m.matmul.results[0].uses)
-    if len(uses) != 1 or uses[0].operand_number != 0:
-        return None
-    op = uses[0].owner
-    if t.onnx_name(op) != "onnx.QuantizeLinear":
-        return None
+class _Epilogue(NamedTuple):
+    """What the QDQ kernel computes after y (QdqKernel's requantize, mid and bias_add): the ops it
+    stands for (the last first, then back to the MatMul's reader), r = [sy, zy(, sy', zy', s'',
+    z'')] f32, the output's kind, the mid requantization's kind or None, b [N] f32 or None, and
+    the bias's own DequantizeLinear (erased when nothing else reads it) or None."""
+
+    ops: list
+    r: np.ndarray
+    out: str
+    mid: str | None = None
+    bias: np.ndarray | None = None
+    bias_op: object = None
+
+
+def _reader(value: ir.Value, operand: int | None = 0):
+    """The op reading `value`, where it is the one reader (at `operand`, None: any), or None."""
+    uses = list(value.uses)
+    ok = len(uses) == 1 and (operand is None or uses[0].operand_number == operand)
+    return uses[0].owner if ok else None
+
+
+def _per_tensor(op) -> tuple | str:
+    """(scale f32, zero point int) of a Quantize- or DequantizeLinear's constant per-tensor
+    operands (no zero point: 0), or why not."""
+    scale = _torch_constant(op.operands[1]) if len(op.operands) > 1 else None
+    has_zp = len(op.operands) > 2 and not isinstance(t.tensor_of(op.operands[2].type), str)  # else `none`
+    zp = _torch_constant(op.operands[2]) if has_zp else np.zeros((), np.int32)
+    if scale is None or scale.dtype != np.float32 or scale.size != 1 or zp is None or zp.size != 1:
+        return "scale is not one f32 constant, or its zero point not one constant"
+    scale = np.float32(scale.reshape(-1)[0])
+    return (scale, int(zp.reshape(-1)[0])) if np.isfinite(scale) and scale != 0 else f"scale is {scale}"
+
+
+def _quantize_linear(op, y: t.TorchTensor) -> tuple | str:
+    """(sy, zy, "u8" or "i8") of a QuantizeLinear of `y` the epilogue computes: per tensor with
+    constants sy (f32, finite, not 0) and zy, 8-bit integer output, default attributes; or why not."""
     out = t.tensor_of(op.results[0].type)
-    if isinstance(out, str) or out.element.kind != "int" or out.element.bits != 8 or out.shape != m.y.shape:
+    if isinstance(out, str) or out.element.kind != "int" or out.element.bits != 8 or out.shape != y.shape:
         return "its QuantizeLinear's output is not an int8 or uint8 tensor of the MatMul's shape"
     for name in op.attributes:
         short = name[len("torch.onnx.") :] if name.startswith("torch.onnx.") else None
         attr = op.attributes[name]
-        if short is None:
-            continue
-        if short == "output_dtype" and isinstance(attr, ir.IntegerAttr):
-            continue  # the importer typed the result by it (checked above)
+        if short is None or (short == "output_dtype" and isinstance(attr, ir.IntegerAttr)):
+            continue  # output_dtype: the importer typed the result by it (checked above)
         if short not in _QUANTIZE_ATTRS or not isinstance(attr, ir.IntegerAttr) or not _QUANTIZE_ATTRS[short](ir.IntegerAttr(attr).value):
             return f"its QuantizeLinear's attribute '{short}' is not one the kernel takes"
-    sy = _torch_constant(op.operands[1]) if len(op.operands) > 1 else None
-    has_zp = len(op.operands) > 2 and not isinstance(t.tensor_of(op.operands[2].type), str)  # else `none`
-    zy = _torch_constant(op.operands[2]) if has_zp else np.zeros((), np.int32)
-    if sy is None or sy.dtype != np.float32 or sy.size != 1 or zy is None or zy.size != 1:
-        return "its QuantizeLinear's scale is not one f32 constant, or its zero point not one constant"
-    sy = np.float32(sy.reshape(-1)[0])
-    if not np.isfinite(sy) or sy == 0:
-        return f"its QuantizeLinear's scale is {sy}"
-    return op, np.array([sy, int(zy.reshape(-1)[0])], np.float32), ("i8" if out.element.signed else "u8")
+    got = _per_tensor(op)
+    return f"its QuantizeLinear's {got}" if isinstance(got, str) else (*got, "i8" if out.element.signed else "u8")
+
+
+def _bias(add, value: ir.Value, n: int) -> tuple | None:
+    """(b [N] f32, its DequantizeLinear or None) of an Add of `value` and a constant b of N
+    values along the last dim: f32, or 8-bit integers dequantized per tensor (as quantize_static
+    writes a bias: (q - z) * s in f32, as DequantizeLinear computes it); or None."""
+    if t.onnx_name(add) != "onnx.Add" or len(add.operands) != 2:
+        return None
+    other = add.operands[1] if add.operands[0] == value else add.operands[0]
+    tt, dq = t.tensor_of(other.type), None
+    if isinstance(tt, str) or tt.element.name != "f32":
+        return None
+    b = _torch_constant(other)
+    owner = other.owner
+    if b is None and isinstance(owner, (ir.Operation, ir.OpView)) and t.onnx_name(owner) == "onnx.DequantizeLinear":
+        q, scale = _torch_constant(owner.operands[0]), _per_tensor(owner)
+        attrs = read_attrs(owner)
+        if q is None or isinstance(scale, str) or q.dtype not in (np.int8, np.uint8) or isinstance(attrs, str) or set(attrs) - {"axis"}:
+            return None
+        b, dq = (q.astype(np.float32) - np.float32(scale[1])) * scale[0], owner
+    if b is None or b.dtype != np.float32 or b.size != n or b.shape[-1:] != (n,):
+        return None
+    return b.reshape(n), dq
+
+
+def _requantize(m: Match) -> _Epilogue | str | None:
+    """The epilogue of a MatMul whose result y only a QuantizeLinear reads (`_quantize_linear`),
+    after a constant bias Add (y + b), or after its own QuantizeLinear and DequantizeLinear per
+    tensor (DQ(Q(y)) + b, as quantize_static writes it); why a QuantizeLinear reading y alone is
+    not taken; or None."""
+    y, n = m.matmul.results[0], m.kn[1]
+    first = _reader(y, None)
+    if first is None:
+        return None
+    if (bias := _bias(first, y, n)) is not None:  # y + b
+        q = _reader(first.results[0])
+        got = _quantize_linear(q, m.y) if q is not None and t.onnx_name(q) == "onnx.QuantizeLinear" else None
+        return None if not isinstance(got, tuple) else _Epilogue([q, first], np.array(got[:2], np.float32), got[2], None, *bias)
+    if t.onnx_name(first) != "onnx.QuantizeLinear" or first.operands[0] != y:
+        return None
+    got = _quantize_linear(first, m.y)
+    if isinstance(got, str):
+        return got
+    plain = _Epilogue([first], np.array(got[:2], np.float32), got[2])
+    dq = _reader(first.results[0])  # DQ(Q(y)) + b, then a QuantizeLinear
+    if dq is None or t.onnx_name(dq) != "onnx.DequantizeLinear" or t.tensor_of(dq.results[0].type) != m.y:
+        return plain
+    attrs, back = read_attrs(dq), _per_tensor(dq)
+    add = _reader(dq.results[0], None)
+    if isinstance(attrs, str) or set(attrs) - {"axis"} or isinstance(back, str) or add is None or (bias := _bias(add, dq.results[0], n)) is None:
+        return plain
+    q = _reader(add.results[0])
+    last = _quantize_linear(q, m.y) if q is not None and t.onnx_name(q) == "onnx.QuantizeLinear" else None
+    if not isinstance(last, tuple):
+        return plain
+    return _Epilogue([q, add, dq, first], np.array([*last[:2], *got[:2], *back], np.float32), last[2], got[2], *bias)
 
 
 def _qdq_inputs(m: Match) -> tuple | str:
@@ -449,22 +525,27 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     requantize = _requantize(m)
     if isinstance(requantize, str):
         remarks.append((next(iter(m.matmul.results[0].uses)).owner, f"QuantizeLinear not fused into dq's QDQ kernel: {requantize}"))
-    if not isinstance(requantize, tuple):
+    if not isinstance(requantize, _Epilogue):
         requantize = None
-    else:  # the same kernel, its epilogue the QuantizeLinear reading y
-        kernel = dataclasses.replace(kernel, requantize=requantize[2])
+    else:  # the same kernel, its epilogue the QuantizeLinear reading y (after a bias)
+        kernel = dataclasses.replace(kernel, requantize=requantize.out, mid=requantize.mid, bias_add=requantize.bias is not None)
     name = _executable(kernel, module)
     if key not in made:
         with ir.InsertionPoint(m.dq_op), m.matmul.location:
             made[key] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
                          + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
-    consts, last, out = made[key][1], None, f32
+    consts, also, out = made[key][1], [], f32
     with m.matmul.location, ir.InsertionPoint(m.matmul):
         xq = codes_x()
-        if requantize is not None:  # this MatMul's own sy and zy
-            last, r, out = requantize[0], requantize[1], i8
-            consts = consts + [arith.constant(ir.RankedTensorType.get([2], f32), ir.DenseElementsAttr.get(r))]
-    return _replace(m, xq, lambda a, rows_v, dyn: _dispatch(name, [a] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], out)])[0], last)
+        if requantize is not None:  # this MatMul's own bias, scales and zero points
+            also, out, r = requantize.ops, i8, requantize.r
+            if requantize.bias is not None:
+                consts = consts + [_resource(kernel.per_column(requantize.bias), f32, "dq_kernel_b")]
+            consts = consts + [arith.constant(ir.RankedTensorType.get([r.size], f32), ir.DenseElementsAttr.get(r))]
+    done = _replace(m, xq, lambda a, rows_v, dyn: _dispatch(name, [a] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], out)])[0], also)
+    if requantize is not None and requantize.bias_op is not None and not list(requantize.bias_op.results[0].uses):
+        requantize.bias_op.erase()
+    return done
 
 
 def run(root) -> bool:

@@ -202,3 +202,43 @@ func.func @requantize_in_f16(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[
   "func.return"(%yq) : (!torch.vtensor<[?,64],ui8>) -> ()
 }
 }
+
+// -----
+
+// A constant bias Add between the MatMul and its QuantizeLinear (to uint8, sy = 0.375, zy = 7):
+// b[n] = 0.5 (0x3F000000) laid out as c, added to y before the division.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qu8_b]](%{{.*}}: !stream.binding, %[[BB:[^:]+]]: !stream.binding, %[[RB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<2.550000e+02> : vector<16xf32>
+// CHECK-DAG: %[[B:.*]] = "stream.binding.subspan"(%[[BB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xf32>
+// CHECK-DAG: "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2xf32>
+// CHECK: %[[BV:.*]] = vector.load %[[B]][%{{[^]]+}}] : memref<1x1x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[YB2:.*]] = arith.addf %{{.*}}, %[[BV]] : vector<16xf32>
+// CHECK-NEXT: arith.divf %[[YB2]], %{{.*}} : vector<16xf32>
+// CHECK-LABEL: func.func @bias_requantize
+// CHECK-DAG: %[[BC:.*]] = arith.constant dense_resource<[[BBLOB:dq_kernel_b[^>]*]]> : tensor<1x1x64xf32>
+// CHECK-DAG: %[[RC:.*]] = arith.constant dense<[3.750000e-01, 7.000000e+00]> : tensor<2xf32>
+// CHECK: "flow.dispatch"(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BC]], %[[RC]], %{{.*}}) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-SAME: -> tensor<?x64xi8>
+// CHECK-NOT: onnx.Add
+// CHECK-NOT: onnx.QuantizeLinear
+// CHECK: return
+// CHECK: [[BBLOB]]: "0x{{........}}{{(0000003F)+}}"
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @bias_requantize(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %b = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.375> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<7> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  %yb = "torch.operator"(%y, %b) <{name = "onnx.Add"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[?,64],f32>
+  %yq = "torch.operator"(%yb, %sy, %zy) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  "func.return"(%yq) : (!torch.vtensor<[?,64],ui8>) -> ()
+}
+}

@@ -107,12 +107,14 @@ def qdq_both_matmul(path, k: int, n: int, seed: int = 0) -> str:
 
 
 def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column: bool = True, weight_zero_point: bool = False,
-               bias: bool = False, requantize=None, weight_scale: float | None = None, sy: float = 0.07, seed: int = 0) -> str:
+               bias: bool = False, qdq_bias: bool = False, requantize=None, weight_scale: float | None = None, sy: float = 0.07,
+               seed: int = 0) -> str:
     """A QDQ MatMul of static rows, as quantize_static writes one: y [M, N] =
     DQ(Q(x, sx, zx)) @ DQ(w int8 [K, N], sw per column or per tensor[, zw]) (+ b). sx = 2^-4, so
     x / sx is exact (a quantize by x * (1 / sx) gives the same codes); sw random, or every scale
     `weight_scale`. `requantize` (np.uint8 or np.int8): y is Q(that, sy, zy) of that type instead
-    (sy = 0.07 by default, no power of two)."""
+    (sy = 0.07 by default, no power of two). `qdq_bias`: the bias as quantize_static writes it,
+    DQ(Q(x @ w, 0.1, 128)) + DQ(b uint8, 0.01, 100)."""
     rng = np.random.default_rng(seed)
     w = rng.integers(-128, 128, size=(k, n)).astype(np.int8)
     sw = (rng.random(n if per_column else ()) * 0.01 + 0.001).astype(np.float32)
@@ -131,7 +133,13 @@ def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column
         helper.make_node("DequantizeLinear", w_inputs, ["wf"], **({"axis": 1} if per_column else {})),
         helper.make_node("MatMul", ["xf", "wf"], ["y0" if bias else "y"]),
     ]
-    if bias:
+    if bias and qdq_bias:
+        inits += [numpy_helper.from_array(rng.integers(0, 256, size=n).astype(np.uint8), "bq"),
+                  numpy_helper.from_array(np.array(0.01, np.float32), "sb"), numpy_helper.from_array(np.array(100, np.uint8), "zb"),
+                  numpy_helper.from_array(np.array(0.1, np.float32), "s0"), numpy_helper.from_array(np.array(128, np.uint8), "z0")]  # fmt: skip
+        nodes += [helper.make_node("QuantizeLinear", ["y0", "s0", "z0"], ["y0q"]), helper.make_node("DequantizeLinear", ["y0q", "s0", "z0"], ["y0f"]),
+                  helper.make_node("DequantizeLinear", ["bq", "sb", "zb"], ["b"]), helper.make_node("Add", ["y0f", "b"], ["y"])]  # fmt: skip
+    elif bias:
         inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "b"))
         nodes.append(helper.make_node("Add", ["y0", "b"], ["y"]))
     out = TensorProto.FLOAT

@@ -389,14 +389,16 @@ QDQ_FORMS = {
     "int8-x-zero-point-requantize-uint8": {"activations": np.int8, "weight_zero_point": True, "requantize": np.uint8},
     # y / sy = d / 256 exactly (sx = 2^-4, sw = 2^-3): ties wherever d = 128 mod 256
     "uint8-x-requantize-ties": {"requantize": np.int8, "weight_scale": 2.0**-3, "sy": 2.0},
+    "uint8-x-bias-requantize-uint8": {"bias": True, "requantize": np.uint8},
+    "uint8-x-qdq-bias-requantize-uint8": {"bias": True, "qdq_bias": True, "requantize": np.uint8},
 }
 
 
 def qdq_integer_model(path: str, x: np.ndarray) -> np.ndarray:
     """The QDQ MatMul of models.qdq_matmul as integers, from the ONNX initializers: xq by
     QuantizeLinear's rule (x / sx rounded half to even, + zx, saturated), d = (xq - zx) @ (wq - zw)
-    in int64, then y = f32(sx * sw) * f32(d) in f32 (and + b in f32); where the model
-    requantizes, onnx.reference's QuantizeLinear(y, sy, zy)."""
+    in int64, then y = f32(sx * sw) * f32(d) in f32, and the model's nodes after the MatMul (a
+    bias Add, QuantizeLinear, ...) run by onnx.reference on that y."""
     init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
     sx, zx = init["sx"], init["zx"]
     info = np.iinfo(zx.dtype)
@@ -404,13 +406,16 @@ def qdq_integer_model(path: str, x: np.ndarray) -> np.ndarray:
     wq = init["w"].astype(np.int64) - init.get("zw", np.zeros((), np.int8)).astype(np.int64)
     d = (xq - int(zx)) @ wq
     y = (sx * init["sw"]).astype(F32) * d.astype(F32)
-    y = (y + init["b"]) if "b" in init else y
-    if "sy" not in init:
-        return y
     from onnx.reference import ReferenceEvaluator
 
-    node = onnx.helper.make_node("QuantizeLinear", ["y", "sy", "zy"], ["q"])
-    return ReferenceEvaluator(node).run(None, {"y": y, "sy": init["sy"], "zy": init["zy"]})[0]
+    model = onnx.load(path)
+    nodes = list(model.graph.node)
+    at = [node.op_type for node in nodes].index("MatMul")
+    if at == len(nodes) - 1:
+        return y
+    y_info = onnx.helper.make_tensor_value_info(nodes[at].output[0], onnx.TensorProto.FLOAT, list(y.shape))
+    rest = onnx.helper.make_graph(nodes[at + 1 :], "after", [y_info], list(model.graph.output), list(model.graph.initializer))
+    return ReferenceEvaluator(onnx.helper.make_model(rest, opset_imports=model.opset_import)).run(None, {nodes[at].output[0]: y})[0]
 
 
 @needs_vnni
@@ -468,13 +473,16 @@ def test_qdq_matmul_of_few_rows_takes_the_integer_kernel_from_enough_work(tmp_pa
 
 
 @needs_vnni
-@pytest.mark.parametrize("requantize", [None, np.uint8, np.int8])
-def test_qdq_matmul_integer_kernel_adds_no_dispatch(tmp_path, requantize):
+@pytest.mark.parametrize("name", ["uint8-x-per-column", "uint8-x-requantize-int8", "int8-x-zero-point-requantize-uint8",
+                                  "uint8-x-bias-requantize-uint8", "uint8-x-qdq-bias-requantize-uint8"])  # fmt: skip
+def test_qdq_matmul_integer_kernel_adds_no_dispatch(tmp_path, name):
     """On the QDQ MatMul of 32 x 256 @ 256 x 256, IREE + dq runs no more dispatches than IREE
     alone (IREE's statistics): x's quantize and dq's kernel reading its bytes, where IREE fuses
     its integer contraction and the scaling into one dispatch after the same quantize; with a
-    QuantizeLinear of y, which IREE fuses into that dispatch too and dq's kernel into its own."""
-    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, requantize=requantize)
+    QuantizeLinear of y (after a bias Add, or as quantize_static writes a bias, after y's own
+    QuantizeLinear and DequantizeLinear), which IREE fuses into that dispatch too and dq's kernel
+    into its own."""
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, **QDQ_FORMS[name])
     counts = {}
     for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", stage.prepare(stage.import_onnx(path)))):
         stats = tmp_path / f"{route}.json"
