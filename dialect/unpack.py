@@ -6,8 +6,9 @@
 (i4, ui4, f4E2M1FN, i2, ui2), in ONNX's packed layout (docs/semantics.md#packed-sub-byte-data):
 over the flattened row-major tensor, element j in bits (j mod k) * w .. of byte j / k, k = 8 / w
 elements per byte of w bits, the last byte zero-padded. Its length is ceil(elements / k). The
-index operands are the result's dynamic dims, in order. `pack_values` and `unpack_values` are this
-layout in numpy (for dequant.Packed and the passes that read constant bytes).
+index operands are the result's dynamic dims, in order. `pack_codes` and `unpack_codes` (the
+fields' raw bits), `pack_values` and `unpack_values` (ml_dtypes values) are this layout in numpy
+(for dequant.Packed and the passes that read constant bytes).
 
 A dq op reading an unpacked tensor as its data reads the bytes in place (dq-to-linalg); any other
 use gets the unpacked tensor. The result's element type is the one fact the bytes do not carry.
@@ -37,6 +38,27 @@ def packed_bytes(shape: tuple, bits: int) -> int:
     return -(-math.prod(shape) * bits // 8)
 
 
+def pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
+    """The packed bytes (1-D uint8, a new array) of `codes`, uint8 fields of `bits` bits (any
+    shape, read flattened), in the layout above."""
+    per = 8 // bits
+    padded = np.zeros(-(-codes.size // per) * per, np.uint8)
+    padded[: codes.size] = codes.reshape(-1)
+    groups = padded.reshape(-1, per)
+    data = np.zeros(groups.shape[0], np.uint8)
+    for k in range(per):
+        data |= groups[:, k] << np.uint8(k * bits)
+    return data
+
+
+def unpack_codes(data, bits: int, count: int) -> np.ndarray:
+    """The first `count` fields of `bits` bits packed in `data` (bytes or a 1-D uint8 array) in
+    the layout above, one uint8 code each (1-D, a new array)."""
+    data = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
+    shifts = np.arange(8 // bits, dtype=np.uint8) * np.uint8(bits)
+    return ((data[:, None] >> shifts) & np.uint8((1 << bits) - 1)).reshape(-1)[:count]
+
+
 def pack_values(values: np.ndarray) -> np.ndarray:
     """The packed bytes (1-D uint8, a new array) of `values`, an ml_dtypes array of a sub-byte
     type, in the layout above; ValueError for another dtype."""
@@ -46,14 +68,7 @@ def pack_values(values: np.ndarray) -> np.ndarray:
         e = None
     if e is None or not e.sub_byte:
         raise ValueError(f"pack takes an array of int4, uint4, float4_e2m1fn, int2 or uint2, got {values.dtype}")
-    fields = values.reshape(-1).view(np.uint8) & np.uint8((1 << e.bits) - 1)
-    padded = np.zeros(packed_bytes(values.shape, e.bits) * e.per_byte, np.uint8)
-    padded[: fields.size] = fields
-    groups = padded.reshape(-1, e.per_byte)
-    data = np.zeros(groups.shape[0], np.uint8)
-    for k in range(e.per_byte):
-        data |= groups[:, k] << np.uint8(k * e.bits)
-    return data
+    return pack_codes(values.reshape(-1).view(np.uint8) & np.uint8((1 << e.bits) - 1), e.bits)
 
 
 def unpack_values(data: np.ndarray, element: Element, shape: tuple) -> np.ndarray:
@@ -61,9 +76,7 @@ def unpack_values(data: np.ndarray, element: Element, shape: tuple) -> np.ndarra
     long) as an ml_dtypes array of `element`'s dtype and of `shape`, one element per byte (a
     new array)."""
     e = element
-    shifts = np.arange(e.per_byte, dtype=np.uint8) * e.bits
-    fields = (data[:, None] >> shifts) & np.uint8((1 << e.bits) - 1)
-    values = fields.reshape(-1)[: math.prod(shape)]
+    values = unpack_codes(data, e.bits, math.prod(shape))
     if e.kind == "float":
         return values.view(e.dtype).reshape(shape)
     if e.signed:

@@ -38,6 +38,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
+from dequant.dialect import unpack
+
 # Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
 GROUPS = 4
 # Several-rows body: ROWS x PANEL_GROUPS column groups of accumulators (8 of 16 AVX2 registers,
@@ -53,12 +55,7 @@ REPACK_BYTES = 1 << 18
 def codes(stored: np.ndarray, bits: int, k: int, n: int) -> np.ndarray:
     """The codes [K, N] of weights stored as `Kernel.repack` takes them, one uint8 each (a 4-bit
     code in the low bits)."""
-    if bits == 8:
-        return stored.reshape(k, n)
-    out = np.empty((k, n), np.uint8)
-    flat = out.reshape(-1)
-    flat[0::2], flat[1::2] = stored & 15, stored >> 4  # ONNX order: element 2i in the low bits
-    return out
+    return stored.reshape(k, n) if bits == 8 else unpack.unpack_codes(stored.reshape(-1), bits, k * n).reshape(k, n)
 
 
 @dataclass(frozen=True)

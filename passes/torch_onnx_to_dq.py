@@ -111,34 +111,6 @@ def partial_block(sig: Signature, types: list) -> tuple[int, int] | None:
     return axis, d - d % b
 
 
-def _codes(data: bytes, count: int, bits: int):
-    """The `count` fields of `bits` bits of packed bytes (ONNX order: element j in bits
-    (j mod k) * bits of byte j / k), as uint8 codes (one strided store per field of a byte)."""
-    import numpy as np
-
-    per = 8 // bits
-    b = np.frombuffer(data, np.uint8)
-    fields = np.empty((b.size, per), np.uint8)
-    for k in range(per):
-        fields[:, k] = (b >> (k * bits)) & ((1 << bits) - 1)
-    return fields.reshape(-1)[:count]
-
-
-def _pack_codes(codes, bits: int) -> bytes:
-    """uint8 codes of `bits` bits packed into bytes in ONNX order (the last byte zero-padded)."""
-    import numpy as np
-
-    per = 8 // bits
-    flat = codes.reshape(-1)
-    if flat.size % per:
-        flat = np.concatenate([flat, np.zeros(per - flat.size % per, np.uint8)])
-    fields = flat.reshape(-1, per)
-    out = fields[:, 0].copy()
-    for k in range(1, per):
-        out |= fields[:, k] << (k * bits)
-    return out.tobytes()
-
-
 def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: int) -> ir.Value:
     """Elements [start, start + size) along `axis` of an operand: of its packed bytes (`data`,
     repacked) when it is a sub-byte initializer, else a tensor.extract_slice of its builtin tensor."""
@@ -150,10 +122,10 @@ def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: in
     if data is not None:
         import numpy as np
 
-        codes = _codes(data, int(np.prod(tt.shape)), tt.element.bits).reshape(tt.shape)
+        codes = unpack.unpack_codes(data, tt.element.bits, int(np.prod(tt.shape))).reshape(tt.shape)
         index = [slice(None)] * len(shape)
         index[axis] = slice(start, start + size)
-        return packed_constant(_pack_codes(np.ascontiguousarray(codes[tuple(index)]), tt.element.bits), part)
+        return packed_constant(unpack.pack_codes(codes[tuple(index)], tt.element.bits).tobytes(), part)
     whole = t.to_builtin(v, tt)
     offsets = [start if i == axis else 0 for i in range(len(shape))]
     return tensor.extract_slice(part.dq(), whole, [], [], [], offsets, shape, [1] * len(shape))
