@@ -353,9 +353,7 @@ def _activation(m: Match) -> tuple | str | None:
         if isinstance(tt, str) or isinstance(attrs, str):
             return "its activation is not a quantized tensor dq reads"
         e, f32 = tt.element, attrs.get("output_dtype", "f32") == "f32"
-        sx = _torch_constant(op.operands[1])
-        has_zp = len(op.operands) > 2 and not isinstance(t.tensor_of(op.operands[2].type), str)  # else `none`
-        zx = _torch_constant(op.operands[2]) if has_zp else np.zeros((), np.int32)
+        sx, zx = _scale_and_zero_point(op)
         if (sx is not None and sx.size != 1) or (zx is not None and zx.size != 1):
             return "its activation's scale or zero point is not per tensor"
 
@@ -397,12 +395,18 @@ def _reader(value: ir.Value, operand: int | None = 0):
     return uses[0].owner if ok else None
 
 
+def _scale_and_zero_point(op) -> tuple:
+    """(scale, zero point) of a Quantize- or DequantizeLinear node as constant arrays, each None
+    where it is not a constant of the model; an absent (or `none`) zero point is 0."""
+    scale = _torch_constant(op.operands[1]) if len(op.operands) > 1 else None
+    has_zp = len(op.operands) > 2 and not isinstance(t.tensor_of(op.operands[2].type), str)  # else `none`
+    return scale, _torch_constant(op.operands[2]) if has_zp else np.zeros((), np.int32)
+
+
 def _per_tensor(op) -> tuple | str:
     """(scale f32, zero point int) of a Quantize- or DequantizeLinear's constant per-tensor
     operands (no zero point: 0), or why not."""
-    scale = _torch_constant(op.operands[1]) if len(op.operands) > 1 else None
-    has_zp = len(op.operands) > 2 and not isinstance(t.tensor_of(op.operands[2].type), str)  # else `none`
-    zp = _torch_constant(op.operands[2]) if has_zp else np.zeros((), np.int32)
+    scale, zp = _scale_and_zero_point(op)
     if scale is None or scale.dtype != np.float32 or scale.size != 1 or zp is None or zp.size != 1:
         return "scale is not one f32 constant, or its zero point not one constant"
     scale = np.float32(scale.reshape(-1)[0])
