@@ -218,6 +218,14 @@ class Hoisted:
     def const(self, v: int) -> ir.Value:
         return self._constant(v, lambda: _index(v))
 
+    def splat(self, t: ir.VectorType, attr: ir.Attribute, key) -> ir.Value:
+        """A vector constant of type t, every element `attr` (made once per `key`)."""
+        return self._constant(("splat", key), lambda: arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)))
+
+    def scalar(self, t: ir.Type, value) -> ir.Value:
+        """A scalar constant of type t (an integer or float type)."""
+        return self._constant(("scalar", str(t), value), lambda: arith.constant(t, value))
+
     def tail_rows(self, at, m, most: int, tile) -> None:
         """`tile(r0, rows)` over the rows from `at` to `m` (fewer than `most`): by tiles of the
         powers of two below `most`, largest first, at most one each."""

@@ -30,6 +30,11 @@ quantized per row and block of K, then that kernel (passes/matmul_kernel_int8.py
 Asked for without `dq.avx512vnni`, the pass fails with an error; a MatMul only the exact kernel
 takes gets it, with a remark.
 
+On a module tagged `dq.avx512vnni` (without int8 activations), a MatMul of one row (static) and
+4-bit weights takes the exact one-row route, two dispatches of the same shape: x written as
+base-256 digits per block (`Digits`), then the kernel summing them exactly in integers
+(`DigitKernel`; docs/semantics.md#the-exact-one-row-route).
+
 On a module tagged `dq.avx512vnni`, a QDQ MatMul, whose A is an int8 or uint8 activation
 dequantized per tensor (a dq op, or a DequantizeLinear left to IREE because other ops read it
 too) and whose B is 8-bit weights per tensor or per column, becomes one dispatch of the exact
@@ -65,7 +70,7 @@ from . import Pass
 from . import torch_onnx as t
 from .int8_activations import INT8_ACTIVATIONS
 from .matmul_kernel import Kernel
-from .matmul_kernel_int8 import Int8Kernel, QdqKernel, Quantize
+from .matmul_kernel_int8 import DigitKernel, Int8Kernel, QdqKernel
 from .queries import made_by
 from .remarks import emit_remarks
 from .target_features import AVX512BW, AVX512VNNI
@@ -180,10 +185,11 @@ def _weights(m: Match) -> tuple | str:
     return e, q, scale, zp
 
 
-def _inputs(m: Match, lanes: int, int8: bool) -> tuple | str:
-    """(Kernel or Int8Kernel, the weights as stored (`_stored`), scale [KB, N] f32, zero point
-    [KB, N] or None, why the exact kernel where int8 activations were asked for, or None), or why
-    no kernel."""
+def _inputs(m: Match, lanes: int, int8: bool, vnni: bool) -> tuple | str:
+    """(Kernel, Int8Kernel or DigitKernel, the weights as stored (`_stored`), scale [KB, N] f32,
+    zero point [KB, N] or None, why the exact kernel where int8 activations were asked for, or
+    None), or why no kernel. On a VNNI target a MatMul of one row (static) takes the exact
+    one-row integer kernel where it fits."""
     k, n = m.kn
     got = _weights(m)
     if isinstance(got, str):
@@ -195,6 +201,8 @@ def _inputs(m: Match, lanes: int, int8: bool) -> tuple | str:
         exact = Int8Kernel.why_not(k, n, block, e.bits)
         if exact is None:
             return Int8Kernel(k, n, block, e.bits, e.signed, zp is not None), q, np.ascontiguousarray(scale[1]), zp, None
+    elif vnni and list(m.a.shape[:-1]) == [1] * (len(m.a.shape) - 1) and DigitKernel.why_not(k, n, block, e.bits) is None:
+        return DigitKernel(k, n, block, e.bits, e.signed, zp is not None), q, np.ascontiguousarray(scale[1]), zp, None
     if lanes > 8 and Kernel.why_not(k, n, block, e.bits, lanes):
         lanes = 8  # e.g. N a multiple of 32 columns, not of 64: the 8-lane kernel (or why not)
     why = Kernel.why_not(k, n, block, e.bits, lanes)
@@ -291,10 +299,10 @@ def _replace(m: Match, a_nd: ir.Value, call, also: list = ()) -> ir.Operation:
     return out.owner
 
 
-def rewrite(m: Match, module, made: dict, lanes: int, int8: bool):
+def rewrite(m: Match, module, made: dict, lanes: int, int8: bool, vnni: bool):
     """Rewrite one MatMul into a kernel dispatch: why not (a str; nothing changed), or the op
     now standing for the MatMul (at its location)."""
-    got = _inputs(m, lanes, int8) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
+    got = _inputs(m, lanes, int8, vnni) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
     if isinstance(got, str):
         return got
     kernel = got[0]
@@ -310,7 +318,7 @@ def rewrite(m: Match, module, made: dict, lanes: int, int8: bool):
 
     def call(a, rows_v, dyn):
         if isinstance(kernel, Int8Kernel):  # x quantized once per call, by a dispatch of its own
-            quantize = Quantize(m.kn[0], kernel.block)
+            quantize = kernel.quantize()
             types = quantize.types()
             shapes = [ir.RankedTensorType.get([dyn, *types[r].shape[1:]], types[r].element_type) for r in quantize.results]
             inputs = _dispatch(_executable(quantize, module), [a], rows_v, shapes)
@@ -578,7 +586,7 @@ def run(root) -> bool:
                 activations.add(m.activation[0])
             continue
         qdq = got
-        got = rewrite(m, root, made, lanes, int8)
+        got = rewrite(m, root, made, lanes, int8, AVX512VNNI in root.attributes)
         if isinstance(got, str):
             remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {got}"))
             continue

@@ -75,20 +75,21 @@ def stage_corpus() -> list[tuple[str, bytes, bool]]:
         lo, hi = {ml_dtypes.int4: (-8, 8), ml_dtypes.uint4: (0, 16), np.int8: (-128, 128), np.uint8: (0, 256)}[dtype]
         return rng.integers(lo, hi, size=shape).astype(dtype)
 
-    def matmul(name, k, n, block, dtype, zp, opset=21):
+    def matmul(name, k, n, block, dtype, zp, opset=21, rows="M"):
         blocks = -(-k // block)
         inits = [nh.from_array(ints(dtype, k, n), "w"), nh.from_array(scales(blocks, n), "s")]
         if zp:
             inits.append(nh.from_array(ints(dtype, blocks, n), "z"))
         nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"][: len(inits)], ["wf"], axis=0, block_size=block),
                  h.make_node("MatMul", ["x", "wf"], ["y"])]  # fmt: skip
-        add(name, nodes, [vi("x", TP.FLOAT, ["M", k])], [vi("y", TP.FLOAT, ["M", n])], inits, opset)
+        add(name, nodes, [vi("x", TP.FLOAT, [rows, k])], [vi("y", TP.FLOAT, [rows, n])], inits, opset)
 
     matmul("int4-blocked", 64, 32, 16, ml_dtypes.int4, False)
     matmul("int4-blocked-zp", 64, 16, 32, ml_dtypes.int4, True)
     matmul("uint4-blocked-zp", 32, 16, 16, ml_dtypes.uint4, True)
     matmul("int4-partial-block", 33, 16, 16, ml_dtypes.int4, True)
     matmul("int8-partial-block", 33, 8, 16, np.int8, False)
+    matmul("int4-one-row", 128, 64, 32, ml_dtypes.int4, True, rows=1)  # the exact one-row route on VNNI hosts
     # QDQ int8 CNN block: y = relu(conv(DQ(Q(x)), DQ(w int8 per channel), DQ(bias int32)))
     c, o = 3, 4
     w, ws = ints(np.int8, o, c, 3, 3), scales(o)

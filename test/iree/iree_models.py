@@ -45,9 +45,9 @@ def int4_blocked_matmul(path, k: int, n: int, block: int, *, zero_point: bool = 
     return _save(nodes, inits, k, n, path)
 
 
-def matmul_forms(path, k: int, n: int, forms: list, seed: int = 0, batch: bool = False) -> str:
+def matmul_forms(path, k: int, n: int, forms: list, seed: int = 0, batch: bool = False, rows: int | None = None) -> str:
     """One model with a MatMul per weight form: y<i> = x @ DequantizeLinear(w<i>), x f32 [M, K]
-    (M dynamic; with `batch`, [B, M, K] with B dynamic too). A form is (dtype, block, zero
+    (M dynamic, or `rows`; with `batch`, [B, M, K] with B dynamic too). A form is (dtype, block, zero
     point): dtype int4/uint4/int8/uint8 (ml_dtypes or numpy), block > 0 blocked along K, 0 a
     scale per column (axis 1), -1 one scale; zero point True/False."""
     rng = np.random.default_rng(seed)
@@ -68,8 +68,8 @@ def matmul_forms(path, k: int, n: int, forms: list, seed: int = 0, batch: bool =
             inits.append(numpy_helper.from_array(rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype), f"z{i}"))
             inputs.append(f"z{i}")
         nodes += [helper.make_node("DequantizeLinear", inputs, [f"wf{i}"], **attrs), helper.make_node("MatMul", ["x", f"wf{i}"], [f"y{i}"])]
-        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, (["B"] if batch else []) + ["M", n]))
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (["B"] if batch else []) + ["M", k])
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, (["B"] if batch else []) + [rows or "M", n]))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (["B"] if batch else []) + [rows or "M", k])
     m = helper.make_model(helper.make_graph(nodes, "g", [x], outputs, inits), opset_imports=[helper.make_opsetid("", OPSET)])
     m.ir_version = 10
     onnx.checker.check_model(m)

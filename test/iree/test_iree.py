@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -375,6 +376,105 @@ def test_int8_activations_without_vnni_or_off_the_cpu_are_refused(tmp_path):
         stage.compile_onnx(path, target="cuda", int8_activations=True)
     run = dequant_iree(str(path), "-o", str(tmp_path / "m.vmfb"), "--target", "cuda", "--int8-activations")
     one_error_line(run, "int8 activations are for the llvm-cpu target, not cuda")
+
+
+# --- the exact one-row route (AVX-512 VNNI): against a numpy model of its integer arithmetic -----
+
+
+def f32_rounded(q: Fraction) -> F32:
+    """The rational q rounded once to f32 (to nearest, ties to even; subnormals; no overflow)."""
+    if q == 0:
+        return F32(0)
+    e = max(q.numerator.bit_length() - q.denominator.bit_length(), -126)
+    while abs(q) >= Fraction(2) ** e:  # 2^(e - 1) <= |q| < 2^e, or |q| < 2^-126
+        e += 1
+    while e > -125 and abs(q) < Fraction(2) ** (e - 1):
+        e -= 1
+    ulp = Fraction(2) ** (max(e, -125) - 24)
+    return F32(float(round(q / ulp) * ulp))
+
+
+def one_row_reference(x: np.ndarray, w: np.ndarray, s: np.ndarray, z: np.ndarray, block: int) -> np.ndarray:
+    """y = x @ dequantize(w) for one row x [K] as docs/semantics.md#the-exact-one-row-route states:
+    per block of x (32 values, or the longest multiple of 8 dividing the weights' block), 2^e the
+    power of two just above its largest |x| (2^-126 at least), X = roundeven(x * 2^(30 - e)), Y =
+    sum X * (w - z) exact then rounded once to f32, y = y + s * Y * 2^(e - 30) rounded once, blocks
+    in order; a block holding a NaN or an infinity makes y NaN. w [K, N] integers, s and z [K /
+    block, N]."""
+    k, n = w.shape
+    xb = next(d for d in (32, 24, 16, 8) if block % d == 0)
+    y = [F32(0)] * n
+    for b in range(k // xb):
+        part = x[b * xb : (b + 1) * xb].astype(np.float64)
+        if not np.isfinite(part).all():
+            return np.full(n, np.nan, F32)
+        e = max(int(np.frexp(np.abs(part).max())[1]), -126)  # max |x| < 2^e
+        big = np.rint(np.ldexp(part, 30 - e)).astype(np.int64)
+        rows = slice(b * xb, (b + 1) * xb)
+        d = big @ (w[rows].astype(np.int64) - z[b * xb // block].astype(np.int64))
+        for j in range(n):
+            term = Fraction(float(s[b * xb // block, j])) * Fraction(float(f32_rounded(Fraction(int(d[j]))))) * Fraction(2) ** (e - 30)
+            y[j] = f32_rounded(Fraction(float(y[j])) + term)
+    return np.array(y, F32)
+
+
+ONE_ROW_FORMS = [(I4, 32, False), (I4, 32, True), (U4, 32, True), (U4, 64, False), (I4, 16, True), (I4, 128, False),
+                 (U4, 0, True), (I4, -1, False), (I4, 8, False), (I4, 24, True), (np.int8, 32, False)]  # fmt: skip
+
+
+@needs_vnni
+def test_one_row_exact_integer_kernel(tmp_path):
+    """A MatMul of one row (static) and 4-bit weights takes the exact one-row kernel (two
+    dispatches: x's digits, then the kernel; 8-bit weights keep the f32 kernel), bit for bit the
+    numpy model of its arithmetic, for every 4-bit weight form and x with a block of zeros, a
+    block spanning 2^50 (its small values rounded to 2^-30 of its largest), subnormals, blocks
+    below 2^-119 (x * 2^(30 - e) and 2^(e - 30) leave f32's normal range), and values near f32's
+    largest. Against the exact
+    product the error is within 1e-6 of the output's magnitude; a NaN or an infinity in x makes
+    the row NaN (the documented deviation for an infinity)."""
+    from onnx import numpy_helper
+
+    k, n = 384, 64
+    path = models.matmul_forms(tmp_path / "m.onnx", k, n, ONE_ROW_FORMS, rows=1)
+    text = stage.prepare(stage.import_onnx(path))
+    four_bit = len(ONE_ROW_FORMS) - 1
+    assert len(re.findall(r'"flow.dispatch"\([^)]*\) \{entry_points = \[@dq_matmul_digits_', text)) == four_bit
+    assert len(re.findall(r'"flow.dispatch"\([^)]*\) \{entry_points = \[@dq_digits_rows_', text)) == four_bit
+    assert text.count("entry_points = [@dq_matmul_i8_k384_n64_b32_l16") == 1
+    vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags)
+    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    import iree.runtime as rt
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
+
+    def run(x):
+        return [np.asarray(g)[0] for g in ctx.modules.module["g"](x[None, :])]
+
+    rng = np.random.default_rng(11)
+    cases = {"normal": rng.standard_normal(k)}
+    wide = rng.standard_normal(k)
+    wide[:8] = 0  # a block of zeros (in every form's blocks of 8 and up)
+    wide[32:64] *= np.logspace(0, -15, 32)  # 2^50 from the largest to the smallest
+    wide[64:96] = rng.standard_normal(32) * 1e-40  # subnormals
+    wide[96:128] = rng.standard_normal(32) * 1e-37  # below 2^-119
+    cases["wide"] = wide
+    cases["large"] = rng.standard_normal(k) * 1e34
+    for name, x in cases.items():
+        x = x.astype(F32)
+        got = run(x)
+        for i, (dtype, block, zero_point) in enumerate(ONE_ROW_FORMS[:-1]):
+            block = block if block > 0 else k
+            w = inits[f"w{i}"].astype(np.int64)
+            s = np.broadcast_to(inits[f"s{i}"], (k // block, n)).astype(F32)
+            z = np.broadcast_to(inits[f"z{i}"].astype(np.int64), (k // block, n)) if zero_point else np.zeros((k // block, n), np.int64)
+            np.testing.assert_array_equal(got[i], one_row_reference(x, w, s, z, block), err_msg=f"form {ONE_ROW_FORMS[i]}, x {name}")
+            exact = x.astype(np.float64) @ ((w - np.repeat(z, block, axis=0)) * np.repeat(s.astype(np.float64), block, axis=0))
+            assert np.abs(got[i] - exact).max() <= 1e-6 * np.abs(exact).max(), (ONE_ROW_FORMS[i], name)
+    for bad in (np.nan, np.inf):
+        x = rng.standard_normal(k).astype(F32)
+        x[100] = bad
+        assert all(np.isnan(g).all() for g in run(x)[:-1]), bad
 
 
 # --- QDQ MatMuls: dq's exact integer kernel (AVX-512 VNNI) ---------------------------------------
@@ -787,20 +887,24 @@ def ort_unoptimized(path: str, x: np.ndarray) -> np.ndarray:
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
 
 
+@pytest.mark.parametrize("seq", [3, 1])
 @pytest.mark.parametrize("symmetric", [True, False], ids=["int4", "uint4-zero-point"])
-def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric):
+def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric, seq):
     """A Llama-style decoder layer (RMSNorm, causal attention, SiLU MLP) at small dims, quantized
     by onnxruntime's MatMulNBitsQuantizer (QDQ, blocked 32): through the stage every MatMul reads
-    its weights quantized and the output agrees with onnxruntime's unoptimized run
-    and with onnx.reference within f32 rounding."""
+    its weights quantized (at one token on a VNNI host, by the exact one-row integer kernel) and
+    the output agrees with onnxruntime's unoptimized run and with onnx.reference within f32
+    rounding."""
     pytest.importorskip("onnx_ir", reason="onnxruntime's MatMulNBitsQuantizer needs the onnx-ir package")
-    float_path = models.decoder_layer(tmp_path / "f.onnx", seq=3, hidden=128, heads=4, mlp=256)
+    float_path = models.decoder_layer(tmp_path / "f.onnx", seq=seq, hidden=128, heads=4, mlp=256)
     path = models.quantize_matmul_nbits(float_path, tmp_path / "q.onnx", symmetric=symmetric)
     assert models.dequantize_linear_count(path) == 7
     summaries = []
     vmfb = stage.compile_onnx(path, report=summaries.append)
     assert (summaries[0].left, summaries[0].fused) == (0, 7), summaries[0].line()
-    x = np.random.default_rng(3).standard_normal((1, 3, 128)).astype(np.float32)
+    if seq == 1 and host_has_avx512vnni():
+        assert stage.prepare(stage.import_onnx(path)).count("entry_points = [@dq_matmul_digits_") == 7
+    x = np.random.default_rng(3).standard_normal((1, seq, 128)).astype(np.float32)
     got = run_vmfb(vmfb, x)
     for want in (ort_unoptimized(path, x), reference(path, x)):
         assert got.shape == want.shape
