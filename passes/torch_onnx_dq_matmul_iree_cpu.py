@@ -518,7 +518,10 @@ def _qdq_inputs(m: Match) -> tuple | str:
         return why
     shift = zx - 128 if unsigned_x else zx  # xq - zx = v - shift, v = xq (int8) or xq - 128 (uint8)
     c = -shift * centred.sum(axis=0, keepdims=True)  # |c| <= largest < 2^31
-    s = sx * sw  # f32 x f32, rounded once to f32
+    with np.errstate(over="ignore", under="ignore"):
+        s = sx * sw  # f32 x f32, rounded once to f32
+    if not np.all(np.isfinite(s) & ((s == 0) | (np.abs(s) >= np.finfo(np.float32).tiny))):
+        return "the product of its activation's and weights' scales leaves f32's normal range"
     return kernel, codes_x, kernel.repack(codes, s, zw, c)
 
 

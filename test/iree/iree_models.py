@@ -108,10 +108,10 @@ def qdq_both_matmul(path, k: int, n: int, seed: int = 0) -> str:
 
 def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column: bool = True, weight_zero_point: bool = False,
                bias: bool = False, qdq_bias: bool = False, requantize=None, weight_scale: float | None = None, sy: float = 0.07,
-               seed: int = 0) -> str:
+               sx: float = 2.0**-4, seed: int = 0) -> str:
     """A QDQ MatMul of static rows, as quantize_static writes one: y [M, N] =
-    DQ(Q(x, sx, zx)) @ DQ(w int8 [K, N], sw per column or per tensor[, zw]) (+ b). sx = 2^-4, so
-    x / sx is exact (a quantize by x * (1 / sx) gives the same codes); sw random, or every scale
+    DQ(Q(x, sx, zx)) @ DQ(w int8 [K, N], sw per column or per tensor[, zw]) (+ b). sx = 2^-4 by
+    default, so x / sx is exact (a quantize by x * (1 / sx) gives the same codes); sw random, or every scale
     `weight_scale`. `requantize` (np.uint8 or np.int8): y is Q(that, sy, zy) of that type instead
     (sy = 0.07 by default, no power of two). `qdq_bias`: the bias as quantize_static writes it,
     DQ(Q(x @ w, 0.1, 128)) + DQ(b uint8, 0.01, 100)."""
@@ -122,7 +122,7 @@ def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column
         sw = np.full_like(sw, weight_scale)
     zx = np.array(131 if activations == np.uint8 else -5, activations)
     inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(sw, "sw"),
-             numpy_helper.from_array(np.array(2.0**-4, np.float32), "sx"), numpy_helper.from_array(zx, "zx")]  # fmt: skip
+             numpy_helper.from_array(np.array(sx, np.float32), "sx"), numpy_helper.from_array(zx, "zx")]  # fmt: skip
     w_inputs = ["w", "sw"]
     if weight_zero_point:
         inits.append(numpy_helper.from_array(rng.integers(-20, 21, size=sw.shape).astype(np.int8), "zw"))

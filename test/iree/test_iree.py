@@ -573,6 +573,20 @@ def test_qdq_matmul_of_few_rows_takes_the_integer_kernel_from_enough_work(tmp_pa
 
 
 @needs_vnni
+def test_qdq_matmul_whose_scale_product_overflows_keeps_the_float_route(tmp_path):
+    """sx * sw (2^100 * 2^40) is no f32: the integer kernel, whose y is f32(sx * sw) * d, would
+    give inf * 0 = NaN where the model gives 0 (x / sx rounds to the zero point everywhere); the
+    MatMul keeps the float route and the output is the model's."""
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, sx=2.0**100, weight_scale=2.0**40)
+    staged = stage.prepare(stage.import_onnx(path))
+    assert "entry_points = [@dq_matmul_qdq_" not in staged
+    x = np.random.default_rng(1).standard_normal((32, 256)).astype(F32)
+    got, want = run_vmfb(stage.compile_onnx(path), x), reference(path, x)
+    assert not np.isnan(want).any()
+    np.testing.assert_array_equal(got, want)
+
+
+@needs_vnni
 @pytest.mark.parametrize("name", ["uint8-x-per-column", "uint8-x-requantize-int8", "int8-x-zero-point-requantize-uint8",
                                   "uint8-x-bias-requantize-uint8", "uint8-x-qdq-bias-requantize-uint8"])  # fmt: skip
 def test_qdq_matmul_integer_kernel_adds_no_dispatch(tmp_path, name):
