@@ -272,8 +272,13 @@ class _Body(Hoisted):
             self.rows()
             scf.YieldOp([])
 
+    @property
+    def per_load(self) -> int:
+        """Rows of K one `fields` call unpacks."""
+        return self.k.per_byte
+
     # The weights of one byte row of group g (lanes g*lanes...), unpacked to i32 vectors (one per
-    # value in a byte).
+    # value in a byte, in order of K).
     def fields(self, g: int, row) -> list:
         b = vector.load(self.bytes, self.w, [self.wg, row, self.const(g * self.k.lanes)])
         v = arith.extui(self.i32, b)
@@ -375,7 +380,7 @@ class _Body(Hoisted):
     def fill_panel(self, gs: list, kc) -> None:
         """panel[k - kc, i * lanes + j] = (u - z') * s for k in the chunk, group gs[i], lane j."""
         kern, f32 = self.k, self.f32
-        rows_per_block = min(kern.block, kern.chunk) // kern.per_byte
+        rows_per_block = min(kern.block, kern.chunk) // self.per_load
         blocks_here = max(kern.chunk // kern.block, 1)
         loop = scf.ForOp(self.const(0), self.const(blocks_here), self.const(1))
         with ir.InsertionPoint(loop.body):
@@ -387,8 +392,8 @@ class _Body(Hoisted):
             inner = scf.ForOp(self.const(0), self.const(rows_per_block), self.const(1))
             with ir.InsertionPoint(inner.body):
                 j = inner.induction_variable
-                k0 = arith.addi(k_first, arith.muli(j, self.const(kern.per_byte)))
-                row = arith.divui(k0, self.const(kern.per_byte))
+                k0 = arith.addi(k_first, arith.muli(j, self.const(self.per_load)))
+                row = arith.divui(k0, self.const(self.per_load))
                 at = arith.subi(k0, kc)
                 for i, (g, zp, scale) in enumerate(zip(gs, zs, scales)):
                     for f, field in enumerate(self.fields(g, row)):

@@ -28,6 +28,7 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from .matmul_kernel import GROUPS, Hoisted, Kernel, codes
+from .matmul_kernel import _Body as _F32Body
 
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 LANES = 16
@@ -508,16 +509,20 @@ class Digits:
 
 @dataclass(frozen=True)
 class DigitKernel(Int8Kernel):
-    """The exact one-row kernel of 4-bit weights (16 lanes: AVX-512 VNNI; the stage gives it
-    MatMuls of one row, the body takes any row count, a row at a time), reading x as `Digits`
-    writes it and the weights in Int8Kernel's layout. Per (row, block of x, column):
+    """The exact one-row kernel of 4-bit weights (16 lanes: AVX-512 VNNI), reading x as `Digits`
+    writes it and the weights in Int8Kernel's layout. With `any_rows` (a MatMul whose row count
+    is known only at run time) it reads x too, and takes more than one row by the f32 kernel's
+    several-rows body on the same weights (`_Panel`); without, the stage gives it MatMuls of one
+    row, and more rows would each take the one-row body. Per (row, block of x, column):
     D_p = sum_k c_p[k] * u[k] - (z + bias) * sum_k c_p[k] = sum_k c_p[k] * (q - z) (i32, |D_p| <
     2^16), Y = float(256 D_3 + D_2) * 2^16 + float(256 D_1 + D_0) (both exact below 2^24: Y is
     the integer sum_k X[k] * (q - z) rounded once to f32), then y += (s * 2^t2) * (Y * 2^t1), one
     fused multiply-add (both factors exact: powers of two), blocks in order."""
 
+    any_rows: bool = False
+
     @staticmethod
-    def why_not(k: int, n: int, block: int, bits: int) -> str | None:
+    def why_not(k: int, n: int, block: int, bits: int, any_rows: bool = False) -> str | None:
         """Why a weight shape does not fit the one-row integer kernel, or None."""
         if bits != 4:
             return f"{bits}-bit weights (the one-row integer kernel reads 4 bits)"
@@ -525,6 +530,8 @@ class DigitKernel(Int8Kernel):
             return f"block {block} must be a multiple of 8 dividing K = {k}"
         if n % (LANES * GROUPS):
             return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
+        if any_rows and Kernel(k, n, block, bits, True, False, LANES).chunk % 8:
+            return f"block {block} has no K chunk of the several-rows body that is a multiple of 8"
         return None
 
     @property
@@ -535,16 +542,49 @@ class DigitKernel(Int8Kernel):
         return Digits(self.k, self.xblock)
 
     def name(self) -> str:
-        return super().name().replace("dq_matmul_x8_", "dq_matmul_digits_", 1)
+        return super().name().replace("dq_matmul_x8_", "dq_matmul_digits_", 1) + ("_anyrows" if self.any_rows else "")
 
     def types(self, m: int | None = None) -> dict:
         table = dict(self.quantize().types())
-        del table["x"]
+        if not self.any_rows:
+            del table["x"]
         table.update({role: t for role, t in super().types(m).items() if role not in table})
         return table
 
     def emit_views(self, v: dict, m, workgroup) -> None:
-        _DigitBody(self, v, m, workgroup).emit()
+        one = _DigitBody(self, v, m, workgroup)
+        if not self.any_rows:
+            one.emit()
+            return
+        many = _Panel(self, v["x"], v["w"], v["s"], v.get("z"), v["y"], m, workgroup)
+        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ule, m, one.const(1)), has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            one.emit()
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            many.zero, many.mask, many.four = many.zeros(), many.splat_i32(15), many.splat_i32(4)
+            many.rows()
+            scf.YieldOp([])
+
+
+class _Panel(_F32Body):
+    """The f32 kernel's several-rows body (exact dequantize into a stack panel, f32 register
+    tiles) on Int8Kernel's layout of 4-bit weights: one 64-byte load holds 8 rows of K of 16
+    columns, row 8i + b in the low nibble of byte b of each column's 32-bit lane, row 8i + 4 + b
+    in its high nibble."""
+
+    per_load = 8
+
+    def fields(self, g: int, row) -> list:
+        b8 = ir.VectorType.get([4 * LANES], ir.IntegerType.get_signless(8))
+        data = vector.load(b8, self.w, [self.wg, row, self.const(g * LANES * 4)])
+        zero = self.splat(b8, ir.IntegerAttr.get(b8.element_type, 0), "zero_bytes")
+        lows, highs = [], []
+        for b in range(4):  # byte b of each lane, zero-extended (one vpshufb): rows 8i + b, 8i + 4 + b
+            byte = vector.bitcast(self.i32, vector.shuffle(data, zero, [4 * j + b if i == 0 else 4 * LANES for j in range(LANES) for i in range(4)]))
+            lows.append(arith.andi(byte, self.mask))
+            highs.append(arith.shrui(byte, self.four))
+        return lows + highs
 
 
 class _DigitBody(_Body):

@@ -30,10 +30,12 @@ quantized per row and block of K, then that kernel (passes/matmul_kernel_int8.py
 Asked for without `dq.avx512vnni`, the pass fails with an error; a MatMul only the exact kernel
 takes gets it, with a remark.
 
-On a module tagged `dq.avx512vnni` (without int8 activations), a MatMul of one row (static) and
-4-bit weights takes the exact one-row route, two dispatches of the same shape: x written as
-base-256 digits per block (`Digits`), then the kernel summing them exactly in integers
-(`DigitKernel`; docs/semantics.md#the-exact-one-row-route).
+On a module tagged `dq.avx512vnni` (without int8 activations), a MatMul of 4-bit weights whose
+row count is 1 or known only at run time takes the exact one-row route, two dispatches of the
+same shape: x written as base-256 digits per block (`Digits`), then the kernel summing them
+exactly in integers (`DigitKernel`; docs/semantics.md#the-exact-one-row-route); for a run-time
+row count the kernel reads x too and takes more rows by the f32 kernel's several-rows body. A
+static row count above 1 keeps the f32 kernel.
 
 On a module tagged `dq.avx512vnni`, a QDQ MatMul, whose A is an int8 or uint8 activation
 dequantized per tensor (a dq op, or a DequantizeLinear left to IREE because other ops read it
@@ -188,8 +190,8 @@ def _weights(m: Match) -> tuple | str:
 def _inputs(m: Match, lanes: int, int8: bool, vnni: bool) -> tuple | str:
     """(Kernel, Int8Kernel or DigitKernel, the weights as stored (`_stored`), scale [KB, N] f32,
     zero point [KB, N] or None, why the exact kernel where int8 activations were asked for, or
-    None), or why no kernel. On a VNNI target a MatMul of one row (static) takes the exact
-    one-row integer kernel where it fits."""
+    None), or why no kernel. On a VNNI target a MatMul of one row, or of a row count known only at
+    run time, takes the exact one-row integer kernel where it fits."""
     k, n = m.kn
     got = _weights(m)
     if isinstance(got, str):
@@ -201,8 +203,9 @@ def _inputs(m: Match, lanes: int, int8: bool, vnni: bool) -> tuple | str:
         exact = Int8Kernel.why_not(k, n, block, e.bits)
         if exact is None:
             return Int8Kernel(k, n, block, e.bits, e.signed, zp is not None), q, np.ascontiguousarray(scale[1]), zp, None
-    elif vnni and list(m.a.shape[:-1]) == [1] * (len(m.a.shape) - 1) and DigitKernel.why_not(k, n, block, e.bits) is None:
-        return DigitKernel(k, n, block, e.bits, e.signed, zp is not None), q, np.ascontiguousarray(scale[1]), zp, None
+    elif vnni and ((one := all(d == 1 for d in m.a.shape[:-1])) or None in m.a.shape[:-1]):
+        if DigitKernel.why_not(k, n, block, e.bits, any_rows=not one) is None:
+            return DigitKernel(k, n, block, e.bits, e.signed, zp is not None, any_rows=not one), q, np.ascontiguousarray(scale[1]), zp, None
     if lanes > 8 and Kernel.why_not(k, n, block, e.bits, lanes):
         lanes = 8  # e.g. N a multiple of 32 columns, not of 64: the 8-lane kernel (or why not)
     why = Kernel.why_not(k, n, block, e.bits, lanes)
@@ -322,6 +325,7 @@ def rewrite(m: Match, module, made: dict, lanes: int, int8: bool, vnni: bool):
             types = quantize.types()
             shapes = [ir.RankedTensorType.get([dyn, *types[r].shape[1:]], types[r].element_type) for r in quantize.results]
             inputs = _dispatch(_executable(quantize, module), [a], rows_v, shapes)
+            inputs = ([a] if "x" in kernel.types() else []) + inputs  # DigitKernel of any row count
         else:
             inputs = [a]
         return _dispatch(name, inputs + consts, rows_v, [ir.RankedTensorType.get([dyn, n], f32)])[0]

@@ -42,12 +42,35 @@ func.func @int4_one_row(%a: !torch.vtensor<[1,64],f32>) -> !torch.vtensor<[1,64]
 
 // -----
 
-// The same MatMul of a dynamic row count, of two rows, without VNNI, or of 8-bit weights: dq's
-// f32 kernel, one dispatch.
+// A row count known only at run time: x's digits, then the kernel reading x too, which takes one
+// row by the digits and more by the f32 kernel's several-rows body (a stack panel of the exact
+// dequantized weights, read from the same layout: one vpshufb per byte of each lane).
+// CHECK-LABEL: func.func @dq_matmul_digits_i4_k64_n64_b32_l16_anyrows
+// CHECK-SAME: (%[[X:[^:]+]]: !stream.binding, %{{[^:]+}}: !stream.binding, %{{[^:]+}}: !stream.binding, %{{[^:]+}}: !stream.binding, %[[W:[^:]+]]: !stream.binding,
+// CHECK: "stream.binding.subspan"(%[[X]], %{{[^,]+}}, %{{[^)]+}}) : (!stream.binding, index, index) -> memref<?x64xf32>
+// CHECK: scf.if
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: } else {
+// CHECK: memref.alloca() : memref<64x4xvector<16xf32>>
+// CHECK: vector.shuffle %{{[^,]+}}, %{{[^ ]+}} [0, 64, 64, 64, 4, 64, 64, 64,
 // CHECK-LABEL: func.func @dynamic_rows
-// CHECK: "flow.dispatch"
-// CHECK-SAME: entry_points = [@dq_matmul_i4_k64_n64_b32_l16::@dq_matmul_i4_k64_n64_b32_l16]
-// CHECK-NOT: "flow.dispatch"
+// CHECK: %[[QX:.*]]:3 = "flow.dispatch"(%{{[^)]+}}) {entry_points = [@dq_digits_rows_k64_b32::@dq_digits_rows_k64_b32]
+// CHECK-NEXT: "flow.dispatch"(%{{[^,]+}}, %[[A:[^,]+]], %[[QX]]#0, %[[QX]]#1, %[[QX]]#2,
+// CHECK-SAME: entry_points = [@dq_matmul_digits_i4_k64_n64_b32_l16_anyrows::@dq_matmul_digits_i4_k64_n64_b32_l16_anyrows]
+// CHECK-SAME: (index, tensor<?x64xf32>, tensor<?x64xi32>
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @dynamic_rows(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
+  %0 = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi4>} : () -> !torch.vtensor<[64,64],si4>
+  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<2x64xf32>} : () -> !torch.vtensor<[2,64],f32>
+  %1 = "torch.operator"(%0, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 32 : si64} : (!torch.vtensor<[64,64],si4>, !torch.vtensor<[2,64],f32>) -> !torch.vtensor<[64,64],f32>
+  %2 = "torch.operator"(%a, %1) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%2) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
+
+// -----
+
+// Two rows (static) or 8-bit weights: dq's f32 kernel, one dispatch.
 // CHECK-LABEL: func.func @two_rows
 // CHECK: "flow.dispatch"
 // CHECK-SAME: entry_points = [@dq_matmul_i4_k64_n64_b32_l16::@dq_matmul_i4_k64_n64_b32_l16]
@@ -58,13 +81,6 @@ func.func @int4_one_row(%a: !torch.vtensor<[1,64],f32>) -> !torch.vtensor<[1,64]
 // CHECK-NOT: "flow.dispatch"
 // CHECK-NOT: dq_digits_rows
 module attributes {dq.avx512bw, dq.avx512vnni} {
-func.func @dynamic_rows(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
-  %0 = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi4>} : () -> !torch.vtensor<[64,64],si4>
-  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<2x64xf32>} : () -> !torch.vtensor<[2,64],f32>
-  %1 = "torch.operator"(%0, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 32 : si64} : (!torch.vtensor<[64,64],si4>, !torch.vtensor<[2,64],f32>) -> !torch.vtensor<[64,64],f32>
-  %2 = "torch.operator"(%a, %1) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
-  "func.return"(%2) : (!torch.vtensor<[?,64],f32>) -> ()
-}
 func.func @two_rows(%a: !torch.vtensor<[2,64],f32>) -> !torch.vtensor<[2,64],f32> {
   %0 = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi4>} : () -> !torch.vtensor<[64,64],si4>
   %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<2x64xf32>} : () -> !torch.vtensor<[2,64],f32>
@@ -83,7 +99,7 @@ func.func @int8_one_row(%a: !torch.vtensor<[1,64],f32>) -> !torch.vtensor<[1,64]
 
 // -----
 
-// Without VNNI (AVX-512 alone): the f32 kernel.
+// Without VNNI (AVX-512 alone): the f32 kernel, whatever the row count.
 // CHECK-LABEL: func.func @no_vnni
 // CHECK: "flow.dispatch"
 // CHECK-SAME: entry_points = [@dq_matmul_i4_k64_n64_b32_l16::@dq_matmul_i4_k64_n64_b32_l16]

@@ -253,9 +253,10 @@ def test_kernel_with_batch_dims(tmp_path):
 
 
 def test_kernel_dispatch_reads_packed_weights(tmp_path):
-    """IREE's scheduling statistics: one dispatch per MatMul, no transient buffer (no f32
-    weights written anywhere), and the constants are the kernel's layout of the weights (two int4
-    per byte), the f32 scales and the zero points (a byte each), nothing more."""
+    """IREE's scheduling statistics: one dispatch per MatMul (two on a VNNI host: x's digits for
+    the one-row route, then the kernel), no transient buffer (no f32 weights written anywhere),
+    and the constants are the kernel's layout of the weights (two int4 per byte), the f32 scales
+    and the zero points (a byte each), nothing more."""
     k, n, block = 512, 256, 32
     for zero_point in (False, True):
         path = models.int4_blocked_matmul(tmp_path / f"m{zero_point}.onnx", k, n, block, zero_point=zero_point)
@@ -263,7 +264,7 @@ def test_kernel_dispatch_reads_packed_weights(tmp_path):
         vmfb = stage.compile_onnx(path, extra_args=["--iree-scheduling-dump-statistics-format=json",
                                                     f"--iree-scheduling-dump-statistics-file={stats}"])  # fmt: skip
         s = json.loads(stats.read_text())["stream-aggregate"]
-        assert s["execution"]["dispatch-count"] == 1
+        assert s["execution"]["dispatch-count"] == (2 if host_has_avx512vnni() else 1)
         assert s["execution"]["transient-memory-size"] == 0
         assert s["global"]["constant-size"] == k * n // 2 + (k // block) * n * 4 + ((k // block) * n if zero_point else 0)
         check(path, k, vmfb)
@@ -475,6 +476,40 @@ def test_one_row_exact_integer_kernel(tmp_path):
         x = rng.standard_normal(k).astype(F32)
         x[100] = bad
         assert all(np.isnan(g).all() for g in run(x)[:-1]), bad
+
+
+@needs_vnni
+def test_any_row_count_takes_the_one_row_route_at_one_row(tmp_path):
+    """A MatMul whose row count is known only at run time, on a VNNI host: x's digits, then one
+    kernel reading x too, which computes one row by the one-row route (bit for bit the numpy
+    model) and more rows by the f32 kernel's several-rows body on the same weights (against
+    onnx.reference within f32 rounding of the sums), for every 4-bit weight form."""
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    k, n = 384, 64
+    forms = ONE_ROW_FORMS[:-1]
+    path = models.matmul_forms(tmp_path / "m.onnx", k, n, forms)
+    text = stage.prepare(stage.import_onnx(path))
+    assert len(re.findall(r'"flow.dispatch"\([^)]*\) \{entry_points = \[@dq_matmul_digits_\w*_anyrows::', text)) == len(forms)
+    ctx_vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags)
+    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    ref = ReferenceEvaluator(path)
+    import iree.runtime as rt
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, ctx_vmfb))
+    for m in (1, 2, 3, 5, 16):
+        x = np.random.default_rng(m).standard_normal((m, k)).astype(F32)
+        got = [np.asarray(g) for g in ctx.modules.module["g"](x)]
+        for i, want in enumerate(ref.run(None, {"x": x})):
+            np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()), err_msg=f"form {forms[i]}, M = {m}")
+            if m == 1:
+                dtype, block, zero_point = forms[i]
+                block = block if block > 0 else k
+                s = np.broadcast_to(inits[f"s{i}"], (k // block, n)).astype(F32)
+                z = np.broadcast_to(inits[f"z{i}"].astype(np.int64), (k // block, n)) if zero_point else np.zeros((k // block, n), np.int64)
+                np.testing.assert_array_equal(got[i][0], one_row_reference(x[0], inits[f"w{i}"].astype(np.int64), s, z, block))
 
 
 # --- QDQ MatMuls: dq's exact integer kernel (AVX-512 VNNI) ---------------------------------------
