@@ -18,6 +18,7 @@ from mlir import ir
 from dequant.dialect.walking import walk
 
 from . import Pass
+from .lazy import llvm
 
 MOVES = ("llvm.insertelement", "llvm.shufflevector")  # their results are bf16 vectors
 
@@ -32,7 +33,6 @@ def _as_i16(t: ir.Type) -> ir.Type:
 
 
 def run(op) -> bool:
-    from mlir.dialects import llvm
     stores, moves = [], []
 
     def visit(o):

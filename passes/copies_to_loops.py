@@ -9,11 +9,11 @@ from __future__ import annotations
 from mlir import ir
 
 from . import Pass
+from .lazy import linalg
 from .queries import ops_named
 
 
 def run(root) -> bool:
-    from mlir.dialects import linalg
     for c in ops_named(root, "memref.copy"):
         with ir.InsertionPoint(c), c.location:
             linalg.copy(c.operands[0], outs=[c.operands[1]])

@@ -16,6 +16,7 @@ from mlir.dialects import arith, vector
 from dequant.dialect.walking import walk
 
 from . import Pass
+from .lazy import llvm
 from .queries import concatenated, erase_dead, integer_lanes, integer_value, made_by, splat_int
 
 MULTISHIFT = "llvm.x86.avx512.pmultishift.qb.512"  # vpmultishiftqb zmm (control, data)
@@ -179,7 +180,6 @@ def _multishifted(b: ir.Value, bits: int, lanes: int, signed: bool, t: ir.Type) 
     vector `t`, 16 lanes at a time: the qword holding their fields broadcast to 512 bits, one
     `vpmultishiftqb` putting field j's byte-wide window (the 8 bits ending at its last bit) at
     the top of i32 lane j, then one shift down by 32 - bits (arithmetic for a signed field)."""
-    from mlir.dialects import llvm
     i8, i32, i64 = (ir.IntegerType.get_signless(w) for w in (8, 32, 64))
     qwords = vector.bitcast(ir.VectorType.get([ir.VectorType(b.type).shape[0] // 8], i64), b)
     window = ir.VectorType.get([64], i8)

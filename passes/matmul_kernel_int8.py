@@ -27,6 +27,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
+from .lazy import llvm
 from .matmul_kernel import GROUPS, Hoisted, Kernel, codes
 from .matmul_kernel import _Body as _F32Body
 
@@ -180,7 +181,6 @@ class _Body(Hoisted):
 
     def tile(self, gs: list, r0, rows: int) -> None:
         """y[r0 : r0 + rows, columns of gs] = sum over blocks of (s * xs) * float(d)."""
-        from mlir.dialects import llvm
         kern, v, i32 = self.k, self.v, ir.IntegerType.get_signless(32)
         rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
         zero_f = self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero_f")
@@ -345,7 +345,6 @@ class _QdqBody(_Body):
     def row_sums(self, rs: list, kb) -> list:
         """sum_k v of each row: 64 bytes at a time by vpdpbusd against ones, the rest (K mod 64)
         widened and added."""
-        from mlir.dialects import llvm
         k, i8, i32 = self.k.k, ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
         ones = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
@@ -591,7 +590,6 @@ class _DigitBody(_Body):
     """The ops of one DigitKernel body: each row by itself, every column group at once."""
 
     def emit(self) -> None:
-        from mlir.dialects import llvm
         kern, v, i32 = self.k, self.v, ir.IntegerType.get_signless(32)
         gs = range(GROUPS)
         zero_f = self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero_f")

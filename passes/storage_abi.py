@@ -29,6 +29,7 @@ from dequant.dialect.elements import ELEMENTS, Element, of_type
 from dequant.dialect.walking import walk
 
 from . import Pass
+from .lazy import linalg
 from .queries import function_type, made_by, public_functions, terminator
 
 SHAPE_OPS = ("tensor.cast", "tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
@@ -91,7 +92,6 @@ def _cast(v: ir.Value, t: ir.Type) -> ir.Value:
 
 def convert(value: ir.Value, to_elem: ir.Type, scalar) -> ir.Value:
     """An elementwise generic converting tensor `value` to element type `to_elem` with `scalar`."""
-    from mlir.dialects import linalg
     t = ir.RankedTensorType(value.type)
     sizes = [tensor.dim(value, arith.constant(ir.IndexType.get(), d)) if t.is_dynamic_dim(d) else t.shape[d] for d in range(t.rank)]
     init = tensor.empty(sizes, to_elem)

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, scf, tensor  # linalg where used (passes/__init__.py)
+from mlir.dialects import arith, scf, tensor
 
 from dequant import dialect
 from dequant.dialect import canonical, semantics, unpack
@@ -30,6 +30,7 @@ from dequant.dialect.attributes import text
 from dequant.dialect.elements import ELEMENTS, of_type
 
 from . import Pass, checks
+from .lazy import linalg
 from .queries import made_by
 from .vectorize import LEAN_LOOPS
 
@@ -238,7 +239,6 @@ def packed_rows(shapes: Shapes, bytes_: ir.Value, sizes: list, per_byte: int) ->
 
 def linear_index(shapes: Shapes, sizes: list) -> ir.Value:
     """The row-major linear index of the current iteration of a generic over `sizes`."""
-    from mlir.dialects import linalg
     index = None
     for d, n in enumerate(sizes):
         i = linalg.IndexOp(d).result
@@ -262,7 +262,6 @@ def flat_fields(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, init: 
     (the form `by_rows` gives a row of whole bytes, which dq-vectorize vectorizes), the fields of
     an incomplete last byte (at most 3) at their linear index. Both write their slices of `init`
     viewed flat, so the result is `init`'s buffer after bufferization. `sizes` is not empty."""
-    from mlir.dialects import linalg
     t = ir.RankedTensorType(init.type)
     per_byte = 8 // bits
     dyn, i8 = ir.ShapedType.get_dynamic_size(), semantics.i(8)
@@ -304,7 +303,6 @@ def flat_fields(shapes: Shapes, bytes_: ir.Value, sizes: list, bits: int, init: 
 
 def generic(ins: list, init: ir.Value, maps: list, loops: int, body) -> ir.Value:
     """A parallel linalg.generic; its body's constants hoisted."""
-    from mlir.dialects import linalg
 
     @linalg.generic(ins, [init], maps, [linalg.IteratorType.parallel] * loops)
     def y(*args):
@@ -358,7 +356,6 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     dq-vectorize vectorizes, or as one row of the whole tensor when rows are not whole bytes
     (`flat_fields`); a per-element read at the linear index stays scalar (an int4 zero point
     blocked by 32 took 13% of a 16M-element call that way: docs/performance.md)."""
-    from mlir.dialects import linalg
     if zp is None:
         return None, None
     e = of_type(ir.RankedTensorType(zp.type).element_type)
@@ -445,7 +442,6 @@ def lower(op, form: canonical.Form, operands: dict) -> ir.Value:
     op's destination where it has one. Data held packed by `dq.unpack` is read in place per row
     (a Split) when the last dim is a whole number of bytes; else its elements are unpacked into a
     byte each first (`flat_fields`, one row of the whole tensor) and read as int8 data is."""
-    from mlir.dialects import linalg
     x, scale, zp = operands["data"], operands["scale"], operands["zero_point"]
     if not form.reads_zero_point:
         zp = None

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, tensor  # linalg where used (passes/__init__.py)
+from mlir.dialects import arith, tensor
 
 from dequant import dialect
 from dequant.dialect import canonical, constants, unpack
@@ -39,6 +39,7 @@ from dequant.dialect.canonical import Form, Read
 
 from . import Pass
 from . import torch_onnx as t
+from .lazy import linalg
 from .queries import PURE_PRODUCERS, erase_dead, made_by
 from .remarks import emit_remarks
 from .to_linalg import expand
@@ -193,7 +194,6 @@ def _transposed(x: ir.Value, shape: list, made: dict) -> ir.Value | None:
 
 
 def rewrite(match: Match, made: dict) -> None:
-    from mlir.dialects import linalg
     matmul, dq_op, form, a_t, y_t = match.matmul, match.dq_op, match.form, match.a, match.y
     w_type = ir.RankedTensorType(dq_op.results[0].type)
     k, n = w_type.shape

@@ -23,6 +23,7 @@ from mlir.dialects import arith, scf, vector
 from dequant.dialect.semantics import FIELD_CODE
 from dequant.dialect.walking import walk
 
+from .lazy import llvm
 from .queries import concatenated, element_bits, integer_value, made_by, ops_named, producer, splat_int, tagged_source
 from .target_features import AVX512BF16, AVX512BW, AVX512VBMI
 
@@ -185,7 +186,6 @@ def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
     a non-temporal store declared 16-byte aligned is split into 16-byte stores, and LLVM then
     splits the extracts too and loses the permute (scalar loads from a copy of the table on the
     stack; measured 3x slower)."""
-    from mlir.dialects import llvm
     t = ir.VectorType(values.type)
     bits = element_bits(t.element_type)
     chunk, it = 512 // bits, ir.IntegerType.get_signless(bits)
@@ -302,7 +302,6 @@ def _opaque(v: ir.Value) -> ir.Value:
     instruction selector otherwise folds the bitcast of vcvtne2ps2bf16's bf16 result into the
     store after it, and a bf16 vector store loses its non-temporal hint (`vmovaps` where
     `vmovntdq` was asked for); the branch of a tested tile hides it the same way."""
-    from mlir.dialects import llvm
     return llvm.inline_asm(v.type, [v], "", "=v,0")
 
 
@@ -314,7 +313,6 @@ def _pieces(v: ir.Value, size: int) -> list:
 def _nan_or_subnormal(v: ir.Value) -> ir.Value:
     """i1: some lane of f32 vector `v` (16k lanes) is a NaN or a subnormal (one `vfpclassps` per
     16 lanes, or-reduced)."""
-    from mlir.dialects import llvm
     mask = ir.VectorType.get([16], ir.IntegerType.get_signless(1))
     classes = arith.constant(ir.IntegerType.get_signless(32), FPCLASS_NAN_OR_SUBNORMAL)
     found = [llvm.call_intrinsic(mask, "llvm.x86.avx512.fpclass.ps.512", [p, classes], [], []) for p in _pieces(v, 16)]
@@ -327,7 +325,6 @@ def _nan_or_subnormal(v: ir.Value) -> ir.Value:
 def _converted(v: ir.Value) -> ir.Value:
     """f32 vector `v` (16k lanes) rounded to bf16 by `vcvtne2ps2bf16` (32 lanes per instruction;
     its second operand gives the low half) and `vcvtneps2bf16` for a last 16."""
-    from mlir.dialects import llvm
     bf16 = ir.BF16Type.get()
     pieces = _pieces(v, 16)
     out = []

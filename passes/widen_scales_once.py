@@ -37,6 +37,7 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from . import Pass
+from .lazy import linalg
 from .nontemporal_entries import NONTEMPORAL
 from .queries import enclosing, indexing_maps, ops_named
 from .vectorize import LINE  # the temporary's alignment: one cache line, as bufferization's
@@ -101,7 +102,6 @@ def _index(v: int) -> ir.Value:
 
 def _widened(scales: list[ir.Value]) -> list[ir.Value]:
     """Each of `scales` (same shape) widened to an f32 temporary by one generic."""
-    from mlir.dialects import linalg
     t = ir.MemRefType(scales[0].type)
     f32 = ir.F32Type.get()
     dynamic = [memref.dim(scales[0], _index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
@@ -119,7 +119,6 @@ def _reading(g, members: list[int], widened: list[ir.Value]) -> None:
     """A copy of generic `g` (its attributes too) reading `widened` in place of its inputs
     `members` (same positions, same maps), each member's widening replaced by the f32 value
     read."""
-    from mlir.dialects import linalg
     inputs = list(g.inputs)
     for i, w in zip(members, widened):
         inputs[i] = w

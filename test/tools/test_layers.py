@@ -146,7 +146,7 @@ def test_importing_the_passes_loads_no_runtime():
 
 def test_dequant_opt_starts_without_what_the_stage_does_not_use():
     """`import dequant.cli` (every dequant-opt start) loads neither linalg's nor llvm's Python
-    dialect module (100 ms of import: the passes import them where used), nor the kernels'
+    dialect module (100 ms of import: the passes take them from passes/lazy.py), nor the kernels'
     runtime (--emit=object only), nor importlib.metadata (--version only)."""
     out = run("""
         import sys
