@@ -90,6 +90,7 @@ def stage_corpus() -> list[tuple[str, bytes, bool]]:
     matmul("int4-partial-block", 33, 16, 16, ml_dtypes.int4, True)
     matmul("int8-partial-block", 33, 8, 16, np.int8, False)
     matmul("int4-one-row", 128, 64, 32, ml_dtypes.int4, True, rows=1)  # the exact one-row route on VNNI hosts
+    matmul("int4-any-rows", 128, 64, 32, ml_dtypes.uint4, False)  # the same, and more rows by the f32 body
     # QDQ int8 CNN block: y = relu(conv(DQ(Q(x)), DQ(w int8 per channel), DQ(bias int32)))
     c, o = 3, 4
     w, ws = ints(np.int8, o, c, 3, 3), scales(o)
