@@ -43,6 +43,28 @@ LANES = 16
 ROWS, HALF = 4, 2
 
 
+def each_block(x, m, k: int, block: int, width: int, const, body) -> None:
+    """For each row r < m of x [M, K] and block kb of `block` values: `body(r, kb, k0, amax)` in
+    the block's loop, k0 = kb * block and amax = max |x| over the block (in vectors of `width`)."""
+    f32 = ir.F32Type.get()
+    vf = ir.VectorType.get([width], f32)
+    zero = arith.constant(vf, ir.DenseElementsAttr.get_splat(vf, ir.FloatAttr.get_f32(0.0)))
+    rows = scf.ForOp(const(0), m, const(1))
+    with ir.InsertionPoint(rows.body):
+        r = rows.induction_variable
+        blocks = scf.ForOp(const(0), const(k // block), const(1))
+        with ir.InsertionPoint(blocks.body):
+            kb = blocks.induction_variable
+            k0 = arith.muli(kb, const(block))
+            most = scf.ForOp(const(0), const(block), const(width), [zero])
+            with ir.InsertionPoint(most.body):
+                part = vector.load(vf, x, [r, arith.addi(k0, most.induction_variable)])
+                scf.YieldOp([arith.maximumf(most.inner_iter_args[0], math.absf(part))])
+            body(r, kb, k0, vector.reduction(f32, vector.CombiningKind.MAXIMUMF, most.results[0]))
+            scf.YieldOp([])
+        scf.YieldOp([])
+
+
 @dataclass(frozen=True)
 class Quantize:
     """The dispatch quantizing x [M, K] per row and block of K (MLAS's QuantizeARow_CompInt8):
@@ -68,34 +90,24 @@ class Quantize:
         f32, i32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
         vf, vi, vb = (ir.VectorType.get([width], t) for t in (f32, i32, i8))
         words = ir.VectorType.get([width // 4], i32)
-        zero_f, zero_i = (arith.constant(t, ir.DenseElementsAttr.get_splat(t, a)) for t, a in ((vf, ir.FloatAttr.get_f32(0.0)), (vi, ir.IntegerAttr.get(i32, 0))))
+        zero_i = arith.constant(vi, ir.DenseElementsAttr.get_splat(vi, ir.IntegerAttr.get(i32, 0)))
         const = Hoisted().const
         limit = arith.constant(f32, 127.0)
         zero = arith.constant(f32, 0.0)
-        rows = scf.ForOp(const(0), m, const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            blocks = scf.ForOp(const(0), const(self.k // self.block), const(1))
-            with ir.InsertionPoint(blocks.body):
-                kb = blocks.induction_variable
-                k0 = arith.muli(kb, const(self.block))
-                top = scf.ForOp(const(0), const(self.block), const(width), [zero_f])
-                with ir.InsertionPoint(top.body):
-                    part = vector.load(vf, v["x"], [r, arith.addi(k0, top.induction_variable)])
-                    scf.YieldOp([arith.maximumf(top.inner_iter_args[0], math.absf(part))])
-                amax = vector.reduction(f32, vector.CombiningKind.MAXIMUMF, top.results[0])
-                memref.store(arith.divf(amax, limit), v["xs"], [r, kb])
-                nonzero = arith.cmpf(arith.CmpFPredicate.ONE, amax, zero)
-                inverse = vector.broadcast(vf, arith.select(nonzero, arith.divf(limit, amax), zero))
-                fill = scf.ForOp(const(0), const(self.block), const(width), [zero_i])
-                with ir.InsertionPoint(fill.body):
-                    k = arith.addi(k0, fill.induction_variable)
-                    q = arith.fptosi(vi, math.roundeven(arith.mulf(vector.load(vf, v["x"], [r, k]), inverse)))
-                    vector.store(vector.bitcast(words, arith.trunci(vb, q)), v["xq"], [r, arith.divui(k, const(4))])
-                    scf.YieldOp([arith.addi(fill.inner_iter_args[0], q)])
-                memref.store(vector.reduction(i32, vector.CombiningKind.ADD, fill.results[0]), v["xsum"], [r, kb])
-                scf.YieldOp([])
-            scf.YieldOp([])
+
+        def block(r, kb, k0, amax):
+            memref.store(arith.divf(amax, limit), v["xs"], [r, kb])
+            nonzero = arith.cmpf(arith.CmpFPredicate.ONE, amax, zero)
+            inverse = vector.broadcast(vf, arith.select(nonzero, arith.divf(limit, amax), zero))
+            fill = scf.ForOp(const(0), const(self.block), const(width), [zero_i])
+            with ir.InsertionPoint(fill.body):
+                k = arith.addi(k0, fill.induction_variable)
+                q = arith.fptosi(vi, math.roundeven(arith.mulf(vector.load(vf, v["x"], [r, k]), inverse)))
+                vector.store(vector.bitcast(words, arith.trunci(vb, q)), v["xq"], [r, arith.divui(k, const(4))])
+                scf.YieldOp([arith.addi(fill.inner_iter_args[0], q)])
+            memref.store(vector.reduction(i32, vector.CombiningKind.ADD, fill.results[0]), v["xsum"], [r, kb])
+
+        each_block(v["x"], m, self.k, self.block, width, const, block)
 
 
 @dataclass(frozen=True)
@@ -416,30 +428,25 @@ def x_block(block: int) -> int | None:
 
 
 @dataclass(frozen=True)
-class Digits:
-    """The dispatch writing x [M, K] as base-256 digits per block of `xblock` values: xq [M, K]
+class Digits(Quantize):
+    """The dispatch writing x [M, K] as base-256 digits per block of `block` values: xq [M, K]
     i32 (word 4 * (k / 4) + p holds digit p of x[4 * (k / 4)] ... x[4 * (k / 4) + 3], the first
-    in the low byte), xs [M, 2 * K / xblock] f32 (two powers of two per block whose product is
+    in the low byte), xs [M, 2 * K / block] f32 (two powers of two per block whose product is
     2^(e - 30), x = X * 2^(e - 30); NaN where the block holds a NaN or an infinity), xsum [M, 4 *
-    K / xblock] i32 (each digit's sum over the block)."""
-
-    k: int
-    xblock: int
-    workgroups = 1
-    results = ("xq", "xs", "xsum")
+    K / block] i32 (each digit's sum over the block)."""
 
     def name(self) -> str:
-        return f"dq_digits_rows_k{self.k}_b{self.xblock}"
+        return f"dq_digits_rows_k{self.k}_b{self.block}"
 
     def types(self) -> dict:
         dyn, f32, i32 = ir.ShapedType.get_dynamic_size(), ir.F32Type.get(), ir.IntegerType.get_signless(32)
-        blocks = self.k // self.xblock
+        blocks = self.k // self.block
         return {"x": ir.MemRefType.get([dyn, self.k], f32), "xq": ir.MemRefType.get([dyn, self.k], i32),
                 "xs": ir.MemRefType.get([dyn, 2 * blocks], f32), "xsum": ir.MemRefType.get([dyn, DIGITS * blocks], i32)}  # fmt: skip
 
     def emit_views(self, v: dict, m, workgroup) -> None:
         """Every row and block of x, at the current insertion point (one workgroup)."""
-        width = 16 if self.xblock % 16 == 0 else 8
+        width = 16 if self.block % 16 == 0 else 8
         f32, i32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
         vf, vi, vb = (ir.VectorType.get([width], t) for t in (f32, i32, i8))
         top = Hoisted()
@@ -453,57 +460,47 @@ class Digits:
         c128, c255, c8 = (splat(vi, ir.IntegerAttr.get(i32, c), c) for c in (128, 255, 8))
         # Digit-major [p][k] bytes to the layout's [k / 4][p][k % 4].
         order = [p * width + 4 * g + j for g in range(width // 4) for p in range(DIGITS) for j in range(4)]
-        rows = scf.ForOp(const(0), m, const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            blocks = scf.ForOp(const(0), const(self.k // self.xblock), const(1))
-            with ir.InsertionPoint(blocks.body):
-                b = blocks.induction_variable
-                k0 = arith.muli(b, const(self.xblock))
-                most = scf.ForOp(const(0), const(self.xblock), const(width), [zero_f])
-                with ir.InsertionPoint(most.body):
-                    part = vector.load(vf, v["x"], [r, arith.addi(k0, most.induction_variable)])
-                    scf.YieldOp([arith.maximumf(most.inner_iter_args[0], math.absf(part))])
-                amax = vector.reduction(f32, vector.CombiningKind.MAXIMUMF, most.results[0])
-                # amax < 2^e with e = E - 126, E its biased exponent (E = 0: below 2^-126); E = 255:
-                # NaN or infinity. x * 2^(30 - e) in two exact steps of at most 2^78 each.
-                big = arith.shrui(arith.bitcast(i32, amax), scalar(i32, 23))
-                finite = arith.cmpi(arith.CmpIPredicate.ult, big, scalar(i32, 255))
-                up = arith.subi(scalar(i32, 156), big)
-                half = arith.shrsi(up, scalar(i32, 1))
-                f1, f2 = (vector.broadcast(vf, power(a)) for a in (half, arith.subi(up, half)))
-                # x = X * 2^t, t = e - 30 in [-156, 98], as 2^t1 * 2^t2 with t1 = t clamped to
-                # [-126, 88] (|Y| < 2^39: Y * 2^t1 stays normal) and t2 = t - t1 in [-30, 10].
-                t = arith.subi(big, scalar(i32, 156))
-                t1 = arith.minsi(arith.maxsi(t, scalar(i32, -126)), scalar(i32, 88))
-                nan = scalar(f32, float("nan"))
-                for i, part in enumerate((t1, arith.subi(t, t1))):
-                    at = arith.addi(arith.muli(b, const(2)), const(i)) if i else arith.muli(b, const(2))
-                    memref.store(arith.select(finite, power(part), nan), v["xs"], [r, at])
-                fill = scf.ForOp(const(0), const(self.xblock), const(width), [zero_i] * DIGITS)
-                with ir.InsertionPoint(fill.body):
-                    k = arith.addi(k0, fill.induction_variable)
-                    x = arith.select(finite, vector.load(vf, v["x"], [r, k]), zero_f)
-                    rest = arith.fptosi(vi, math.roundeven(arith.mulf(arith.mulf(x, f1), f2)))  # |X| <= 2^30
-                    digits = []
-                    for p in range(DIGITS):
-                        if p + 1 < DIGITS:
-                            biased = arith.addi(rest, c128)
-                            digits.append(arith.subi(arith.andi(biased, c255), c128))
-                            rest = arith.shrsi(biased, c8)
-                        else:
-                            digits.append(rest)  # |X / 2^24| <= 65 after the carries
-                    sums = [arith.addi(s, c) for s, c in zip(fill.inner_iter_args, digits)]
-                    low8 = [arith.trunci(vb, c) for c in digits]
-                    pairs = [vector.shuffle(low8[i], low8[i + 1], list(range(2 * width))) for i in (0, 2)]
-                    words = vector.shuffle(pairs[0], pairs[1], order)
-                    vector.store(vector.bitcast(ir.VectorType.get([width], i32), words), v["xq"], [r, k])
-                    scf.YieldOp(sums)
+
+        def block(r, b, k0, amax):
+            # amax < 2^e with e = E - 126, E its biased exponent (E = 0: below 2^-126); E = 255:
+            # NaN or infinity. x * 2^(30 - e) in two exact steps of at most 2^78 each.
+            big = arith.shrui(arith.bitcast(i32, amax), scalar(i32, 23))
+            finite = arith.cmpi(arith.CmpIPredicate.ult, big, scalar(i32, 255))
+            up = arith.subi(scalar(i32, 156), big)
+            half = arith.shrsi(up, scalar(i32, 1))
+            f1, f2 = (vector.broadcast(vf, power(a)) for a in (half, arith.subi(up, half)))
+            # x = X * 2^t, t = e - 30 in [-156, 98], as 2^t1 * 2^t2 with t1 = t clamped to
+            # [-126, 88] (|Y| < 2^39: Y * 2^t1 stays normal) and t2 = t - t1 in [-30, 10].
+            t = arith.subi(big, scalar(i32, 156))
+            t1 = arith.minsi(arith.maxsi(t, scalar(i32, -126)), scalar(i32, 88))
+            nan = scalar(f32, float("nan"))
+            for i, part in enumerate((t1, arith.subi(t, t1))):
+                at = arith.addi(arith.muli(b, const(2)), const(i)) if i else arith.muli(b, const(2))
+                memref.store(arith.select(finite, power(part), nan), v["xs"], [r, at])
+            fill = scf.ForOp(const(0), const(self.block), const(width), [zero_i] * DIGITS)
+            with ir.InsertionPoint(fill.body):
+                k = arith.addi(k0, fill.induction_variable)
+                x = arith.select(finite, vector.load(vf, v["x"], [r, k]), zero_f)
+                rest = arith.fptosi(vi, math.roundeven(arith.mulf(arith.mulf(x, f1), f2)))  # |X| <= 2^30
+                digits = []
                 for p in range(DIGITS):
-                    total = vector.reduction(i32, vector.CombiningKind.ADD, fill.results[p])
-                    memref.store(total, v["xsum"], [r, arith.addi(arith.muli(b, const(DIGITS)), const(p))])
-                scf.YieldOp([])
-            scf.YieldOp([])
+                    if p + 1 < DIGITS:
+                        biased = arith.addi(rest, c128)
+                        digits.append(arith.subi(arith.andi(biased, c255), c128))
+                        rest = arith.shrsi(biased, c8)
+                    else:
+                        digits.append(rest)  # |X / 2^24| <= 65 after the carries
+                sums = [arith.addi(s, c) for s, c in zip(fill.inner_iter_args, digits)]
+                low8 = [arith.trunci(vb, c) for c in digits]
+                pairs = [vector.shuffle(low8[i], low8[i + 1], list(range(2 * width))) for i in (0, 2)]
+                words = vector.shuffle(pairs[0], pairs[1], order)
+                vector.store(vector.bitcast(ir.VectorType.get([width], i32), words), v["xq"], [r, k])
+                scf.YieldOp(sums)
+            for p in range(DIGITS):
+                total = vector.reduction(i32, vector.CombiningKind.ADD, fill.results[p])
+                memref.store(total, v["xsum"], [r, arith.addi(arith.muli(b, const(DIGITS)), const(p))])
+
+        each_block(v["x"], m, self.k, self.block, width, const, block)
 
 
 @dataclass(frozen=True)
