@@ -26,6 +26,7 @@ rule of the spec broken (the dq verifier's words), a result type other than the 
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import arith
 
 from dequant.dialect import constants, unpack
 from dequant.dialect import onnx as dq_onnx
@@ -128,7 +129,10 @@ def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: in
         return packed_constant(unpack.pack_codes(codes[tuple(index)], tt.element.bits).tobytes(), part)
     whole = t.to_builtin(v, tt)
     offsets = [start if i == axis else 0 for i in range(len(shape))]
-    return tensor.extract_slice(part.dq(), whole, [], [], [], offsets, shape, [1] * len(shape))
+    # The other dims whole, as the operand's type gives them (static or not).
+    sizes = [tensor.dim(whole, arith.constant(ir.IndexType.get(), i)) for i, n in enumerate(shape) if n is None]
+    static = [ir.ShapedType.get_dynamic_size() if n is None else n for n in shape]
+    return tensor.extract_slice(part.dq(), whole, [], sizes, [], offsets, static, [1] * len(shape))
 
 
 def split_blocks(operands, types, packed, attrs, result, axis: int, full: int) -> ir.Value:

@@ -357,6 +357,23 @@ func.func @partial_last_block(%x: !torch.vtensor<[33,4],si8>, %s: !torch.vtensor
 
 // -----
 
+// The same with the scale's other dim unknown ([3, ?]): its slices keep that dim whole, its size
+// read at run time (the stage fuzzer's case, where building the slice was an internal error).
+// CHECK-LABEL: func.func @partial_last_block_dynamic_scale
+// CHECK-DAG: %[[SB:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[3,?],f32>) -> tensor<3x?xf32>
+// CHECK-DAG: %[[N0:.*]] = tensor.dim %[[SB]], %{{.*}} : tensor<3x?xf32>
+// CHECK-DAG: %[[S0:.*]] = tensor.extract_slice %[[SB]][0, 0] [2, %[[N0]]] [1, 1] : tensor<3x?xf32> to tensor<2x?xf32>
+// CHECK-DAG: %[[S1:.*]] = tensor.extract_slice %{{.*}}[2, 0] [1, %{{.*}}] [1, 1] : tensor<3x?xf32> to tensor<1x?xf32>
+// CHECK-DAG: "dq.onnx_dequantize_linear"(%{{.*}}, %[[S0]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<32x4xi8>, tensor<2x?xf32>) -> tensor<32x4xf32>
+// CHECK-DAG: "dq.onnx_dequantize_linear"(%{{.*}}, %[[S1]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<1x4xi8>, tensor<1x?xf32>) -> tensor<1x4xf32>
+// CHECK: tensor.concat dim(0)
+func.func @partial_last_block_dynamic_scale(%x: !torch.vtensor<[33,4],si8>, %s: !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[33,4],f32> {
+  %y = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 16 : si64} : (!torch.vtensor<[33,4],si8>, !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[33,4],f32>
+  return %y : !torch.vtensor<[33,4],f32>
+}
+
+// -----
+
 // An operator name that is not UTF-8 names no ONNX op: left as it is (found by the opt fuzzer,
 // where reading it was an internal error), the DequantizeLinear beside it converted.
 // CHECK-LABEL: func.func @name_not_utf8
