@@ -429,10 +429,9 @@ def test_one_row_exact_integer_kernel(tmp_path):
     dispatches: x's digits, then the kernel; 8-bit weights keep the f32 kernel), bit for bit the
     numpy model of its arithmetic, for every 4-bit weight form and x with a block of zeros, a
     block spanning 2^50 (its small values rounded to 2^-30 of its largest), subnormals, blocks
-    below 2^-119 (x * 2^(30 - e) and 2^(e - 30) leave f32's normal range), and values near f32's
-    largest. Against the exact
-    product the error is within 1e-6 of the output's magnitude; a NaN or an infinity in x makes
-    the row NaN (the documented deviation for an infinity)."""
+    below 2^-119 (x * 2^(30 - e) and 2^(e - 30) leave f32's normal range), and values near 1e34.
+    Against the exact product the error is within 1e-6 of the output's magnitude; a NaN or an
+    infinity in x makes the row NaN (the documented deviation for an infinity)."""
     from onnx import numpy_helper
 
     k, n = 384, 64
