@@ -373,15 +373,21 @@ def resnet(path, size: int = 224, classes: int = 1000) -> str:
     return g.save(path, [1, 3, size, size], y, [1, classes])
 
 
-def _attention(g: Graph, h: str, seq: int, hidden: int, heads: int, causal: bool) -> str:
+def _attention(g: Graph, h: str, seq: int | None, hidden: int, heads: int, causal: bool) -> str:
+    """Multi-head attention of h [1, seq, hidden]; seq None: known only at run time (h's dim 1)."""
     d = hidden // heads
-    split = g.const(np.array([1, seq, heads, d], np.int64))
+    split = g.const(np.array([1, seq if seq else 0, heads, d], np.int64))  # 0: h's own dim
     q, k, v = (g.op("Transpose", g.op("Reshape", g.linear(h, hidden, hidden), split), perm=[0, 2, 1, 3]) for _ in range(3))
     scores = g.op("Mul", g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2])), g.const(np.float32(1 / np.sqrt(d))))
-    if causal:
+    if causal and seq:
         scores = g.op("Add", scores, g.const(np.triu(np.full((seq, seq), -1e9, np.float32), 1)))
+    elif causal:  # -1e9 above the diagonal of a [seq, seq] of ones, seq read from h
+        n = g.op("Shape", h, start=1, end=2)
+        ones = g.op("ConstantOfShape", g.op("Concat", n, n, axis=0), value=numpy_helper.from_array(np.ones(1, np.float32)))
+        upper = g.op("Trilu", ones, g.const(np.array(1, np.int64)), upper=1)
+        scores = g.op("Add", scores, g.op("Mul", upper, g.const(np.float32(-1e9))))
     a = g.op("MatMul", g.op("Softmax", scores, axis=-1), v)
-    a = g.op("Reshape", g.op("Transpose", a, perm=[0, 2, 1, 3]), g.const(np.array([1, seq, hidden], np.int64)))
+    a = g.op("Reshape", g.op("Transpose", a, perm=[0, 2, 1, 3]), g.const(np.array([1, seq if seq else 0, hidden], np.int64)))
     return g.linear(a, hidden, hidden)
 
 
@@ -396,16 +402,17 @@ def transformer_block(path, seq: int = 128, hidden: int = 256, heads: int = 4, f
     return g.save(path, [1, seq, hidden], y, [1, seq, hidden])
 
 
-def decoder_layer(path, seq: int = 1, hidden: int = 2048, heads: int = 32, mlp: int = 5632) -> str:
+def decoder_layer(path, seq: int | None = 1, hidden: int = 2048, heads: int = 32, mlp: int = 5632) -> str:
     """A Llama-style float decoder layer (TinyLlama's dims by default; RMSNorm, causal attention
-    without rotary embeddings or a KV cache, SiLU-gated MLP), x [1, seq, hidden] -> y."""
+    without rotary embeddings or a KV cache, SiLU-gated MLP), x [1, seq, hidden] -> y; seq None:
+    the sequence length is known only at run time ("S"), as exporters write decoders."""
     g = Graph(4)
     h = g.op("Add", "x", _attention(g, g.rms_norm("x", hidden), seq, hidden, heads, causal=True))
     n = g.rms_norm(h, hidden)
     gate, up = g.linear(n, hidden, mlp), g.linear(n, hidden, mlp)
     act = g.op("Mul", g.op("Mul", gate, g.op("Sigmoid", gate)), up)
     y = g.op("Add", h, g.linear(act, mlp, hidden))
-    return g.save(path, [1, seq, hidden], y, [1, seq, hidden])
+    return g.save(path, [1, seq or "S", hidden], y, [1, seq or "S", hidden])
 
 
 def quantize_static_file(float_path, path, x_shape, *, per_channel: bool = True, activations: str = "uint8", samples: int = 4, seed: int = 0) -> str:

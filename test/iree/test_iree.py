@@ -935,14 +935,15 @@ def ort_unoptimized(path: str, x: np.ndarray) -> np.ndarray:
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
 
 
-@pytest.mark.parametrize("seq", [3, 1])
+@pytest.mark.parametrize("seq", [3, 1, None], ids=["seq3", "seq1", "seq-dynamic"])
 @pytest.mark.parametrize("symmetric", [True, False], ids=["int4", "uint4-zero-point"])
 def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric, seq):
     """A Llama-style decoder layer (RMSNorm, causal attention, SiLU MLP) at small dims, quantized
     by onnxruntime's MatMulNBitsQuantizer (QDQ, blocked 32): through the stage every MatMul reads
-    its weights quantized (at one token on a VNNI host, by the exact one-row integer kernel) and
-    the output agrees with onnxruntime's unoptimized run and with onnx.reference within f32
-    rounding."""
+    its weights quantized (on a VNNI host, at one token or a sequence length known only at run
+    time, by the exact one-row integer kernel) and the output agrees with onnxruntime's
+    unoptimized run and with onnx.reference within f32 rounding (the dynamic layer at 1 and 4
+    tokens, one compiled module)."""
     pytest.importorskip("onnx_ir", reason="onnxruntime's MatMulNBitsQuantizer needs the onnx-ir package")
     float_path = models.decoder_layer(tmp_path / "f.onnx", seq=seq, hidden=128, heads=4, mlp=256)
     path = models.quantize_matmul_nbits(float_path, tmp_path / "q.onnx", symmetric=symmetric)
@@ -950,13 +951,15 @@ def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric, seq)
     summaries = []
     vmfb = stage.compile_onnx(path, report=summaries.append)
     assert (summaries[0].left, summaries[0].fused) == (0, 7), summaries[0].line()
-    if seq == 1 and host_has_avx512vnni():
-        assert stage.prepare(stage.import_onnx(path)).count("entry_points = [@dq_matmul_digits_") == 7
-    x = np.random.default_rng(3).standard_normal((1, seq, 128)).astype(np.float32)
-    got = run_vmfb(vmfb, x)
-    for want in (ort_unoptimized(path, x), reference(path, x)):
-        assert got.shape == want.shape
-        assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+    if seq in (1, None) and host_has_avx512vnni():
+        kernels = re.findall(r"entry_points = \[@(dq_matmul_digits_\w+)::", stage.prepare(stage.import_onnx(path)))
+        assert len(kernels) == 7 and all(name.endswith("_anyrows") == (seq is None) for name in kernels), kernels
+    for rows in (seq,) if seq else (1, 4):
+        x = np.random.default_rng(3).standard_normal((1, rows, 128)).astype(np.float32)
+        got = run_vmfb(vmfb, x)
+        for want in (ort_unoptimized(path, x), reference(path, x)):
+            assert got.shape == want.shape
+            assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
 
 
 @pytest.mark.parametrize("name", ["mobilenet", "resnet", "transformer"])
