@@ -6,6 +6,8 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
 - decoder-M1, decoder-M16 (sym, asym): a Llama-style decoder layer with TinyLlama's dims (hidden
   2048, 32 heads, MLP 5632) for 1 and 16 tokens, quantized by onnxruntime's
   `MatMulNBitsQuantizer` in QDQ format (int4 blocked-32 along K; asym: uint4 with zero points);
+- decoder-dynamic-M1, -M16 (sym): the same layer with its sequence length a run-time dim, as
+  exporters write decoders, run at 1 and 16 tokens;
 - mobilenet (1x3x224x224), resnet (ResNet-18, 1x3x224x224), transformer (a BERT-style block,
   seq 128, hidden 256): quantized by onnxruntime's `quantize_static` in QDQ format, int8 weights;
   mobilenet per-channel with uint8 activations, resnet per-tensor with int8 activations,
@@ -93,6 +95,9 @@ def models(quick: bool) -> list[Model]:
         for sym in (True, False):
             out.append(Model(f"decoder-M{seq}-{'sym' if sym else 'asym'}", lambda p, s=seq: m.decoder_layer(p, s, **dec),
                              lambda f, p, s=sym: m.quantize_matmul_nbits(f, p, symmetric=s), (1, seq, dec["hidden"]), exact=True, int8=True))  # fmt: skip
+    for seq in (1, 16):  # the layer as exporters write it: the sequence length a run-time dim
+        out.append(Model(f"decoder-dynamic-M{seq}-sym", lambda p: m.decoder_layer(p, None, **dec),
+                         lambda f, p: m.quantize_matmul_nbits(f, p, symmetric=True), (1, seq, dec["hidden"]), exact=True))  # fmt: skip
     x_img = (1, 3, cnn_size, cnn_size)
     out += [
         Model("mobilenet", lambda p: m.mobilenet(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img), x_img),
