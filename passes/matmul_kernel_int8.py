@@ -193,24 +193,14 @@ class _Body(Hoisted):
 
     def tile(self, gs: list, r0, rows: int) -> None:
         """y[r0 : r0 + rows, columns of gs] = sum over blocks of (s * xs) * float(d)."""
-        kern, v, i32 = self.k, self.v, ir.IntegerType.get_signless(32)
+        kern, v = self.k, self.v
         rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
         zero_f = self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero_f")
         pairs = [(r, g) for r in range(rows) for g in range(len(gs))]
         blocks = scf.ForOp(self.const(0), self.const(kern.blocks), self.const(1), [zero_f] * len(pairs))
         with ir.InsertionPoint(blocks.body):
             kb, acc = blocks.induction_variable, list(blocks.inner_iter_args)
-            # d starts at -(z + bias) * xsum: the zero point's share, so the loop only adds dots.
-            minus = [arith.subi(arith.constant(i32, 0), s) for s in self.row_sums(rs, kb)]
-            if "z" in v:
-                zb = [arith.extui(self.i32, vector.load(self.small, v["z"], [self.wg, kb, self.const(g * LANES)])) for g in gs]
-                start = [arith.muli(zb[g], vector.broadcast(self.i32, minus[r])) for r, g in pairs]
-            elif kern.bias:
-                first = [vector.broadcast(self.i32, arith.muli(minus[r], arith.constant(i32, kern.bias))) for r in range(rows)]
-                start = [first[r] for r, _ in pairs]
-            else:
-                start = [self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")] * len(pairs)
-            start = self.corrected(start, pairs, gs, kb)
+            start = self.corrected(self.starts(self.row_sums(rs, kb), kb, pairs, gs), pairs, gs, kb)
             steps = kern.block // kern.rows_per_lane
             inner = scf.ForOp(self.const(0), self.const(steps), self.const(1), start)
             with ir.InsertionPoint(inner.body):
@@ -236,6 +226,20 @@ class _Body(Hoisted):
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
         for i, (r, g) in enumerate(pairs):
             vector.store(self.output(blocks.results[i], gs[g]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
+
+    def starts(self, sums: list, kb, pairs: list, gs: list) -> list:
+        """The i32 sums' start for each (i, g) pair of `pairs`, for column group gs[g] in block kb:
+        -(z + bias) * sums[i], the zero point's share of sum_k u * v over the block when v sums to
+        sums[i] there, so that the loop only adds dots."""
+        i32 = ir.IntegerType.get_signless(32)
+        if "z" not in self.v and not self.k.bias:
+            return [self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")] * len(pairs)
+        minus = [arith.subi(arith.constant(i32, 0), s) for s in sums]
+        if "z" in self.v:
+            zb = [arith.extui(self.i32, vector.load(self.small, self.v["z"], [self.wg, kb, self.const(g * LANES)])) for g in gs]
+            return [arith.muli(zb[g], vector.broadcast(self.i32, minus[i])) for i, g in pairs]
+        first = [vector.broadcast(self.i32, arith.muli(m, arith.constant(i32, self.k.bias))) for m in minus]
+        return [first[i] for i, _ in pairs]
 
     # What the QDQ kernel (_QdqBody) reads differently: where x's sums, x's words and the
     # per-column correction come from, and how a block's d is scaled.
@@ -603,13 +607,8 @@ class _DigitBody(_Body):
                 b, acc = blocks.induction_variable, list(blocks.inner_iter_args)
                 kb = arith.divui(arith.muli(b, self.const(kern.xblock)), self.const(kern.block))
                 # D_p starts at -(z + bias) * sum c_p: the zero point's share.
-                minus = [arith.subi(arith.constant(i32, 0), memref.load(v["xsum"], [r, arith.addi(arith.muli(b, self.const(DIGITS)), self.const(p))]))
-                         for p in range(DIGITS)]  # fmt: skip
-                if "z" in v:
-                    zb = [arith.extui(self.i32, vector.load(self.small, v["z"], [self.wg, kb, self.const(g * LANES)])) for g in gs]
-                    start = [arith.muli(zb[g], vector.broadcast(self.i32, minus[p])) for g in gs for p in range(DIGITS)]
-                else:
-                    start = [vector.broadcast(self.i32, arith.muli(minus[p], arith.constant(i32, kern.bias))) for p in range(DIGITS)] * GROUPS
+                sums = [memref.load(v["xsum"], [r, arith.addi(arith.muli(b, self.const(DIGITS)), self.const(p))]) for p in range(DIGITS)]
+                start = self.starts(sums, kb, [(p, g) for g in gs for p in range(DIGITS)], list(gs))
                 inner = scf.ForOp(self.const(0), self.const(steps), self.const(1), start)
                 with ir.InsertionPoint(inner.body):
                     row = arith.addi(arith.muli(b, self.const(steps)), inner.induction_variable)
