@@ -254,12 +254,10 @@ class _Body(Hoisted):
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def splat_i32(self, v: int) -> ir.Value:
-        attr = ir.DenseElementsAttr.get_splat(self.i32, ir.IntegerAttr.get(self.i32.element_type, v))
-        return self._constant(("i32", v), lambda: arith.constant(self.i32, attr))
+        return self.splat(self.i32, ir.IntegerAttr.get(self.i32.element_type, v), ("i32", v))
 
     def zeros(self) -> ir.Value:
-        attr = ir.DenseElementsAttr.get_splat(self.f32, ir.FloatAttr.get_f32(0.0))
-        return self._constant("zero", lambda: arith.constant(self.f32, attr))
+        return self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero")
 
     def emit(self) -> None:
         self.zero, self.mask, self.four = self.zeros(), self.splat_i32(15), self.splat_i32(4)
