@@ -425,9 +425,12 @@ def _per_tensor(op) -> tuple | str:
     return (scale, int(zp.reshape(-1)[0])) if np.isfinite(scale) and scale != 0 else f"scale is {scale}"
 
 
-def _quantize_linear(op, y: t.TorchTensor) -> tuple | str:
+def _quantize_linear(op, y: t.TorchTensor) -> tuple | str | None:
     """(sy, zy, "u8" or "i8") of a QuantizeLinear of `y` the epilogue computes: per tensor with
-    constants sy (f32, finite, not 0) and zy, 8-bit integer output, default attributes; or why not."""
+    constants sy (f32, finite, not 0) and zy, 8-bit integer output, default attributes; why not;
+    or None where `op` is no QuantizeLinear (or None)."""
+    if op is None or t.onnx_name(op) != "onnx.QuantizeLinear":
+        return None
     out = t.tensor_of(op.results[0].type)
     if isinstance(out, str) or out.element.kind != "int" or out.element.bits != 8 or out.shape != y.shape:
         return "its QuantizeLinear's output is not an int8 or uint8 tensor of the MatMul's shape"
@@ -476,12 +479,10 @@ def _requantize(m: Match) -> _Epilogue | str | None:
         return None
     if (bias := _bias(first, y, n)) is not None:  # y + b
         q = _reader(first.results[0])
-        got = _quantize_linear(q, m.y) if q is not None and t.onnx_name(q) == "onnx.QuantizeLinear" else None
+        got = _quantize_linear(q, m.y)
         return None if not isinstance(got, tuple) else _Epilogue([q, first], np.array(got[:2], np.float32), got[2], None, *bias)
-    if t.onnx_name(first) != "onnx.QuantizeLinear" or first.operands[0] != y:
-        return None
-    got = _quantize_linear(first, m.y)
-    if isinstance(got, str):
+    got = _quantize_linear(first, m.y) if first.operands[0] == y else None
+    if not isinstance(got, tuple):
         return got
     plain = _Epilogue([first], np.array(got[:2], np.float32), got[2])
     dq = _reader(first.results[0])  # DQ(Q(y)) + b, then a QuantizeLinear
@@ -492,7 +493,7 @@ def _requantize(m: Match) -> _Epilogue | str | None:
     if isinstance(attrs, str) or set(attrs) - {"axis"} or isinstance(back, str) or add is None or (bias := _bias(add, dq.results[0], n)) is None:
         return plain
     q = _reader(add.results[0])
-    last = _quantize_linear(q, m.y) if q is not None and t.onnx_name(q) == "onnx.QuantizeLinear" else None
+    last = _quantize_linear(q, m.y)
     if not isinstance(last, tuple):
         return plain
     return _Epilogue([q, add, dq, first], np.array([*last[:2], *got[:2], *back], np.float32), last[2], got[2], *bias)
