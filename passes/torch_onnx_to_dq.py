@@ -25,8 +25,9 @@ rule of the spec broken (the dq verifier's words), a result type other than the 
 
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, tensor
 
 from dequant.dialect import constants, unpack
 from dequant.dialect import onnx as dq_onnx
@@ -115,14 +116,10 @@ def partial_block(sig: Signature, types: list) -> tuple[int, int] | None:
 def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: int) -> ir.Value:
     """Elements [start, start + size) along `axis` of an operand: of its packed bytes (`data`,
     repacked) when it is a sub-byte initializer, else a tensor.extract_slice of its builtin tensor."""
-    from mlir.dialects import tensor
-
     shape = list(tt.shape)
     shape[axis] = size
     part = t.TorchTensor(tuple(shape), tt.element)
     if data is not None:
-        import numpy as np
-
         codes = unpack.unpack_codes(data, tt.element.bits, int(np.prod(tt.shape))).reshape(tt.shape)
         index = [slice(None)] * len(shape)
         index[axis] = slice(start, start + size)
@@ -140,8 +137,6 @@ def split_blocks(operands, types, packed, attrs, result, axis: int, full: int) -
     tail, each with its own slice of x, the scale and the zero point) joined by tensor.concat:
     IREE cannot tile the `floordiv` read of a partial block inside a contraction, so this keeps
     the dequantize out of a fused MatMul (docs/iree.md)."""
-    from mlir.dialects import tensor
-
     b = attrs["block_size"]
     d = types[0].shape[axis]
     parts = []
