@@ -289,6 +289,17 @@ from dequant.passes.target_features import host_has_avx512vnni  # noqa: E402
 needs_vnni = pytest.mark.skipif(not host_has_avx512vnni(), reason="the int8-activation kernel runs vpdpbusd (AVX-512 VNNI), which this host lacks")
 
 
+def form_arrays(inits: dict, i: int, form: tuple, k: int, n: int) -> tuple:
+    """(block, w [K, N], s [K / block, N], z [K / block, N]) of MatMul i of `models.matmul_forms`,
+    of `form`, from the model's initializers (w and z as int64; a scale per column or one scale
+    is one block of K; no zero point: z = 0)."""
+    _, block, zero_point = form
+    block = block if block > 0 else k
+    s = np.broadcast_to(inits[f"s{i}"], (k // block, n))
+    z = np.broadcast_to(inits[f"z{i}"].astype(np.int64), (k // block, n)) if zero_point else np.zeros((k // block, n), np.int64)
+    return block, inits[f"w{i}"].astype(np.int64), s, z
+
+
 def int8_activations_reference(x: np.ndarray, w: np.ndarray, s: np.ndarray, z: np.ndarray, block: int) -> np.ndarray:
     """y = x @ dequantize(w) with x quantized as docs/semantics.md#int8-activations states (from
     MLAS's CompInt8): per row and block of K, xs = amax / 127, xq = roundeven(x * (127 / amax))
@@ -333,11 +344,8 @@ def test_int8_activations_every_weight_form(tmp_path):
         x[0, :32] = 0  # a block of zeros: amax 0, every xq 0
         x[-1, 32:64] = [127.0, -2.5, 0.5, 1.5] * 8  # amax 127: x * (127 / amax) = x, ties rounded to even
         got = [np.asarray(g) for g in ctx.modules.module["g"](x)]
-        for i, (dtype, block, zero_point) in enumerate(KERNEL_FORMS):
-            block = block if block > 0 else k
-            w = inits[f"w{i}"].astype(np.int64)
-            s = np.broadcast_to(inits[f"s{i}"], (k // block, n))
-            z = np.broadcast_to(inits[f"z{i}"].astype(np.int64), (k // block, n)) if zero_point else np.zeros((k // block, n), np.int64)
+        for i, form in enumerate(KERNEL_FORMS):
+            block, w, s, z = form_arrays(inits, i, form, k, n)
             want = int8_activations_reference(x, w, s, z, block)
             np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()), err_msg=f"form {KERNEL_FORMS[i]}, M = {m}")
             exact = x.astype(np.float64) @ ((w - np.repeat(z, block, axis=0)) * np.repeat(s, block, axis=0))
@@ -463,11 +471,8 @@ def test_one_row_exact_integer_kernel(tmp_path):
     for name, x in cases.items():
         x = x.astype(F32)
         got = run(x)
-        for i, (dtype, block, zero_point) in enumerate(ONE_ROW_FORMS[:-1]):
-            block = block if block > 0 else k
-            w = inits[f"w{i}"].astype(np.int64)
-            s = np.broadcast_to(inits[f"s{i}"], (k // block, n)).astype(F32)
-            z = np.broadcast_to(inits[f"z{i}"].astype(np.int64), (k // block, n)) if zero_point else np.zeros((k // block, n), np.int64)
+        for i, form in enumerate(ONE_ROW_FORMS[:-1]):
+            block, w, s, z = form_arrays(inits, i, form, k, n)
             np.testing.assert_array_equal(got[i], one_row_reference(x, w, s, z, block), err_msg=f"form {ONE_ROW_FORMS[i]}, x {name}")
             exact = x.astype(np.float64) @ ((w - np.repeat(z, block, axis=0)) * np.repeat(s.astype(np.float64), block, axis=0))
             assert np.abs(got[i] - exact).max() <= 1e-6 * np.abs(exact).max(), (ONE_ROW_FORMS[i], name)
@@ -504,11 +509,8 @@ def test_any_row_count_takes_the_one_row_route_at_one_row(tmp_path):
         for i, want in enumerate(ref.run(None, {"x": x})):
             np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()), err_msg=f"form {forms[i]}, M = {m}")
             if m == 1:
-                dtype, block, zero_point = forms[i]
-                block = block if block > 0 else k
-                s = np.broadcast_to(inits[f"s{i}"], (k // block, n)).astype(F32)
-                z = np.broadcast_to(inits[f"z{i}"].astype(np.int64), (k // block, n)) if zero_point else np.zeros((k // block, n), np.int64)
-                np.testing.assert_array_equal(got[i][0], one_row_reference(x[0], inits[f"w{i}"].astype(np.int64), s, z, block))
+                block, w, s, z = form_arrays(inits, i, forms[i], k, n)
+                np.testing.assert_array_equal(got[i][0], one_row_reference(x[0], w, s, z, block))
 
 
 # --- QDQ MatMuls: dq's exact integer kernel (AVX-512 VNNI) ---------------------------------------
