@@ -158,12 +158,38 @@ def installed() -> bool:
         return False
 
 
+def _normalised(model: str | os.PathLike, tmp: str) -> str:
+    """The path of the model with its formats normalised (dequant.formats; written into `tmp`),
+    or the model's own path where no node needs it."""
+    import onnx
+
+    from . import formats
+
+    try:
+        proto = onnx.load(os.fspath(model), load_external_data=False)
+    except Exception as e:  # protobuf's DecodeError and friends: not a model
+        raise IreeStageError(f"cannot read '{os.fspath(model)}' as an ONNX model: {e}") from None
+    if not formats.needs_rewrite(proto):
+        return os.fspath(model)
+    onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(model)))
+    try:
+        proto, _ = formats.normalise(proto)
+    except formats.FormatError as e:
+        raise IreeStageError(str(e)) from None
+    path = os.path.join(tmp, "normalised.onnx")
+    big = proto.ByteSize() > 1 << 30  # protobuf's 2 GB limit: the weights beside it
+    onnx.save(proto, path, save_as_external_data=big, all_tensors_to_one_file=True, location="normalised.data")
+    return path
+
+
 def import_onnx(model: str | os.PathLike) -> str:
-    """The model imported by IREE's ONNX importer (`iree-import-onnx`), in generic form."""
+    """The model imported by IREE's ONNX importer (`iree-import-onnx`), in generic form; its
+    contrib-op formats normalised first (dequant.formats)."""
     if not os.path.isfile(model):
         raise IreeStageError(f"cannot open '{os.fspath(model)}': {'not a file' if os.path.exists(model) else 'no such file'}")
     with tempfile.TemporaryDirectory() as tmp:
         imported, generic = os.path.join(tmp, "import.mlir"), os.path.join(tmp, "generic.mlir")
+        model = _normalised(model, tmp)
         _tool("iree.compiler.tools.import_onnx", [os.fspath(model), "-o", imported], "iree-import-onnx")
         _tool(OPT, ["--mlir-print-op-generic", imported, "-o", generic], "iree-opt", imported)
         with open(generic, encoding="utf-8") as f:

@@ -1,0 +1,114 @@
+"""The quantized formats a model arrives in, normalised at the ONNX level before IREE's importer.
+
+One front door per format: onnxruntime's contrib ops (com.microsoft `MatMulNBits`,
+`GatherBlockQuantized`, the QOperator ops, ...) and the companions its exporters write beside
+them become standard ONNX (`DequantizeLinear`, `MatMul`, ...) of the forms the dq stage already
+takes, so every format reaches the one canonical form (`dq.dequantize`) and the one lowering.
+
+`REWRITES` is the one table: (domain, op type) -> the function that rewrites one such node.
+Each function lives in a module of this package named after its format, takes the node and the
+`Graph` it is in, and returns the nodes that stand for it (the node's outputs keep their names);
+a node it cannot take raises `FormatError` naming the node and the rule. `normalise` applies the
+table to a model's top-level graph. Scope and decisions: docs/iree.md#model-formats.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+MS = "com.microsoft"
+
+
+class FormatError(ValueError):
+    """A node of a format the stage cannot take: one line, naming the node and the rule."""
+
+    def __init__(self, node: onnx.NodeProto, rule: str):
+        super().__init__(f"{node.op_type} node '{node.name or node.output[0]}': {rule}")
+
+
+@dataclass
+class Graph:
+    """A model's top-level graph while it is rewritten: its constants by name, fresh names, the
+    initializers the rewrites add, and the default domain's opset."""
+
+    model: onnx.ModelProto
+    constants: dict = field(default_factory=dict)  # name -> TensorProto (initializers, Constant nodes)
+    added: list = field(default_factory=list)  # TensorProto initializers the rewrites made
+    _names: set = field(default_factory=set)
+    _count: itertools.count = field(default_factory=itertools.count)
+
+    def __post_init__(self):
+        g = self.model.graph
+        self.constants = {t.name: t for t in g.initializer}
+        for n in g.node:
+            if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
+                value = next((a.t for a in n.attribute if a.name == "value"), None)
+                if value is not None:
+                    self.constants[n.output[0]] = value
+        self._names = {v for n in g.node for v in (*n.input, *n.output)} | set(self.constants)
+        self._names |= {v.name for v in (*g.input, *g.output)}
+
+    @property
+    def opset(self) -> int:
+        return next((o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+    def value(self, name: str) -> np.ndarray | None:
+        """The values of a constant input (an initializer or a Constant node's), or None."""
+        t = self.constants.get(name)
+        return None if t is None else numpy_helper.to_array(t, base_dir="")
+
+    def fresh(self, hint: str) -> str:
+        """A value or node name not yet used in the graph."""
+        while (name := f"{hint}_dq{next(self._count)}") in self._names:
+            pass
+        self._names.add(name)
+        return name
+
+    def constant(self, hint: str, array: np.ndarray) -> str:
+        """A new initializer holding `array` (ml_dtypes sub-byte arrays are packed as ONNX
+        stores them): its name."""
+        name = self.fresh(hint)
+        t = numpy_helper.from_array(array, name)
+        self.added.append(t)
+        self.constants[name] = t
+        return name
+
+
+Rewrite = Callable[[onnx.NodeProto, Graph], list]
+
+# (domain, op type) -> rewrite. The default domain is "" (onnxruntime also registers some contrib
+# ops there, e.g. SimplifiedLayerNormalization, and exporters write them so).
+REWRITES: dict[tuple[str, str], Rewrite] = {}
+
+
+def _key(node: onnx.NodeProto) -> tuple[str, str]:
+    return ("" if node.domain == "ai.onnx" else node.domain, node.op_type)
+
+
+def needs_rewrite(model: onnx.ModelProto) -> bool:
+    """Whether any node of the model's top-level graph is one the table rewrites."""
+    return any(_key(n) in REWRITES for n in model.graph.node)
+
+
+def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
+    """The model with every top-level node the table knows rewritten (in place); and how many
+    nodes of each (domain, op type) were. Raises FormatError for a node no rewrite takes."""
+    graph = Graph(model)
+    nodes, counts = [], {}
+    for node in model.graph.node:
+        rewrite = REWRITES.get(_key(node))
+        if rewrite is None:
+            nodes.append(node)
+            continue
+        nodes.extend(rewrite(node, graph))
+        counts[_key(node)] = counts.get(_key(node), 0) + 1
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    model.graph.initializer.extend(graph.added)
+    return model, counts
