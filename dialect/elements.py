@@ -10,10 +10,10 @@ spec types; `si*` reads as a synonym of the signless type.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
-import ml_dtypes
 import numpy as np
 
 
@@ -33,11 +33,24 @@ class Element:
     kind: str  # "int" | "float"
     bits: int
     signed: bool
-    dtype: np.dtype  # numpy / ml_dtypes dtype (one element per byte below 8 bits)
+    dtype_name: str  # its numpy or ml_dtypes type: "int8", "ml_dtypes.int4" (the `dtype` property)
     c_type: str  # the C type of one element's bits as passed one per byte
     onnx: str | None  # ONNX TensorProto.DataType name
     make: Callable  # () -> ir.Type, with the bindings' typed builders
     minifloat: Minifloat | None = None
+
+    @functools.cached_property
+    def dtype(self) -> np.dtype:
+        """The numpy / ml_dtypes dtype (one element per byte below 8 bits). ml_dtypes is imported
+        here, on the first use of one of its types, not with the table: `import ml_dtypes` took
+        1 s (0.7.0) on a 2-core AVX2 host, which start-up (`dequant-opt --help`, the IREE stage)
+        does not pay for a type it never uses."""
+        module, _, name = self.dtype_name.rpartition(".")
+        if module == "ml_dtypes":
+            import ml_dtypes
+
+            return np.dtype(getattr(ml_dtypes, name))
+        return np.dtype(name)
 
     def ir_type(self):
         """The MLIR type (in the current context)."""
@@ -90,38 +103,38 @@ def _float(cls_name: str):
     return make
 
 
-def _e(name, kind, bits, signed, dtype, c_type, onnx, make, minifloat=None) -> Element:
-    return Element(name, kind, bits, signed, np.dtype(dtype), c_type, onnx, make, minifloat)
+def _e(name, kind, bits, signed, dtype_name, c_type, onnx, make, minifloat=None) -> Element:
+    return Element(name, kind, bits, signed, dtype_name, c_type, onnx, make, minifloat)
 
 
 ELEMENTS: dict[str, Element] = {
     e.name: e
     for e in [
-        _e("i2", "int", 2, True, ml_dtypes.int2, "int8_t", "INT2", _int(2, True)),
-        _e("ui2", "int", 2, False, ml_dtypes.uint2, "uint8_t", "UINT2", _int(2, False)),
-        _e("i4", "int", 4, True, ml_dtypes.int4, "int8_t", "INT4", _int(4, True)),
-        _e("ui4", "int", 4, False, ml_dtypes.uint4, "uint8_t", "UINT4", _int(4, False)),
-        _e("i8", "int", 8, True, np.int8, "int8_t", "INT8", _int(8, True)),
-        _e("ui8", "int", 8, False, np.uint8, "uint8_t", "UINT8", _int(8, False)),
-        _e("i16", "int", 16, True, np.int16, "int16_t", "INT16", _int(16, True)),
-        _e("ui16", "int", 16, False, np.uint16, "uint16_t", "UINT16", _int(16, False)),
-        _e("i32", "int", 32, True, np.int32, "int32_t", "INT32", _int(32, True)),
-        _e("f8E4M3FN", "float", 8, True, ml_dtypes.float8_e4m3fn, "uint8_t", "FLOAT8E4M3FN",
+        _e("i2", "int", 2, True, "ml_dtypes.int2", "int8_t", "INT2", _int(2, True)),
+        _e("ui2", "int", 2, False, "ml_dtypes.uint2", "uint8_t", "UINT2", _int(2, False)),
+        _e("i4", "int", 4, True, "ml_dtypes.int4", "int8_t", "INT4", _int(4, True)),
+        _e("ui4", "int", 4, False, "ml_dtypes.uint4", "uint8_t", "UINT4", _int(4, False)),
+        _e("i8", "int", 8, True, "int8", "int8_t", "INT8", _int(8, True)),
+        _e("ui8", "int", 8, False, "uint8", "uint8_t", "UINT8", _int(8, False)),
+        _e("i16", "int", 16, True, "int16", "int16_t", "INT16", _int(16, True)),
+        _e("ui16", "int", 16, False, "uint16", "uint16_t", "UINT16", _int(16, False)),
+        _e("i32", "int", 32, True, "int32", "int32_t", "INT32", _int(32, True)),
+        _e("f8E4M3FN", "float", 8, True, "ml_dtypes.float8_e4m3fn", "uint8_t", "FLOAT8E4M3FN",
            _float("Float8E4M3FNType"), Minifloat(4, 3, 7, "fn")),  # fmt: skip
-        _e("f8E4M3FNUZ", "float", 8, True, ml_dtypes.float8_e4m3fnuz, "uint8_t", "FLOAT8E4M3FNUZ",
+        _e("f8E4M3FNUZ", "float", 8, True, "ml_dtypes.float8_e4m3fnuz", "uint8_t", "FLOAT8E4M3FNUZ",
            _float("Float8E4M3FNUZType"), Minifloat(4, 3, 8, "fnuz")),  # fmt: skip
-        _e("f8E5M2", "float", 8, True, ml_dtypes.float8_e5m2, "uint8_t", "FLOAT8E5M2",
+        _e("f8E5M2", "float", 8, True, "ml_dtypes.float8_e5m2", "uint8_t", "FLOAT8E5M2",
            _float("Float8E5M2Type"), Minifloat(5, 2, 15, "ieee")),  # fmt: skip
-        _e("f8E5M2FNUZ", "float", 8, True, ml_dtypes.float8_e5m2fnuz, "uint8_t", "FLOAT8E5M2FNUZ",
+        _e("f8E5M2FNUZ", "float", 8, True, "ml_dtypes.float8_e5m2fnuz", "uint8_t", "FLOAT8E5M2FNUZ",
            _float("Float8E5M2FNUZType"), Minifloat(5, 2, 16, "fnuz")),  # fmt: skip
-        _e("f4E2M1FN", "float", 4, True, ml_dtypes.float4_e2m1fn, "uint8_t", "FLOAT4E2M1",
+        _e("f4E2M1FN", "float", 4, True, "ml_dtypes.float4_e2m1fn", "uint8_t", "FLOAT4E2M1",
            _float("Float4E2M1FNType"), Minifloat(2, 1, 1, "none")),  # fmt: skip
-        _e("f8E8M0FNU", "float", 8, False, ml_dtypes.float8_e8m0fnu, "uint8_t", "FLOAT8E8M0",
+        _e("f8E8M0FNU", "float", 8, False, "ml_dtypes.float8_e8m0fnu", "uint8_t", "FLOAT8E8M0",
            _float("Float8E8M0FNUType"), Minifloat(8, 0, 127, "e8m0")),  # fmt: skip
-        _e("f16", "float", 16, True, np.float16, "uint16_t", "FLOAT16", _float("F16Type")),
-        _e("bf16", "float", 16, True, ml_dtypes.bfloat16, "uint16_t", "BFLOAT16", _float("BF16Type")),
-        _e("f32", "float", 32, True, np.float32, "float", "FLOAT", _float("F32Type")),
-        _e("f64", "float", 64, True, np.float64, "double", "DOUBLE", _float("F64Type")),
+        _e("f16", "float", 16, True, "float16", "uint16_t", "FLOAT16", _float("F16Type")),
+        _e("bf16", "float", 16, True, "ml_dtypes.bfloat16", "uint16_t", "BFLOAT16", _float("BF16Type")),
+        _e("f32", "float", 32, True, "float32", "float", "FLOAT", _float("F32Type")),
+        _e("f64", "float", 64, True, "float64", "double", "DOUBLE", _float("F64Type")),
     ]
 }
 
@@ -130,7 +143,7 @@ _FLOAT_CLASSES = {  # bindings class name -> element name
     "Float8E5M2FNUZType": "f8E5M2FNUZ", "Float4E2M1FNType": "f4E2M1FN", "Float8E8M0FNUType": "f8E8M0FNU",
     "F16Type": "f16", "BF16Type": "bf16", "F32Type": "f32", "F64Type": "f64",
 }  # fmt: skip
-_BY_DTYPE = {e.dtype: e for e in ELEMENTS.values()}
+_BY_NUMPY_DTYPE = {e.dtype: e for e in ELEMENTS.values() if not e.dtype_name.startswith("ml_dtypes.")}
 _BY_ONNX = {e.onnx: e for e in ELEMENTS.values() if e.onnx}
 
 
@@ -161,12 +174,19 @@ def of_type(type_) -> Element | None:
 def of_dtype(dtype) -> Element:
     """The `Element` of a numpy/ml_dtypes dtype; UnknownElementError for one the dialect lacks."""
     try:
-        e = _BY_DTYPE.get(np.dtype(dtype))
+        d = np.dtype(dtype)
     except TypeError:
-        e = None
+        d = None
+    # A numpy dtype is found without importing ml_dtypes; any other is an ml_dtypes one or none.
+    e = None if d is None else _BY_NUMPY_DTYPE.get(d) or _by_dtype().get(d)
     if e is None:
         raise UnknownElementError(f"no dq element type for {_dtype_words(dtype)}")
     return e
+
+
+@functools.cache
+def _by_dtype() -> dict[np.dtype, Element]:
+    return {e.dtype: e for e in ELEMENTS.values()}
 
 
 def of_onnx(name: str) -> Element | None:

@@ -19,7 +19,6 @@ cannot represent exactly.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 from mlir import ir
 from mlir.dialects import quant, tensor
@@ -123,6 +122,8 @@ def plan(op, d, sig):
 def _checked_type(storage, y, scales, zps, blocks, x, scale_name, zp_name):
     """The quantized tensor type, after the checks quant's type verifier would fail (its `get`
     asserts) or that it does not make; or why there is none."""
+    import ml_dtypes  # here, not at start-up (dialect/elements.py, Element.dtype)
+
     expressed = ELEMENTS[y.elem]
     info = ml_dtypes.finfo(expressed.dtype)
     low, high = float(info.smallest_subnormal), float(info.max)
