@@ -11,8 +11,9 @@ in place; `dequant.jit` takes them for arguments marked `dq.packed` (or compiled
     >>> p = dequant.pack(np.array([1, -2, 3], ml_dtypes.int4))
     >>> p.data, p.shape
     (array([225,   3], dtype=uint8), (3,))
-    >>> p.unpack()
-    array([1, -2, 3], dtype=int4)
+    >>> x = p.unpack()
+    >>> x.dtype.name, x.astype(np.int8).tolist()
+    ('int4', [1, -2, 3])
 """
 
 from __future__ import annotations
