@@ -902,6 +902,28 @@ def test_partial_last_block(tmp_path, dtype, zero_point):
     check(path, 33)
 
 
+PARTIAL_BLOCKS = {
+    "uint4-k200-block128": dict(k=200, n=64, dtype=ml_dtypes.uint4, block=128),
+    "int8-k200-block128": dict(k=200, n=64, dtype=np.int8, block=128),
+    "int4-gemm-transb-k200-block128": dict(k=200, n=64, dtype=ml_dtypes.int4, block=128, gemm=True),
+    "int4-zero-point-k300-block128": dict(k=300, n=48, dtype=ml_dtypes.int4, block=128, zero_point=True),
+    "uint8-gemm-transb-one-partial-block": dict(k=72, n=40, dtype=np.uint8, block=128, zero_point=True, gemm=True),
+}
+
+
+@pytest.mark.parametrize("name", list(PARTIAL_BLOCKS))
+def test_partial_last_block_of_any_block_axis_and_form(tmp_path, name):
+    """A partial last block longer than IREE's tiles (K = 200, block 128), on either axis (Gemm
+    transB=1 blocks axis 1), 4- and 8-bit, the only block partial too: no `floordiv` read
+    reaches IREE, which refused them ("tiling is not supported for the semi-affine indexing map:
+    tile size 12 ... must divide or be divisible by the step 128") while the split-off tail was
+    still a blocked dequantize."""
+    c = PARTIAL_BLOCKS[name]
+    path = models.weights_matmul(tmp_path / "m.onnx", **c)
+    check(path, c["k"], m=5)
+    assert "floordiv" not in stage.prepare(stage.import_onnx(path))
+
+
 # IREE's CPU codegen read these i4 tensors (zero points [2, 33] and [2, 500], weights [256, 31] of
 # a dequantize alone, N-major [N, 33]) with masked `vector<Nxi4>` loads it cannot legalize, for
 # every CPU: compiled for fixed CPUs, so the host does not decide what is tested.
