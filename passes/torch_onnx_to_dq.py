@@ -16,7 +16,8 @@ blob holds) read through `dq.unpack`, so no 4-bit constant reaches the next comp
 cannot serialize a 4-bit `dense_resource` and miscomputes a 4-bit `dense`); a blob longer than
 the dims need is read by its leading bytes, as onnx.reference reads `raw_data`, and a shorter one
 leaves the node with a remark. A blocked node whose last block along a static x is partial
-becomes two dq ops (the whole blocks, the tail) joined by `tensor.concat` (`split_blocks`).
+becomes `dq.dequantize`s reading no `floordiv` (the whole blocks in a [.., K / B, B, ..] view, the
+tail) joined by `tensor.concat` (`split_blocks`).
 
 Everything else is untouched. A DequantizeLinear dq cannot express stays as it was, with a remark
 at its location naming why: a type dq does not read, an attribute the spec does not define, a
@@ -29,7 +30,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, tensor
 
-from dequant.dialect import constants, unpack
+from dequant.dialect import canonical, constants, unpack
 from dequant.dialect import onnx as dq_onnx
 from dequant.dialect.signature import Signature, Tensor
 from dequant.dialect.elements import of_onnx
@@ -37,6 +38,7 @@ from dequant.dialect.elements import of_onnx
 from . import Pass
 from . import torch_onnx as t
 from .remarks import emit_remarks
+from .to_linalg import expand
 
 ATTRS = {"torch.onnx.axis": "axis", "torch.onnx.block_size": "block_size", "torch.onnx.output_dtype": "output_dtype"}
 
@@ -101,52 +103,79 @@ def packed_constant(data, tt: t.TorchTensor) -> ir.Value:
 
 
 def partial_block(sig: Signature, types: list) -> tuple[int, int] | None:
-    """(axis, full) of a blocked node whose last block along a static axis is partial and not
-    the only one: `full` elements of whole blocks, then a shorter tail; else None."""
+    """(axis, full) of a blocked node whose last block along a static axis is partial (the only
+    one too): `full` elements of whole blocks (a multiple of the block, maybe 0), then a shorter
+    tail; else None."""
     b, x = sig.attrs["block_size"], types[0]
     if b <= 0 or not x.shape or None in x.shape:
         return None
     axis = sig.attrs["axis"] % len(x.shape)
     d = x.shape[axis]
-    if d is None or d % b == 0 or d < b:
+    if d is None or d % b == 0:
         return None
     return axis, d - d % b
 
 
-def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: int) -> ir.Value:
+def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: int, view: list | None = None) -> ir.Value:
     """Elements [start, start + size) along `axis` of an operand: of its packed bytes (`data`,
-    repacked) when it is a sub-byte initializer, else a tensor.extract_slice of its builtin tensor."""
+    repacked) when it is a sub-byte initializer, else a tensor.extract_slice of its builtin tensor;
+    with `view`, the `axis` dim of the slice split in two, [size / view[1], view[1]]."""
     shape = list(tt.shape)
     shape[axis] = size
     part = t.TorchTensor(tuple(shape), tt.element)
+    split = shape[:axis] + list(view) + shape[axis + 1 :] if view else None
     if data is not None:
         codes = unpack.unpack_codes(data, tt.element.bits, int(np.prod(tt.shape))).reshape(tt.shape)
         index = [slice(None)] * len(shape)
         index[axis] = slice(start, start + size)
-        return packed_constant(unpack.pack_codes(codes[tuple(index)], tt.element.bits).tobytes(), part)
+        # the row-major order of the codes is the same in the split view: the same bytes
+        return packed_constant(unpack.pack_codes(codes[tuple(index)], tt.element.bits).tobytes(), t.TorchTensor(tuple(split or shape), tt.element))
     whole = t.to_builtin(v, tt)
     offsets = [start if i == axis else 0 for i in range(len(shape))]
     # The other dims whole, as the operand's type gives them (static or not).
-    sizes = [tensor.dim(whole, arith.constant(ir.IndexType.get(), i)) for i, n in enumerate(shape) if n is None]
+    dims = {i: tensor.dim(whole, arith.constant(ir.IndexType.get(), i)) for i, n in enumerate(shape) if n is None}
     static = [ir.ShapedType.get_dynamic_size() if n is None else n for n in shape]
-    return tensor.extract_slice(part.dq(), whole, [], sizes, [], offsets, static, [1] * len(shape))
+    y = tensor.extract_slice(part.dq(), whole, [], list(dims.values()), [], offsets, static, [1] * len(shape))
+    if not split:
+        return y
+    sizes = [dims.get(i, n) for i, n in enumerate(shape)]
+    groups = [[i] for i in range(axis)] + [[axis, axis + 1]] + [[i + 1] for i in range(axis + 1, len(shape))]
+    return expand(y, sizes[:axis] + list(view) + sizes[axis + 1 :], groups)
 
 
 def split_blocks(operands, types, packed, attrs, result, axis: int, full: int) -> ir.Value:
-    """A blocked dequantize whose last block is partial, as two (the whole blocks, then the
-    tail, each with its own slice of x, the scale and the zero point) joined by tensor.concat:
-    IREE cannot tile the `floordiv` read of a partial block inside a contraction, so this keeps
-    the dequantize out of a fused MatMul (docs/iree.md)."""
+    """A blocked dequantize whose last block is partial, as `dq.dequantize`s that read no
+    `floordiv` (IREE cannot tile a `floordiv` read inside a contraction unless its tile sizes
+    divide the block: "tiling is not supported for the semi-affine indexing map"): the whole
+    blocks with x viewed as [..., full / B, B, ...], the scale and zero point read at the block's
+    index, then collapsed; the tail (one block) reading their one entry along the axis (index 0);
+    joined by tensor.concat (docs/iree.md). Each part has its own slice of x, the scale and the
+    zero point."""
     b = attrs["block_size"]
     d = types[0].shape[axis]
+    rank = len(types[0].shape)
+    reads_zero_point = not types[0].element.is_minifloat
     parts = []
-    for start, size, blocks_at in ((0, full, 0), (full, d - full, full // b)):
-        ins = [_slice(operands[0], types[0], packed[0], axis, start, size)]
+    for whole, start, size, blocks_at in ((True, 0, full, 0), (False, full, d - full, full // b)):
+        if size == 0:
+            continue
+        view = [size // b, b] if whole else None
+        ins = [_slice(operands[0], types[0], packed[0], axis, start, size, view)]
         ins += [_slice(v, tt, p, axis, blocks_at, -(-size // b)) for v, tt, p in zip(operands[1:], types[1:], packed[1:])]
+        if whole:  # over [..., full / B, B, ...]: the scale's dim p is the view's p, or p + 1 after the axis
+            reads = tuple(canonical.dim(p if p <= axis else p + 1) for p in range(rank))
+        else:
+            reads = tuple(canonical.ZERO if p == axis else canonical.dim(p) for p in range(rank))
         shape = list(result.shape)
         shape[axis] = size
-        parts.append(dq_onnx.OP.create(ins + [None] * (3 - len(ins)), attrs, t.TorchTensor(tuple(shape), result.element).dq()))
-    return tensor.concat(result.dq(), axis, parts)
+        part = t.TorchTensor(tuple(shape[:axis] + view + shape[axis + 1 :]) if whole else tuple(shape), result.element).dq()
+        form = canonical.Form(reads, reads_zero_point=reads_zero_point)
+        y = canonical.build(ins[0], ins[1], ins[2] if len(ins) > 2 else None, form, part)
+        if whole:
+            groups = [[i] for i in range(axis)] + [[axis, axis + 1]] + [[i + 1] for i in range(axis + 1, rank)]
+            y = tensor.collapse_shape(t.TorchTensor(tuple(shape), result.element).dq(), y, groups)
+        parts.append(y)
+    return tensor.concat(result.dq(), axis, parts) if len(parts) > 1 else parts[0]
 
 
 def rewrite(op, check_only: bool = False) -> str | None:

@@ -336,18 +336,23 @@ func.func @output_dtype_int64(%x: !torch.vtensor<[4,8],si8>, %s: !torch.vtensor<
 
 // -----
 
-// A partial last block along a static x (K = 33, block 16): the whole blocks [32, N] and the tail
-// [1, N] are two dq ops on slices of x and the scale, joined by tensor.concat (IREE cannot tile a
-// floordiv read of a partial block inside a fused contraction).
+// A partial last block along a static x (K = 33, block 16): the whole blocks [32, N], viewed as
+// [2, 16, N], and the tail [1, N] are two dq.dequantize on slices of x and the scale, joined by
+// tensor.concat. No read is a `floordiv` (IREE cannot tile one inside a fused contraction unless
+// its tiles divide the block): the whole blocks read the scale at the block's index, the tail at 0.
+// CHECK-DAG: #[[BLOCKS:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[TAIL:.*]] = affine_map<(d0, d1) -> (0, d1)>
 // CHECK-LABEL: func.func @partial_last_block
 // CHECK-DAG: %[[XB:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[33,4],si8>) -> tensor<33x4xi8>
 // CHECK-DAG: %[[SB:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[3,4],f32>) -> tensor<3x4xf32>
 // CHECK-DAG: %[[X0:.*]] = tensor.extract_slice %[[XB]][0, 0] [32, 4] [1, 1] : tensor<33x4xi8> to tensor<32x4xi8>
+// CHECK-DAG: %[[V0:.*]] = tensor.expand_shape %[[X0]] {{\[\[}}0, 1], [2]] output_shape [2, 16, 4] : tensor<32x4xi8> into tensor<2x16x4xi8>
 // CHECK-DAG: %[[S0:.*]] = tensor.extract_slice %[[SB]][0, 0] [2, 4] [1, 1] : tensor<3x4xf32> to tensor<2x4xf32>
 // CHECK-DAG: %[[X1:.*]] = tensor.extract_slice %{{.*}}[32, 0] [1, 4] [1, 1] : tensor<33x4xi8> to tensor<1x4xi8>
 // CHECK-DAG: %[[S1:.*]] = tensor.extract_slice %{{.*}}[2, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<1x4xf32>
-// CHECK-DAG: %[[Y0:.*]] = "dq.onnx_dequantize_linear"(%[[X0]], %[[S0]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<32x4xi8>, tensor<2x4xf32>) -> tensor<32x4xf32>
-// CHECK-DAG: %[[Y1:.*]] = "dq.onnx_dequantize_linear"(%[[X1]], %[[S1]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<1x4xi8>, tensor<1x4xf32>) -> tensor<1x4xf32>
+// CHECK-DAG: %[[W0:.*]] = "dq.dequantize"(%[[V0]], %[[S0]]) {scale_map = #[[BLOCKS]], {{.*}}} : (tensor<2x16x4xi8>, tensor<2x4xf32>) -> tensor<2x16x4xf32>
+// CHECK-DAG: %[[Y0:.*]] = tensor.collapse_shape %[[W0]] {{\[\[}}0, 1], [2]] : tensor<2x16x4xf32> into tensor<32x4xf32>
+// CHECK-DAG: %[[Y1:.*]] = "dq.dequantize"(%[[X1]], %[[S1]]) {scale_map = #[[TAIL]], {{.*}}} : (tensor<1x4xi8>, tensor<1x4xf32>) -> tensor<1x4xf32>
 // CHECK: %[[Y:.*]] = tensor.concat dim(0) %[[Y0]], %[[Y1]] : (tensor<32x4xf32>, tensor<1x4xf32>) -> tensor<33x4xf32>
 // CHECK: "torch_c.from_builtin_tensor"(%[[Y]])
 func.func @partial_last_block(%x: !torch.vtensor<[33,4],si8>, %s: !torch.vtensor<[3,4],f32>) -> !torch.vtensor<[33,4],f32> {
@@ -364,12 +369,47 @@ func.func @partial_last_block(%x: !torch.vtensor<[33,4],si8>, %s: !torch.vtensor
 // CHECK-DAG: %[[N0:.*]] = tensor.dim %[[SB]], %{{.*}} : tensor<3x?xf32>
 // CHECK-DAG: %[[S0:.*]] = tensor.extract_slice %[[SB]][0, 0] [2, %[[N0]]] [1, 1] : tensor<3x?xf32> to tensor<2x?xf32>
 // CHECK-DAG: %[[S1:.*]] = tensor.extract_slice %{{.*}}[2, 0] [1, %{{.*}}] [1, 1] : tensor<3x?xf32> to tensor<1x?xf32>
-// CHECK-DAG: "dq.onnx_dequantize_linear"(%{{.*}}, %[[S0]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<32x4xi8>, tensor<2x?xf32>) -> tensor<32x4xf32>
-// CHECK-DAG: "dq.onnx_dequantize_linear"(%{{.*}}, %[[S1]]) {axis = 0 : i64, block_size = 16 : i64} : (tensor<1x4xi8>, tensor<1x?xf32>) -> tensor<1x4xf32>
+// CHECK-DAG: "dq.dequantize"(%{{.*}}, %[[S0]]) {{.*}} : (tensor<2x16x4xi8>, tensor<2x?xf32>) -> tensor<2x16x4xf32>
+// CHECK-DAG: "dq.dequantize"(%{{.*}}, %[[S1]]) {{.*}} : (tensor<1x4xi8>, tensor<1x?xf32>) -> tensor<1x4xf32>
 // CHECK: tensor.concat dim(0)
 func.func @partial_last_block_dynamic_scale(%x: !torch.vtensor<[33,4],si8>, %s: !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[33,4],f32> {
   %y = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 16 : si64} : (!torch.vtensor<[33,4],si8>, !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[33,4],f32>
   return %y : !torch.vtensor<[33,4],f32>
+}
+
+// -----
+
+// Blocks along axis 1 (x [N, K] as Gemm transB=1 reads it; K = 40, block 32), packed uint4 with a
+// zero point: the whole block's bytes repacked as [4, 1, 32], the tail's as [4, 8]; scale and zero
+// point read at (d0, d1) over [4, 1, 32] and at (d0, 0) over [4, 8].
+// CHECK-DAG: #[[BLOCKS1:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[TAIL1:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @partial_last_block_axis_1
+// CHECK-DAG: %[[W0:.*]] = "dq.unpack"(%{{.*}}) : (tensor<64xi8>) -> tensor<4x1x32xui4>
+// CHECK-DAG: %[[W1:.*]] = "dq.unpack"(%{{.*}}) : (tensor<16xi8>) -> tensor<4x8xui4>
+// CHECK-DAG: %[[Y0:.*]] = "dq.dequantize"(%[[W0]], %{{.*}}, %{{.*}}) {scale_map = #[[BLOCKS1]], {{.*}}} : (tensor<4x1x32xui4>, tensor<4x1xf32>, tensor<4x1xui4>) -> tensor<4x1x32xf32>
+// CHECK-DAG: %[[C0:.*]] = tensor.collapse_shape %[[Y0]] {{\[\[}}0], [1, 2]] : tensor<4x1x32xf32> into tensor<4x32xf32>
+// CHECK-DAG: %[[Y1:.*]] = "dq.dequantize"(%[[W1]], %{{.*}}, %{{.*}}) {scale_map = #[[TAIL1]], {{.*}}} : (tensor<4x8xui4>, tensor<4x1xf32>, tensor<4x1xui4>) -> tensor<4x8xf32>
+// CHECK: tensor.concat dim(1) %[[C0]], %[[Y1]] : (tensor<4x32xf32>, tensor<4x8xf32>) -> tensor<4x40xf32>
+func.func @partial_last_block_axis_1(%s: !torch.vtensor<[4,2],f32>) -> !torch.vtensor<[4,40],f32> {
+  %x = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<4x40xui4>} : () -> !torch.vtensor<[4,40],ui4>
+  %z = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<7> : tensor<4x2xui4>} : () -> !torch.vtensor<[4,2],ui4>
+  %y = "torch.operator"(%x, %s, %z) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64, torch.onnx.block_size = 32 : si64} : (!torch.vtensor<[4,40],ui4>, !torch.vtensor<[4,2],f32>, !torch.vtensor<[4,2],ui4>) -> !torch.vtensor<[4,40],f32>
+  return %y : !torch.vtensor<[4,40],f32>
+}
+
+// -----
+
+// The only block partial (K = 72, block 128): one dq.dequantize reading the scale at index 0
+// along K, no concat.
+// CHECK-DAG: #[[ONE:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-LABEL: func.func @only_block_partial
+// CHECK-NOT: tensor.concat
+// CHECK: "dq.dequantize"(%{{.*}}, %{{.*}}) {scale_map = #[[ONE]], {{.*}}} : (tensor<72x4xi8>, tensor<1x4xf32>) -> tensor<72x4xf32>
+// CHECK-NOT: tensor.concat
+func.func @only_block_partial(%x: !torch.vtensor<[72,4],si8>, %s: !torch.vtensor<[1,4],f32>) -> !torch.vtensor<[72,4],f32> {
+  %y = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 128 : si64} : (!torch.vtensor<[72,4],si8>, !torch.vtensor<[1,4],f32>) -> !torch.vtensor<[72,4],f32>
+  return %y : !torch.vtensor<[72,4],f32>
 }
 
 // -----

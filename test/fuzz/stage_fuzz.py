@@ -5,7 +5,9 @@ takes: a QDQ int8 CNN block (activations Q -> DQ uint8, per-channel int8 Conv we
 bias), a QDQ MatMul large enough for dq's integer kernel, int4/uint4 blocked MatMuls with and without zero points, float8 (e4m3fn, e5m2) per-axis
 weights, bf16 and f16 outputs read by a Cast, a per-axis Gemm, weights shared by two MatMuls, one
 initializer dequantized twice, a dynamic batch, int4 weights given as an input with dynamic K,
-and partial last blocks (K = 33, block 16; int4 and int8).
+partial last blocks (K = 33, block 16, int4 and int8; K = 200, block 128, uint4 with zero points;
+a Gemm transB=1 blocked along axis 1), and the forms issue 45's campaign found refused: odd N
+and K with int4 zero points, an f16 scale read through a Cast.
 
 A case is one of (by its index's random draw):
 - "model": a base model mutated 0-3 times at the protobuf level (tools_fuzz's mutations:
@@ -17,10 +19,14 @@ A case is one of (by its index's random draw):
   names and values, ONNX op names, resource blobs cut or grown, and tools_fuzz's byte and token
   mutations), then `dequant-opt --allow-unregistered-dialect
   --torch-onnx-to-iree`;
-- "valid": an unmutated base model compiled by `dequant-iree` (iree-compile included), run by
-  IREE's runtime on random inputs and compared with onnx.reference: bit for bit for a
-  dequantize alone, within f32 rounding of the output's magnitude (1e-5) where a MatMul, Gemm
-  or Conv sums in another order.
+- "valid": an unmutated base model, or a random weight-only MatMul or Gemm transB=1
+  (`random_weights_model`: 4- or 8-bit weights per tensor, per column or blocked with partial
+  blocks, odd and even K and N, zero points, f16/bf16 scales read through a Cast, one row or
+  more), compiled by `dequant-iree` (iree-compile included), run by IREE's runtime on random
+  inputs (x normal, or with a large common offset, one +-inf or one 1e38 per row: X_KINDS) and
+  compared with onnx.reference: bit for bit for a dequantize alone, within f32 rounding of the
+  output's magnitude (1e-5) where a MatMul, Gemm or Conv sums in another order, non-finite
+  values where and as the reference's.
 
 A finding: what tools_fuzz.judge finds (a traceback, exit status other than 0 or 1, exit 1 without
 an `error:` line, exit 0 with one), a valid model the stage or IREE refuses, or other numbers
@@ -89,6 +95,10 @@ def stage_corpus() -> list[tuple[str, bytes, bool]]:
     matmul("uint4-blocked-zp", 32, 16, 16, ml_dtypes.uint4, True)
     matmul("int4-partial-block", 33, 16, 16, ml_dtypes.int4, True)
     matmul("int8-partial-block", 33, 8, 16, np.int8, False)
+    # forms issue 45's campaign found refused: odd N and K with zero points (i4 tensors IREE's
+    # CPU codegen read with masked loads), partial blocks longer than IREE's tiles
+    matmul("int4-blocked-zp-odd-n", 64, 33, 32, ml_dtypes.int4, True, rows=8)
+    matmul("uint4-partial-block-128", 200, 16, 128, ml_dtypes.uint4, True)
     matmul("int4-one-row", 128, 64, 32, ml_dtypes.int4, True, rows=1)  # the exact one-row route on VNNI hosts
     matmul("int4-any-rows", 128, 64, 32, ml_dtypes.uint4, False)  # the same, and more rows by the f32 body
     # QDQ int8 CNN block: y = relu(conv(DQ(Q(x)), DQ(w int8 per channel), DQ(bias int32)))
@@ -121,6 +131,16 @@ def stage_corpus() -> list[tuple[str, bytes, bool]]:
     inits = [nh.from_array(ints(np.int8, 16, 8), "w"), nh.from_array(scales(16), "s"), nh.from_array(np.zeros(16, np.float32), "c")]
     nodes = [h.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=0), h.make_node("Gemm", ["x", "wf", "c"], ["y"], transB=1)]
     add("int8-per-axis-gemm", nodes, [vi("x", TP.FLOAT, ["M", 8])], [vi("y", TP.FLOAT, ["M", 16])], inits)
+    inits = [nh.from_array(ints(np.int8, 16, 40), "w"), nh.from_array(scales(16, 2), "s")]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=1, block_size=32), h.make_node("Gemm", ["x", "wf"], ["y"], transB=1)]
+    add("int8-gemm-transb-partial-block", nodes, [vi("x", TP.FLOAT, ["M", 40])], [vi("y", TP.FLOAT, ["M", 16])], inits)
+    inits = [nh.from_array(ints(ml_dtypes.int4, 96, 31), "w"), nh.from_array(np.array(0.0625, np.float16), "s")]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s"], ["wh"]), h.make_node("Cast", ["wh"], ["wf"], to=TP.FLOAT),
+             h.make_node("MatMul", ["x", "wf"], ["y"])]  # fmt: skip
+    add("int4-f16-scale-cast-odd-n", nodes, [vi("x", TP.FLOAT, ["M", 96])], [vi("y", TP.FLOAT, ["M", 31])], inits)
+    inits = [nh.from_array(ints(ml_dtypes.int4, 33, 40), "w"), nh.from_array(scales(40), "s"), nh.from_array(ints(ml_dtypes.int4, 40), "z")]
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"], axis=1), h.make_node("MatMul", ["x", "wf"], ["y"])]
+    add("int4-per-column-zp-odd-k", nodes, [vi("x", TP.FLOAT, [1, 33])], [vi("y", TP.FLOAT, [1, 40])], inits)
     inits = [nh.from_array(ints(ml_dtypes.int4, 32, 32), "w"), nh.from_array(scales(2, 32), "s")]
     nodes = [h.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=0, block_size=16), h.make_node("MatMul", ["x", "wf"], ["h"]),
              h.make_node("MatMul", ["h", "wf"], ["y"])]  # fmt: skip
@@ -135,6 +155,61 @@ def stage_corpus() -> list[tuple[str, bytes, bool]]:
     add("int4-weights-input-dynamic-k", nodes, [vi("x", TP.FLOAT, ["M", "K"]), vi("w", TP.INT4, ["K", 16])], [vi("y", TP.FLOAT, ["M", 16])],
         [nh.from_array(scales(2, 16), "s")])  # fmt: skip
     return out
+
+
+def random_weights_model(rng) -> tuple[str, bytes]:
+    """(description, serialized ModelProto) of a random weight-only model: y = x @ DQ(w) (or
+    Gemm transB=1 of w [N, K]) with w int4/uint4/int8/uint8 per tensor, per column or blocked along
+    K (a partial last block, or only one, as often as not), odd or even K and N, a zero point or
+    not, an f32, f16 or bf16 scale (the last two read through a Cast to float), one row, several
+    or a dynamic count."""
+    import ml_dtypes
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    dtype = tools_fuzz.pick(rng, [ml_dtypes.int4, ml_dtypes.uint4, np.int8, np.uint8])
+    k = int(tools_fuzz.pick(rng, [8, 31, 33, 64, 65, 96, 127, 128, 200, 256]))
+    n = int(tools_fuzz.pick(rng, [1, 7, 16, 31, 32, 33, 48, 64, 100, 500]))
+    gran = tools_fuzz.pick(rng, ["tensor", "column", "block", "block"])
+    block = int(tools_fuzz.pick(rng, [16, 32, 48, 64, 128])) if gran == "block" else 0
+    gemm = rng.random() < 0.25
+    zp = rng.random() < 0.6
+    scale_t = tools_fuzz.pick(rng, [np.float32, np.float32, np.float16, ml_dtypes.bfloat16])
+    rows = tools_fuzz.pick(rng, [1, 8, "M"])
+    info = ml_dtypes.iinfo(dtype)
+    w_shape, kax = ((n, k), 1) if gemm else ((k, n), 0)
+    if gran == "block":
+        shape = list(w_shape)
+        shape[kax] = -(-k // block)
+        attrs = {"axis": kax, "block_size": block}
+    elif gran == "column":
+        shape, attrs = [n], {"axis": 1 - kax}
+    else:
+        shape, attrs = [], {}
+    inits = [nh.from_array(rng.integers(info.min, info.max, size=w_shape, endpoint=True).astype(dtype), "w"),
+             nh.from_array((rng.random(shape) * 0.1 + 0.01).astype(scale_t), "s")]  # fmt: skip
+    if zp:
+        inits.append(nh.from_array(rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype), "z"))
+    nodes = [h.make_node("DequantizeLinear", ["w", "s", "z"][: len(inits)], ["wd"], **attrs)]
+    if scale_t != np.float32:
+        nodes.append(h.make_node("Cast", ["wd"], ["wf"], to=TP.FLOAT))
+    b = nodes[-1].output[0]
+    nodes.append(h.make_node("Gemm", ["x", b], ["y"], transB=1) if gemm else h.make_node("MatMul", ["x", b], ["y"]))
+    x, y = h.make_tensor_value_info("x", TP.FLOAT, [rows, k]), h.make_tensor_value_info("y", TP.FLOAT, [rows, n])
+    m = h.make_model(h.make_graph(nodes, "g", [x], [y], inits), opset_imports=[h.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    what = (f"{np.dtype(dtype).name} [{k}, {n}] {gran}{f' {block}' if block else ''}{' zp' if zp else ''} "
+            f"{np.dtype(scale_t).name} scale{' Gemm transB' if gemm else ''} rows {rows}")  # fmt: skip
+    return what, m.SerializeToString()
+
+
+# x of a valid case: standard normal, or with a large common offset (values agree in their top
+# bits: a sum that subtracts two large partial sums loses them), one +-inf per row, or one 1e38
+# per row (finite products whose partial sums can overflow); each against onnx.reference.
+X_KINDS = ["normal", "normal", "offset", "inf", "huge"]
 
 
 # torch-form token classes: (pattern, replacements)
@@ -188,9 +263,11 @@ class StageCase:
     source: str
     mutations: list
     data: bytes = b""  # the mutated model or text
+    x: str = "normal"  # a valid case's x (X_KINDS)
 
     def describe(self) -> str:
-        return f"{self.kind} {self.source} mutations=[{'; '.join(self.mutations)}]"
+        x = f" x={self.x}" if self.kind == "valid" else ""
+        return f"{self.kind} {self.source} mutations=[{'; '.join(self.mutations)}]{x}"
 
 
 class StageFuzzer:
@@ -228,7 +305,10 @@ class StageFuzzer:
         which = int(rng.integers(len(self.corpus)))
         name, data, _ = self.corpus[which]
         if r < 0.08:
-            return StageCase("valid", name, [], data)
+            return StageCase("valid", name, [], data, tools_fuzz.pick(rng, X_KINDS))
+        if r < 0.16:
+            what, data = random_weights_model(rng)
+            return StageCase("valid", f"random: {what}", [], data, tools_fuzz.pick(rng, X_KINDS))
         if r < 0.4:
             model = self.onnx.ModelProto()
             model.ParseFromString(data)
@@ -280,11 +360,11 @@ class StageFuzzer:
         """A valid model must compile, run and give onnx.reference's numbers."""
         if o.status != 0:
             return f"a valid model is refused: {o.first_stderr_line[:200]}"
-        exact = next(e for n, _, e in self.corpus if n == case.source)
+        exact = next((e for n, _, e in self.corpus if n == case.source), False)
         path = os.path.join(self.workdir, "model.onnx")
         with open(os.path.join(self.workdir, "out.vmfb"), "rb") as f:
             vmfb = f.read()
-        feeds = inputs(self.onnx.load_from_string(case.data), np.random.default_rng(len(case.source)))
+        feeds = inputs(self.onnx.load_from_string(case.data), np.random.default_rng(len(case.source)), case.x)
         if feeds is None:  # an int4 graph input: IREE's runtime takes no int4 array from numpy; compiled is all
             return None
         from onnx.reference import ReferenceEvaluator
@@ -303,8 +383,7 @@ class StageFuzzer:
         if exact:
             bad = int((got.view(np.uint8) != want.view(np.uint8)).sum())
             return f"{bad} bytes differ from onnx.reference (a dequantize alone is exact)" if bad else None
-        err = float(np.abs(got.astype(np.float64) - want).max()) / max(float(np.abs(want).max()), 1e-30)
-        return f"max error {err:.2e} of the output's magnitude against onnx.reference (> {EXACT})" if err > EXACT else None
+        return compare(got, want)
 
     def repro(self, seed: int, index: int, save: str | None = None, verbose: bool = True) -> int:
         case = self.make(seed, index)
@@ -326,9 +405,26 @@ class StageFuzzer:
         return 1 if finding else 0
 
 
-def inputs(model, rng) -> dict | None:
+def compare(got: np.ndarray, want: np.ndarray) -> str | None:
+    """Why a sum's result is not onnx.reference's: a non-finite value where the reference has
+    another (inf of the same sign, NaN for NaN), or a finite one off by more than EXACT of the
+    largest finite |reference|."""
+    finite = np.isfinite(want)
+    same = np.where(np.isnan(want), np.isnan(got), got == want)
+    bad = int((~finite & ~same).sum() + (finite & ~np.isfinite(got)).sum())
+    if bad:
+        i = np.flatnonzero((~finite & ~same) | (finite & ~np.isfinite(got)))[0]
+        return f"{bad} values non-finite where onnx.reference's are not the same (first: {got.flat[i]} against {want.flat[i]})"
+    if not finite.any():
+        return None
+    err = float(np.abs(got[finite].astype(np.float64) - want[finite]).max()) / max(float(np.abs(want[finite]).max()), 1e-30)
+    return f"max error {err:.2e} of the output's magnitude against onnx.reference (> {EXACT})" if err > EXACT else None
+
+
+def inputs(model, rng, x: str = "normal") -> dict | None:
     """Random inputs of a base model's graph inputs (dynamic dims: 2, N 4 and K 32, the sizes
-    the scales fit), or None for a model with an int4 input."""
+    the scales fit), or None for a model with an int4 input. A float input of a model without a
+    QuantizeLinear is drawn as `x` says (X_KINDS; IREE's own quantize of inf is not the stage's)."""
     import ml_dtypes
     from onnx import helper
 
@@ -340,7 +436,15 @@ def inputs(model, rng) -> dict | None:
         if dtype == ml_dtypes.int4:
             return None
         if dtype == np.float32:
-            feeds[v.name] = rng.standard_normal(shape).astype(np.float32)
+            a = rng.standard_normal(shape)
+            if x != "normal" and not any(n.op_type == "QuantizeLinear" for n in model.graph.node) and a.ndim >= 1 and a.size:
+                rows = a.reshape(-1, a.shape[-1])
+                if x == "offset":
+                    rows += float(tools_fuzz.pick(rng, [1e3, -3e4, 1e5, 1e6]))
+                else:
+                    at = rng.integers(rows.shape[1], size=rows.shape[0])
+                    rows[np.arange(rows.shape[0]), at] = np.where(rng.random(rows.shape[0]) < 0.5, -1, 1) * (np.inf if x == "inf" else 1e38)
+            feeds[v.name] = a.astype(np.float32)
         elif np.issubdtype(dtype, np.integer):
             info = np.iinfo(dtype)
             feeds[v.name] = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)

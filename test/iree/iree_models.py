@@ -268,6 +268,39 @@ def blocked_matmul(path, k: int, n: int, block: int, dtype, *, zero_point: bool 
     return _save(nodes, inits, k, n, path)
 
 
+def weights_matmul(path, k: int, n: int, dtype, *, block: int = 0, zero_point: bool = False, scale_dtype=np.float32, cast: bool = False,
+                   gemm: bool = False, rows: int | None = None, seed: int = 0) -> str:
+    """y [M, N] = x [M, K] @ DequantizeLinear(w) of integer weights of any `dtype` (int4, uint4,
+    int8, uint8: ml_dtypes or numpy): `block` > 0 blocked along K (a partial last block when it
+    does not divide K), 0 a scale per column, -1 one scale; scales of `scale_dtype` (f16: the
+    dequantize's result is f16, then `cast` reads it through a Cast to float); `gemm`: w stored
+    [N, K] and read by Gemm transB=1 (blocks along K = axis 1). M dynamic, or `rows`."""
+    rng = np.random.default_rng(seed)
+    info = ml_dtypes.iinfo(dtype)
+    w_shape, kax = ((n, k), 1) if gemm else ((k, n), 0)
+    w = rng.integers(info.min, info.max, size=w_shape, endpoint=True).astype(dtype)
+    if block > 0:
+        shape = list(w_shape)
+        shape[kax] = -(-k // block)
+        attrs = {"axis": kax, "block_size": block}
+    elif block == 0:
+        shape, attrs = [n], {"axis": 1 - kax}
+    else:
+        shape, attrs = [], {}
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array((rng.random(shape) * 0.1 + 0.01).astype(scale_dtype), "s")]
+    inputs = ["w", "s"]
+    if zero_point:
+        inits.append(numpy_helper.from_array(rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype), "z"))
+        inputs.append("z")
+    nodes = [helper.make_node("DequantizeLinear", inputs, ["wf"], **attrs)]
+    if cast:
+        nodes.append(helper.make_node("Cast", ["wf"], ["wc"], to=TensorProto.FLOAT))
+    b = nodes[-1].output[0]
+    nodes.append(helper.make_node("Gemm", ["x", b], ["y"], transB=1) if gemm else helper.make_node("MatMul", ["x", b], ["y"]))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows or "M", k])
+    return _save_graph(nodes, inits, x, helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows or "M", n]), path, OPSET)
+
+
 def weights_input_matmul(path, n: int, block: int, blocks: int, seed: int = 0) -> str:
     """y = x @ DequantizeLinear(w, s) with the int4 weights w ["K", N] a graph input (K dynamic)
     and the scales [blocks, N] blocked along K an initializer: K is checked at run time."""

@@ -284,7 +284,7 @@ def test_matmul_the_kernel_does_not_take_is_fused_with_a_remark(tmp_path):
 
 # --- int8 activations (opt-in, approximate): against a numpy model of the same quantization -----
 
-from dequant.passes.target_features import host_has_avx512vnni  # noqa: E402
+from dequant.passes.target_features import host_has_avx512bw, host_has_avx512vnni  # noqa: E402
 
 needs_vnni = pytest.mark.skipif(not host_has_avx512vnni(), reason="the int8-activation kernel runs vpdpbusd (AVX-512 VNNI), which this host lacks")
 
@@ -900,6 +900,52 @@ def test_partial_last_block(tmp_path, dtype, zero_point):
     dt = ml_dtypes.int4 if dtype == "int4" else np.int8
     path = models.blocked_matmul(tmp_path / "m.onnx", 33, 16, 16, dt, zero_point=zero_point)
     check(path, 33)
+
+
+PARTIAL_BLOCKS = {
+    "uint4-k200-block128": dict(k=200, n=64, dtype=ml_dtypes.uint4, block=128),
+    "int8-k200-block128": dict(k=200, n=64, dtype=np.int8, block=128),
+    "int4-gemm-transb-k200-block128": dict(k=200, n=64, dtype=ml_dtypes.int4, block=128, gemm=True),
+    "int4-zero-point-k300-block128": dict(k=300, n=48, dtype=ml_dtypes.int4, block=128, zero_point=True),
+    "uint8-gemm-transb-one-partial-block": dict(k=72, n=40, dtype=np.uint8, block=128, zero_point=True, gemm=True),
+}
+
+
+@pytest.mark.parametrize("name", list(PARTIAL_BLOCKS))
+def test_partial_last_block_of_any_block_axis_and_form(tmp_path, name):
+    """A partial last block longer than IREE's tiles (K = 200, block 128), on either axis (Gemm
+    transB=1 blocks axis 1), 4- and 8-bit, the only block partial too: no `floordiv` read
+    reaches IREE, which refused them ("tiling is not supported for the semi-affine indexing map:
+    tile size 12 ... must divide or be divisible by the step 128") while the split-off tail was
+    still a blocked dequantize."""
+    c = PARTIAL_BLOCKS[name]
+    path = models.weights_matmul(tmp_path / "m.onnx", **c)
+    check(path, c["k"], m=5)
+    assert "floordiv" not in stage.prepare(stage.import_onnx(path))
+
+
+# IREE's CPU codegen read these i4 tensors (zero points [2, 33] and [2, 500], weights [256, 31] of
+# a dequantize alone, N-major [N, 33]) with masked `vector<Nxi4>` loads it cannot legalize, for
+# every CPU: compiled for fixed CPUs, so the host does not decide what is tested.
+ODD_I4_DIMS = {
+    "int4-blocked-zero-point-n33-m8": (dict(k=64, n=33, dtype=ml_dtypes.int4, block=32, zero_point=True, rows=8), "haswell"),
+    "int4-blocked-zero-point-n33-m8-avx512": (dict(k=64, n=33, dtype=ml_dtypes.int4, block=32, zero_point=True, rows=8), "skylake-avx512"),
+    "int4-blocked-zero-point-n500-m8": (dict(k=64, n=500, dtype=ml_dtypes.int4, block=32, zero_point=True, rows=8), "haswell"),
+    "int4-per-tensor-f16-scale-cast-n31": (dict(k=256, n=31, dtype=ml_dtypes.int4, block=-1, scale_dtype=np.float16, cast=True), "haswell"),
+    "int4-per-column-k33-m1": (dict(k=33, n=40, dtype=ml_dtypes.int4, block=0, zero_point=True, rows=1), "haswell"),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_I4_DIMS))
+def test_int4_tensors_of_odd_dims_compile_for_every_cpu(tmp_path, name):
+    """Int4 data whose last dim is no multiple of IREE's vectors keeps dq's in-place read of the
+    bytes (dq-unpack-to-iree-cpu), where an i4 tensor made IREE refuse the model ("failed to
+    legalize operation 'vector.maskedload'") for AVX2 and AVX-512 alike."""
+    c, cpu = ODD_I4_DIMS[name]
+    path = models.weights_matmul(tmp_path / "m.onnx", **c)
+    vmfb = stage.compile_onnx(path, extra_args=[f"--iree-llvmcpu-target-cpu={cpu}"])
+    if cpu == "haswell" or host_has_avx512bw():
+        check(path, c["k"], vmfb, m=c.get("rows") or 3)
 
 
 def test_dynamic_dim_checked_against_a_static_blocked_scale(tmp_path):
