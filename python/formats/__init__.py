@@ -132,4 +132,4 @@ def _read(graph: onnx.GraphProto) -> set:
 
 
 # Each format's module registers its rows of REWRITES when imported.
-from . import matmul_nbits  # noqa: E402,F401
+from . import gather_block_quantized, matmul_nbits  # noqa: E402,F401
