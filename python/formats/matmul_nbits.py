@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import MS, REWRITES, FormatError, Graph
+from . import MIN_OPSET, MS, REWRITES, FormatError, Graph
 
 OPSET = 21  # DequantizeLinear with block_size, and int4/uint4 weights
 
@@ -104,9 +104,8 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
         raise FormatError(node, f"block_size {block}: MatMulNBits takes a power of two, at least 16")
     if len(node.input) < 3 or not node.input[1] or not node.input[2]:
         raise FormatError(node, "it needs the inputs A, B and scales")
-    if graph.opset < OPSET:
-        raise FormatError(node, f"the model's default opset is {graph.opset}; its rewrite is a DequantizeLinear with block_size, int4 weights, of opset {OPSET}: "
-                                f"convert the model first (onnx.version_converter.convert_version(model, {OPSET}))")  # fmt: skip
+    if graph.opset < OPSET:  # normalise converts the model first (MIN_OPSET)
+        raise FormatError(node, f"the model's default opset is {graph.opset}; its rewrite is a DequantizeLinear with block_size, int4 weights, of opset {OPSET}")
     blocks, blob = -(-k // block), block * bits // 8
 
     b = _constant(node, graph, 1, "B")
@@ -205,3 +204,4 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
 
 
 REWRITES[(MS, "MatMulNBits")] = matmul_nbits
+MIN_OPSET[(MS, "MatMulNBits")] = OPSET
