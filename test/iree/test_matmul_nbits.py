@@ -170,6 +170,17 @@ def test_model_below_opset_21_is_converted_first(tmp_path):
     agree(run_vmfb(vmfb, x), onnxruntime_kernel(path, x))
 
 
+def test_iree_alone_cannot_compile_matmul_nbits(tmp_path):
+    """The problem: IREE's importer leaves com.microsoft MatMulNBits as a torch.operator that
+    iree-compile cannot legalize."""
+    path = models.matmul_nbits(tmp_path / "m.onnx", 64, 32)
+    imported = tmp_path / "m.mlir"
+    assert subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", path, "-o", str(imported)], capture_output=True).returncode == 0
+    run = subprocess.run([sys.executable, "-m", stage.COMPILE, str(imported), "--iree-hal-target-device=local",
+                          "--iree-hal-local-target-device-backends=llvm-cpu", "-o", str(tmp_path / "m.vmfb")], capture_output=True, text=True)  # fmt: skip
+    assert run.returncode != 0 and "failed to legalize operation 'torch.operator'" in run.stderr
+
+
 def dequant_iree(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dequant.iree", *args], capture_output=True, text=True)
 
