@@ -175,11 +175,15 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
     nodes += [helper.make_node("DequantizeLinear", inputs, [wf], axis=0, block_size=block, name=graph.fresh(f"{stem}_dq")),
               helper.make_node("MatMul", [a, wf], [y], name=graph.fresh(f"{stem}_matmul"))]  # fmt: skip
     if fractional is not None:
-        # sum of A over each block of K, times z * s: A @ E with E [K, blocks] one where k is in the block
-        ones = np.zeros((k, blocks), np.float32)
-        ones[np.arange(k), np.arange(k) // block] = 1
+        # sum of A over each block of K, times z * s: A @ E with E [K, blocks] one where k is in the
+        # block (one E per K and block in the model, shared by the nodes that have them)
+        shared = graph.__dict__.setdefault("_block_ones", {})
+        if (k, block) not in shared:
+            ones = np.zeros((k, blocks), np.float32)
+            ones[np.arange(k), np.arange(k) // block] = 1
+            shared[(k, block)] = graph.constant(f"block_ones_k{k}_b{block}", ones)
         sums, zy, yd = graph.fresh(f"{stem}_block_sums"), graph.fresh(f"{stem}_zy"), graph.fresh(f"{stem}_y")
-        nodes += [helper.make_node("MatMul", [a, graph.constant(f"{stem}_blocks", ones)], [sums], name=graph.fresh(f"{stem}_block_sums")),
+        nodes += [helper.make_node("MatMul", [a, shared[(k, block)]], [sums], name=graph.fresh(f"{stem}_block_sums")),
                   helper.make_node("MatMul", [sums, graph.constant(f"{stem}_zs", np.ascontiguousarray(fractional))], [zy], name=graph.fresh(f"{stem}_zy")),
                   helper.make_node("Sub", [y, zy], [yd], name=graph.fresh(f"{stem}_sub"))]  # fmt: skip
         y = yd

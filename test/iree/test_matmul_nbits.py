@@ -152,6 +152,24 @@ def test_matmul_nbits_quantizer_forms(tmp_path, options):
     agree(run_vmfb(vmfb, x), onnxruntime_kernel(set_accuracy_level(path, 0), x))
 
 
+def test_int8_activations_give_accuracy_level_4_when_asked(tmp_path):
+    """`int8_activations` (AVX-512 VNNI hosts): the quantizer's model at accuracy level 4 takes
+    dq's int8-activation kernel for its 7 MatMulNBits and agrees with onnxruntime's own level-4
+    run within 2e-2 of the output's magnitude (both quantize x per block of K, rounding apart)."""
+    from dequant.passes.target_features import host_has_avx512vnni
+
+    if not host_has_avx512vnni():
+        pytest.skip("the int8-activation kernel runs vpdpbusd (AVX-512 VNNI), which this host lacks")
+    pytest.importorskip("onnx_ir", reason="onnxruntime's MatMulNBitsQuantizer needs the onnx-ir package")
+    float_path = models.decoder_layer(tmp_path / "f.onnx", seq=3, hidden=128, heads=4, mlp=256)
+    path = models.quantize_matmul_nbits(float_path, tmp_path / "q.onnx", symmetric=False, qoperator=True, accuracy_level=4)
+    text, summary = stage.run_stage(stage.import_onnx(path), int8_activations=True)
+    assert (summary.left, summary.fused) == (0, 7) and text.count("dq_matmul_x8_") >= 7, summary.line()
+    x = np.random.default_rng(3).standard_normal((1, 3, 128)).astype(np.float32)
+    got, want = run_vmfb(stage.compile_onnx(path, int8_activations=True), x), onnxruntime_kernel(path, x)
+    assert np.abs(got - want).max() <= 2e-2 * np.abs(want).max()
+
+
 def test_model_below_opset_21_is_converted_first(tmp_path):
     """A MatMulNBitsQuantizer model of a float model at opset 17 (ReduceMean's axes an attribute
     there, an input from 18): onnx's version converter raises it to 21 before the rewrite, and the
