@@ -114,4 +114,4 @@ def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     return model, counts
 
 
-from . import normalization  # noqa: E402,F401  (each module adds its rows to REWRITES)
+from . import attention, normalization  # noqa: E402,F401  (each module adds its rows to REWRITES)
