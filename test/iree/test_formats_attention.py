@@ -216,3 +216,69 @@ def test_gqa_compiled_by_iree(tmp_path):
         f = feeds(m, b, s, p, lengths, seed=1)
         got = ctx.modules.module["g"](*f.values())
         compare(m, f, [np.asarray(g) for g in got], run_ort(m, f), rtol=2e-5, first_prompt_lengths=lengths if p == 0 else None)
+
+
+def decoder_layer(d=64, nq=4, nkv=2, head=16, max_len=64):
+    """A tiny decoder layer as the genai builder writes one: SimplifiedLayerNormalization (default
+    domain), the QKV MatMul, seqlens_k and total_sequence_length from the attention mask,
+    GroupQueryAttention (packed QKV, do_rotary, past KV), the output MatMul and
+    SkipSimplifiedLayerNormalization returning the residual sum."""
+    rng = np.random.default_rng(11)
+    arr = lambda name, *shape: numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32), name)  # noqa: E731
+    cos, sin = caches(max_len, head // 2)
+    inits = [arr("ln1", d), arr("wqkv", d, (nq + 2 * nkv) * head), arr("wo", nq * head, d), arr("ln2", d),
+             numpy_helper.from_array(cos, "cos_cache"), numpy_helper.from_array(sin, "sin_cache"),
+             numpy_helper.from_array(np.array([1], np.int64), "axis1"), numpy_helper.from_array(np.array(1, np.int64), "one")]  # fmt: skip
+    nodes = [
+        helper.make_node("SimplifiedLayerNormalization", ["x", "ln1"], ["h"], epsilon=1e-5),
+        helper.make_node("MatMul", ["h", "wqkv"], ["qkv"]),
+        helper.make_node("ReduceSum", ["attention_mask", "axis1"], ["lengths"], keepdims=0),
+        helper.make_node("Sub", ["lengths", "one"], ["lengths_1"]),
+        helper.make_node("Cast", ["lengths_1"], ["seqlens_k"], to=I32),
+        helper.make_node("Shape", ["attention_mask"], ["mask_shape"]),
+        helper.make_node("Gather", ["mask_shape", "one"], ["total64"], axis=0),
+        helper.make_node("Cast", ["total64"], ["total"], to=I32),
+        helper.make_node("GroupQueryAttention", ["qkv", "", "", "past_key", "past_value", "seqlens_k", "total", "cos_cache", "sin_cache"],
+                         ["attn", "present_key", "present_value"], domain=MS, num_heads=nq, kv_num_heads=nkv, do_rotary=1),
+        helper.make_node("MatMul", ["attn", "wo"], ["o"]),
+        helper.make_node("SkipSimplifiedLayerNormalization", ["o", "x", "ln2"], ["y", "", "", "residual"], domain=MS, epsilon=1e-5),
+    ]  # fmt: skip
+    inputs = [("x", F, ["B", "S", d]), ("attention_mask", TensorProto.INT64, ["B", "T"]),
+              ("past_key", F, ["B", nkv, "P", head]), ("past_value", F, ["B", nkv, "P", head])]  # fmt: skip
+    outputs = [("y", F, ["B", "S", d]), ("residual", F, ["B", "S", d]),
+               ("present_key", F, ["B", nkv, "T", head]), ("present_value", F, ["B", nkv, "T", head])]  # fmt: skip
+    return model(nodes, inputs, outputs, inits)
+
+
+@needs_iree
+def test_decoder_layer_compiled_whole(tmp_path):
+    """The layer compiled once with batch, sequence and past dynamic, then run as generation
+    does: a prompt, decode steps feeding present back as past, and two rows of other lengths
+    (the mask's zeros on the right of the shorter row's past), against onnxruntime at each step."""
+    m = decoder_layer()
+    path = str(tmp_path / "layer.onnx")
+    onnx.save(m, path)
+    import iree.runtime as rt
+
+    from dequant import iree as stage
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path)))
+    rng = np.random.default_rng(0)
+    for b, s, steps, short in ((1, 5, 3, 0), (2, 4, 2, 0), (2, 1, 2, 3)):
+        past = np.zeros((b, 2, 0, 16), np.float32)
+        kv = (past, past)
+        mask = np.ones((b, 0), np.int64)
+        for step in range(steps):
+            n = s if step == 0 else 1
+            mask = np.concatenate([mask, np.ones((b, n), np.int64)], axis=1)
+            if short and step == 0:  # a decode step over a past of 6 whose row 1 holds `short` fewer
+                kv = tuple(rng.standard_normal((b, 2, 6, 16)).astype(np.float32) for _ in range(2))
+                mask = np.ones((b, 7), np.int64)
+                mask[1, 6 - short : 6] = 0  # only the sum counts: row 1's past tail is never read
+            f = {"x": rng.standard_normal((b, n, 64)).astype(np.float32), "attention_mask": mask, "past_key": kv[0], "past_value": kv[1]}
+            want = run_ort(m, f)
+            got = [np.asarray(g) for g in ctx.modules.module["g"](*f.values())]
+            for name, g, w in zip(("y", "residual", "present_key", "present_value"), got, want, strict=True):
+                close(g, w, 2e-5, f"{name}, b={b} step {step}")
+            kv = (want[2], want[3])
