@@ -1,5 +1,6 @@
-"""onnxruntime's attention contrib op that onnxruntime-genai's model builder writes into every
-LLM, com.microsoft `GroupQueryAttention`, as standard ONNX.
+"""onnxruntime's attention contrib ops that onnxruntime-genai's model builder writes into LLMs:
+com.microsoft `GroupQueryAttention` (every layer) and `RotaryEmbedding` (where rotary is not
+done inside the attention), as standard ONNX.
 
 GroupQueryAttention follows onnxruntime's CPU kernel (group_query_attention.cc,
 gqa_attention_base.h); per batch row b, with S new tokens and the past buffer's length P:
@@ -32,7 +33,7 @@ import onnx
 from onnx import helper
 
 from . import MS, REWRITES, FormatError, Graph
-from .emit import FLOAT, INT64, Emit, attr, elem_type
+from .emit import FLOAT, INT64, Emit, attr, elem_type, rank
 
 GQA_INPUTS = ("query", "key", "value", "past_key", "past_value", "seqlens_k", "total_sequence_length", "cos_cache",
               "sin_cache", "position_ids", "attention_bias", "head_sink", "k_scale", "v_scale", "q_norm_weight",
@@ -226,4 +227,52 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     return e.nodes
 
 
+def rotary_embedding(node: onnx.NodeProto, graph: Graph) -> list:
+    """com.microsoft RotaryEmbedding: input [B, S, N * H] or [B, N, S, H], position_ids [B, S]
+    or a one-element start (positions `start + s`), cos/sin caches [max position + 1, R / 2];
+    rotated as in GroupQueryAttention (onnxruntime's rotary_embedding.cc)."""
+    e = Emit(node, graph)
+    if len(node.input) < 4 or not all(node.input[:4]):
+        raise FormatError(node, "takes inputs input, position_ids, cos_cache and sin_cache")
+    x, position_ids, cos, sin = node.input[:4]
+    if attr(node, "is_packed_batching", 0) != 0:
+        raise FormatError(node, "is_packed_batching must be 0")
+    if attr(node, "scale", 1.0) != 1.0:
+        raise FormatError(node, "scale must be 1")
+    layout = rank(graph, x)
+    if layout not in (3, 4):
+        raise FormatError(node, "input must be stated as 3-D [B, S, N * H] or 4-D [B, N, S, H]")
+    form = rank(graph, position_ids)
+    if form not in (1, 2):
+        raise FormatError(node, "position_ids must be stated as 2-D [B, S] or a 1-element start")
+    half, dims = _rotary_dims(e, cos)
+    rotary = attr(node, "rotary_embedding_dim", 0)
+    if rotary and not isinstance(half, int):
+        raise FormatError(node, "rotary_embedding_dim needs constant cos/sin caches")
+    if rotary and rotary != dims:
+        raise FormatError(node, f"rotary_embedding_dim {rotary} must be twice cos_cache's second dim {half}")
+    heads = attr(node, "num_heads", 0)
+    if layout == 3 and not heads and not isinstance(dims, int):
+        raise FormatError(node, "a 3-D input needs num_heads or constant cos/sin caches")
+    seq_axis = 1 if layout == 3 else 2
+    zero, one = e.const(np.array(0, np.int64)), e.const(np.array(1, np.int64))
+    if form == 1:  # positions start + s
+        steps = e.op("Range", zero, e.squeeze(e.dim(x, seq_axis), [0]), one)
+        at = e.unsqueeze(e.op("Add", e.cast(e.op("Reshape", position_ids, e.ints(1)), INT64), steps), [0])  # [1, S]
+    else:
+        at = e.cast(position_ids, INT64)
+    axis = 2 if layout == 3 else 1  # the heads' axis, where cos/sin broadcast: [B, S, 1, R/2] or [B, 1, S, R/2]
+    c, s = (e.unsqueeze(e.op("Gather", cache, at, axis=0), [axis]) for cache in (cos, sin))
+    interleaved = attr(node, "interleaved", 0) == 1
+    if layout == 4:
+        e.op("Identity", _rotate(e, x, c, s, half, dims, _static_dim(graph, x, -1), interleaved), out=node.output[0])
+        return e.nodes
+    width = _static_dim(graph, x, -1)
+    head = width // heads if width is not None and heads else (dims if not heads else None)
+    split = e.op("Reshape", x, e.ints(0, 0, heads or -1, -1 if heads else dims))  # [B, S, N, H]
+    e.op("Reshape", _rotate(e, split, c, s, half, dims, head, interleaved), e.ints(0, 0, -1), out=node.output[0])
+    return e.nodes
+
+
 REWRITES[(MS, "GroupQueryAttention")] = group_query_attention
+REWRITES[(MS, "RotaryEmbedding")] = rotary_embedding

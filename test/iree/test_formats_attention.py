@@ -282,3 +282,63 @@ def test_decoder_layer_compiled_whole(tmp_path):
             for name, g, w in zip(("y", "residual", "present_key", "present_value"), got, want, strict=True):
                 close(g, w, 2e-5, f"{name}, b={b} step {step}")
             kv = (want[2], want[3])
+
+
+def rotary(layout=3, interleaved=False, heads=4, head=32, half=None, start=False, num_heads=True, max_len=64):
+    """A model of one com.microsoft RotaryEmbedding node, B and S dynamic."""
+    half = half or head // 2
+    cos, sin = caches(max_len, half)
+    attrs = {"interleaved": int(interleaved)}
+    if num_heads:
+        attrs["num_heads"] = heads
+    if half != head // 2:
+        attrs["rotary_embedding_dim"] = 2 * half
+    shape = ["B", "S", heads * head] if layout == 3 else ["B", heads, "S", head]
+    node = helper.make_node("RotaryEmbedding", ["x", "position_ids", "cos_cache", "sin_cache"], ["y"], domain=MS, **attrs)
+    inits = [numpy_helper.from_array(cos, "cos_cache"), numpy_helper.from_array(sin, "sin_cache")]
+    pos = ("position_ids", TensorProto.INT64, [1] if start else ["B", "S"])
+    return model([node], [("x", F, shape), pos], [("y", F, shape)], inits)
+
+
+def rotary_feeds(m, b, s, seed=0):
+    rng = np.random.default_rng(seed)
+    x = m.graph.input[0].type.tensor_type.shape.dim
+    shape = [d.dim_value or {"B": b, "S": s}[d.dim_param] for d in x]
+    start = len(m.graph.input[1].type.tensor_type.shape.dim) == 1 and not m.graph.input[1].type.tensor_type.shape.dim[0].dim_param
+    pos = np.array([5]) if start else rng.integers(0, 64 - s, size=(b, 1)) + np.arange(s)[None, :]
+    return {"x": rng.standard_normal(shape).astype(np.float32), "position_ids": pos.astype(np.int64)}
+
+
+@pytest.mark.parametrize("layout", [3, 4])
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("options", [{}, {"start": True}, {"half": 8}, {"num_heads": False}], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_rotary_embedding_as_onnxruntime(layout, interleaved, options):
+    m = rotary(layout, interleaved, **options)
+    for b, s in ((1, 1), (2, 5), (3, 2)):
+        f = rotary_feeds(m, b, s, seed=b * s)
+        close(run_ort(rewritten(m), f)[0], run_ort(m, f)[0], what=f"b={b} s={s}")
+
+
+@needs_iree
+def test_rotary_embedding_compiled_by_iree(tmp_path):
+    for i, m in enumerate((rotary(3), rotary(4, interleaved=True, half=8))):
+        path = str(tmp_path / f"rope{i}.onnx")
+        onnx.save(m, path)
+        for b, s in ((1, 1), (2, 5)):
+            f = rotary_feeds(m, b, s, seed=i)
+            close(run_iree(path, f)[0], run_ort(m, f)[0], 2e-5, f"model {i} b={b} s={s}")
+
+
+def test_rotary_embedding_refused_forms():
+    m = rotary()
+    m.graph.node[0].attribute.append(helper.make_attribute("is_packed_batching", 1))
+    with pytest.raises(formats.FormatError, match="RotaryEmbedding node 'y': is_packed_batching must be 0"):
+        formats.normalise(m)
+    m = rotary()
+    m.graph.input[1].type.tensor_type.ClearField("shape")
+    with pytest.raises(formats.FormatError, match="position_ids must be stated"):
+        formats.normalise(m)
+    m = rotary(half=8)
+    m.graph.node[0].attribute[-1].i = 24
+    with pytest.raises(formats.FormatError, match="rotary_embedding_dim 24 must be twice cos_cache's second dim 8"):
+        formats.normalise(m)
