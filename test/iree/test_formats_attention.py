@@ -336,9 +336,23 @@ def test_rotary_embedding_refused_forms():
         formats.normalise(m)
     m = rotary()
     m.graph.input[1].type.tensor_type.ClearField("shape")
-    with pytest.raises(formats.FormatError, match="position_ids must be stated"):
+    with pytest.raises(formats.FormatError, match="position_ids must be 2-D"):
         formats.normalise(m)
     m = rotary(half=8)
     m.graph.node[0].attribute[-1].i = 24
     with pytest.raises(formats.FormatError, match="rotary_embedding_dim 24 must be twice cos_cache's second dim 8"):
         formats.normalise(m)
+
+
+def test_rotary_embedding_of_an_unstated_value():
+    """The genai builder's RotaryEmbedding reads a MatMul of the normed hidden states, whose rank
+    the model does not state: it is followed back through the MatMul and the norm."""
+    rng = np.random.default_rng(3)
+    cos, sin = caches(64, 16)
+    inits = [numpy_helper.from_array(a, n) for a, n in ((cos, "cos_cache"), (sin, "sin_cache"),
+             (rng.standard_normal(128).astype(np.float32), "ln"), (rng.standard_normal((128, 128)).astype(np.float32), "w"))]  # fmt: skip
+    nodes = [helper.make_node("SimplifiedLayerNormalization", ["x", "ln"], ["h"]), helper.make_node("MatMul", ["h", "w"], ["q"]),
+             helper.make_node("RotaryEmbedding", ["q", "position_ids", "cos_cache", "sin_cache"], ["y"], domain=MS, num_heads=4)]  # fmt: skip
+    m = model(nodes, [("x", F, ["B", "S", 128]), ("position_ids", TensorProto.INT64, ["B", "S"])], [("y", F, ["B", "S", 128])], inits)
+    f = {"x": rng.standard_normal((2, 3, 128)).astype(np.float32), "position_ids": np.array([[0, 1, 2], [4, 5, 6]], np.int64)}
+    close(run_ort(rewritten(m), f)[0], run_ort(m, f)[0])
