@@ -18,7 +18,7 @@ gqa_attention_base.h); per batch row b, with S new tokens and the past buffer's 
 
 Refused, each with a FormatError naming the node and the rule: quantized KV caches
 (`k_scale`/`v_scale`, `k_quant_type`/`v_quant_type`), `q_norm_weight`/`k_norm_weight`,
-`query_seqlens`, `attention_bias`, `qk_output` and the `output_qk` output, `causal` other than 1,
+`query_seqlens`, `attention_bias` of unstated heads, `qk_output` and the `output_qk` output, `causal` other than 1,
 `sliding_window_cache`, `local_window_size` 0, `do_rotary` without cos/sin caches. Past and present
 sharing one buffer (`past_present_share_buffer`, present as long as past) needs the two to be the
 same memory, which an ONNX graph cannot say: onnxruntime decides it from the bound buffers'
@@ -105,7 +105,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     ins = dict(zip(GQA_INPUTS, list(node.input) + [""] * (len(GQA_INPUTS) - len(node.input)), strict=False))
     if len(node.input) > len(GQA_INPUTS):
         raise FormatError(node, f"takes at most {len(GQA_INPUTS)} inputs")
-    for name in ("attention_bias", "k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens"):
+    for name in ("k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens"):
         if ins[name]:
             raise FormatError(node, f"input '{name}' is not taken")
     if len(node.output) > 3 and node.output[3]:
@@ -130,6 +130,11 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     if rotary and not (cos and sin):
         raise FormatError(node, "do_rotary needs cos_cache and sin_cache")
     group, window = nq // nkv, attr(node, "local_window_size", -1)
+    bias, bias_heads = ins["attention_bias"], None
+    if bias:
+        bias_heads = _static_dim(graph, bias, 1)
+        if bias_heads not in (1, nq):
+            raise FormatError(node, "attention_bias must be stated as [B or 1, num_heads or 1, S, total_sequence_length]")
     if window == 0:
         raise FormatError(node, "local_window_size 0 attends to no key (onnxruntime's kernel writes zeros); -1 or >= 1 is taken")
     softcap, scale = attr(node, "softcap", 0.0), attr(node, "scale", 0.0)
@@ -171,6 +176,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         p_buf = e.dim(past_k, 2)
         length = e.op("Max", total, p_buf)
         t = e.unsqueeze(e.op("Range", zero, e.squeeze(length, [0]), one), [0])  # [1, T]
+        t_len = length
         # Past padded to T, the new entries scattered in at (b, n, p[b] + s): a copy and a small
         # scatter (a Gather of every entry, and zeroing what follows each row, were 3-30x slower
         # through IREE). Entries from p[b] + S on keep what the past buffer held there, or 0 past it
@@ -185,7 +191,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
               for past, new, out in ((past_k, k, present_names[0]), (past_v, v, present_names[1]))]  # fmt: skip
         k, v = kv
     else:
-        t = steps
+        t, t_len = steps, seq
         for new, out in ((k, present_names[0]), (v, present_names[1])):
             if out:
                 e.op("Identity", new, out=out)
@@ -202,6 +208,13 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     if softcap > 0:
         cap = f(float(np.float32(softcap)))
         scores = e.op("Mul", e.op("Tanh", e.op("Div", scores, cap)), cap)
+    if bias:  # after softcap, as the kernel adds it; its last dim padded from total to T
+        bias = e.op("Pad", bias, e.op("Concat", i64(0, 0, 0, 0, 0, 0, 0), e.op("Sub", t_len, e.dim(bias, 3)), axis=0))
+        if bias_heads == nq:
+            bias = e.op("Reshape", bias, i64(0, nkv, -1, 0))
+        elif group > 1:
+            bias = e.op("Tile", bias, i64(1, 1, group, 1))
+        scores = e.op("Add", scores, bias)
     query_at = e.unsqueeze(positions, [2])  # [B, S, 1]
     keep = e.op("LessOrEqual", t, query_at)  # [B, S, T]
     if window > 0:  # the window's keys include the query's own: t > q - local_window_size

@@ -44,7 +44,7 @@ def caches(max_len: int, half: int):
 
 
 def gqa(nq=4, nkv=2, head=16, packed=True, rotary=True, interleaved=False, rotary_half=None, past=True,
-        softcap=0.0, window=-1, smooth=False, scale=0.0, head_sink=False, max_len=64, position_ids=False):  # fmt: skip
+        softcap=0.0, window=-1, smooth=False, scale=0.0, head_sink=False, max_len=64, position_ids=False, bias=None):  # fmt: skip
     """A model of one GroupQueryAttention node in the form the genai builder writes, dims dynamic."""
     attrs = {"num_heads": nq, "kv_num_heads": nkv}
     if rotary:
@@ -77,6 +77,9 @@ def gqa(nq=4, nkv=2, head=16, packed=True, rotary=True, interleaved=False, rotar
     if position_ids:
         inputs.append(("position_ids", TensorProto.INT64, ["B", "S"]))
         names += [""] * (9 - len(names)) + ["position_ids"]
+    if bias:  # "heads": [B, Nq, S, T]; "one": [1, 1, S, T]
+        inputs.append(("attention_bias", F, ["B", nq, "S", "T"] if bias == "heads" else [1, 1, "S", "T"]))
+        names += [""] * (10 - len(names)) + ["attention_bias"]
     if head_sink:
         names += [""] * (11 - len(names)) + ["head_sink"]
         inits.append(numpy_helper.from_array(np.random.default_rng(5).standard_normal(nq).astype(np.float32), "head_sink"))
@@ -90,7 +93,8 @@ def feeds(m, b, s, p, lengths=None, seed=0, position_offset=0):
     """Inputs for batch b, s new tokens, a past buffer of p. `lengths`: each row's valid length
     after this step (seqlens_k + 1); by default p + s for every row. A first prompt is p = 0."""
     rng = np.random.default_rng(seed)
-    shapes = {i.name: [d.dim_value or {"B": b, "S": s, "P": p}[d.dim_param] for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
+    sizes = {"B": b, "S": s, "P": p, "T": p + s}
+    shapes = {i.name: [d.dim_value or sizes[d.dim_param] for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
     lengths = np.array(lengths if lengths is not None else [p + s] * b, np.int32)
     out = {}
     for name, shape in shapes.items():
@@ -173,6 +177,9 @@ def test_gqa_as_the_genai_builder_writes_it(step, interleaved):
         {"head": 32, "rotary_half": 8, "interleaved": True},
         {"softcap": 1.5, "window": 2, "smooth": True, "packed": False},
         {"position_ids": True},
+        {"bias": "heads"},
+        {"bias": "one", "softcap": 2.0, "window": 2},
+        {"bias": "heads", "nq": 4, "nkv": 4, "packed": False},
     ],
     ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
 )
@@ -195,7 +202,7 @@ def test_gqa_refused_forms_name_the_node_and_the_rule():
         formats.normalise(m)
     m = gqa()
     m.graph.node[0].input.extend(["", "bias"])
-    with pytest.raises(formats.FormatError, match="input 'attention_bias' is not taken"):
+    with pytest.raises(formats.FormatError, match=r"attention_bias must be stated as \[B or 1, num_heads or 1"):
         formats.normalise(m)
     m = gqa()
     del m.graph.node[0].input[7:]
@@ -394,3 +401,17 @@ def test_gqa_f16_compiled_by_iree(tmp_path):
     path = str(tmp_path / "gqa16.onnx")
     onnx.save(m, path)
     compare(m, f, run_iree(path, f), run_ort(m, f), rtol=1e-3)
+
+
+@needs_iree
+def test_gqa_options_compiled_by_iree(tmp_path):
+    """Separate Q/K/V, interleaved rotary, softcap, a local window, smooth softmax and an
+    attention bias, compiled once and run for a decode step with rows of other lengths and a
+    continued prompt."""
+    m = gqa(packed=False, interleaved=True, softcap=2.0, window=3, smooth=True, bias="heads")
+    path = str(tmp_path / "gqa.onnx")
+    onnx.save(m, path)
+    for step in ("decode-padded", "continued"):
+        b, s, p, lengths = STEPS[step]
+        f = feeds(m, b, s, p, lengths, seed=2)
+        compare(m, f, run_iree(path, f), run_ort(m, f), rtol=2e-5)
