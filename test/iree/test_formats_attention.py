@@ -415,3 +415,26 @@ def test_gqa_options_compiled_by_iree(tmp_path):
         b, s, p, lengths = STEPS[step]
         f = feeds(m, b, s, p, lengths, seed=2)
         compare(m, f, run_iree(path, f), run_ort(m, f), rtol=2e-5)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("half", [8, 16])
+def test_gqa_caches_as_inputs(interleaved, half):
+    """cos/sin caches fed at run time (no constant to read R from) and no head size stated: R,
+    the rotated part and the default scale 1/sqrt(H) found from the shapes when the graph runs."""
+    m = gqa(head=32, rotary_half=half, interleaved=interleaved)
+    cos, sin = (numpy_helper.to_array(t) for t in m.graph.initializer[:2])
+    del m.graph.initializer[:2]
+    m.graph.input.extend([helper.make_tensor_value_info(n, F, ["M", "R"]) for n in ("cos_cache", "sin_cache")])
+    m.graph.input[1].type.tensor_type.shape.dim[3].dim_param = "H"  # past_key's head size unstated
+    m.graph.input[2].type.tensor_type.shape.dim[3].dim_param = "H"
+    m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "QKV"
+    for step in ("decode-padded", "continued"):
+        b, s, p, lengths = STEPS[step]
+        rng = np.random.default_rng(3)
+        f = {"query": rng.standard_normal((b, s, 8 * 32)).astype(np.float32),
+             "past_key": rng.standard_normal((b, 2, p, 32)).astype(np.float32),
+             "past_value": rng.standard_normal((b, 2, p, 32)).astype(np.float32),
+             "seqlens_k": np.array(lengths or [p + s] * b, np.int32) - 1, "total_sequence_length": np.array(p + s, np.int32),
+             "cos_cache": cos, "sin_cache": sin}  # fmt: skip
+        compare(m, f, run_ort(rewritten(m), f), run_ort(m, f))
