@@ -438,3 +438,13 @@ def test_gqa_caches_as_inputs(interleaved, half):
              "seqlens_k": np.array(lengths or [p + s] * b, np.int32) - 1, "total_sequence_length": np.array(p + s, np.int32),
              "cos_cache": cos, "sin_cache": sin}  # fmt: skip
         compare(m, f, run_ort(rewritten(m), f), run_ort(m, f))
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+def test_gqa_at_older_opsets(opset):
+    """Exporters before the genai builder write opsets 14-17: ReduceMax/ReduceMean take axes as an
+    attribute there, and Shape no start/end before 15."""
+    for options in ({}, {"smooth": True, "window": 2}):
+        m = gqa(**options)
+        m.opset_import[0].version = opset
+        run_case(m, "decode-padded")
