@@ -170,7 +170,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         interleaved = attr(node, "rotary_interleaved", 0) == 1
         q, k = (_rotate(e, x, c, s, half, dims, head, interleaved) for x in (q, k))
 
-    # present: past[:p[b]], new, zeros; T = max(total, P).
+    # present [B, Nkv, T, H], T = max(total, P): past's first p[b] entries, then the new ones.
     present_names = [node.output[i] if len(node.output) > i and node.output[i] else None for i in (1, 2)]
     if past_k:
         p_buf = e.dim(past_k, 2)
@@ -229,9 +229,12 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         sink = e.op("Reshape", e.op("Expand", sink, e.op("Concat", i64(1, nkv, group), seq, axis=0)), i64(0, 0, -1, 1))
     elif attr(node, "smooth_softmax", 0) == 1:
         sink = f(0.0)
-    # The softmax as its reductions and elementwise ops: IREE 3.13 ran linalg.softmax of these
-    # dynamic shapes 10-50x slower (79 ms for 8 x 4 x 2001 scores).
-    top = e.op("ReduceMax", scores, *([i64(-1)] if e.opset >= 18 else []), keepdims=1, **({} if e.opset >= 18 else {"axes": [-1]}))
+    # The softmax as the kernel computes it (a product by the reciprocal of the sum), the sink's
+    # logit joining the max and the sum.
+    if e.opset >= 18:
+        top = e.op("ReduceMax", scores, i64(-1), keepdims=1)
+    else:
+        top = e.op("ReduceMax", scores, keepdims=1, axes=[-1])
     if sink is not None:
         top = e.op("Max", top, sink)
     num = e.op("Exp", e.op("Sub", scores, top))
