@@ -41,7 +41,10 @@ GQA_INPUTS = ("query", "key", "value", "past_key", "past_value", "seqlens_k", "t
               "k_norm_weight", "query_seqlens")  # fmt: skip
 
 
-def _static_dim(graph: Graph, name: str, axis: int) -> int | None:
+def _static_dim(graph: Graph, name: str, axis: int, _depth: int = 0) -> int | None:
+    """A dim of a value where the model states it; for the last dim also followed back through
+    its producer (MatMulNBits' N, a MatMul by a constant, a bias Add, Cast), as the genai builder
+    states no shape for the QKV projection GroupQueryAttention reads."""
     t = graph.constants.get(name)
     if t is not None:
         return int(t.dims[axis])
@@ -51,6 +54,18 @@ def _static_dim(graph: Graph, name: str, axis: int) -> int | None:
             dims = v.type.tensor_type.shape.dim
             if len(dims) > abs(axis) - (axis < 0) and dims[axis].HasField("dim_value"):
                 return dims[axis].dim_value
+    producers = graph.__dict__.setdefault("_producers", {o: n for n in g.node for o in n.output})
+    node = producers.get(name)
+    if axis != -1 or node is None or _depth > 64 or node.output[0] != name:
+        return None
+    if node.op_type == "MatMulNBits":
+        return attr(node, "N")
+    if node.op_type == "MatMul" and len(node.input) == 2 and node.input[1] in graph.constants:
+        return _static_dim(graph, node.input[1], -1)
+    if node.op_type in ("Add", "Sub", "Mul", "Cast", "Identity"):
+        found = [_static_dim(graph, i, -1, _depth + 1) for i in node.input if i]
+        found = [d for d in found if d is not None and d != 1]
+        return found[0] if found else None
     return None
 
 
