@@ -448,9 +448,11 @@ def decoder_layer(path, seq: int | None = 1, hidden: int = 2048, heads: int = 32
     return g.save(path, [1, seq or "S", hidden], y, [1, seq or "S", hidden])
 
 
-def quantize_static_file(float_path, path, x_shape, *, per_channel: bool = True, activations: str = "uint8", samples: int = 4, seed: int = 0) -> str:
-    """onnxruntime's `quantize_static` of a float model with one input "x" (QDQ format, int8
-    weights, `activations` uint8 or int8), calibrated on normal random inputs."""
+def quantize_static_file(float_path, path, x_shape, *, per_channel: bool = True, activations: str = "uint8", samples: int = 4, seed: int = 0,
+                         quant_format: str = "QDQ") -> str:  # fmt: skip
+    """onnxruntime's `quantize_static` of a float model with one input "x" (int8 weights,
+    `activations` uint8 or int8), calibrated on normal random inputs; `quant_format` "QDQ" or
+    "QOperator" (QLinearConv, QLinearMatMul, com.microsoft QLinearAdd, QGemm, ...)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     rng = np.random.default_rng(seed)
@@ -462,9 +464,18 @@ def quantize_static_file(float_path, path, x_shape, *, per_channel: bool = True,
         def get_next(self):
             return next(self.data, None)
 
-    quantize_static(str(float_path), str(path), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
+    quantize_static(str(float_path), str(path), Reader(), quant_format=QuantFormat[quant_format], per_channel=per_channel,
                     activation_type=QuantType.QUInt8 if activations == "uint8" else QuantType.QInt8,
                     weight_type=QuantType.QInt8)  # fmt: skip
+    return str(path)
+
+
+def quantize_dynamic_file(float_path, path, *, weights: str = "int8") -> str:
+    """onnxruntime's `quantize_dynamic` of a float model: `weights` int8 or uint8 per tensor,
+    activations quantized at run time (DynamicQuantizeLinear, MatMulInteger, ConvInteger)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(float_path), str(path), weight_type=QuantType.QInt8 if weights == "int8" else QuantType.QUInt8)
     return str(path)
 
 
