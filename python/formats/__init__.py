@@ -112,3 +112,6 @@ def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     model.graph.node.extend(nodes)
     model.graph.initializer.extend(graph.added)
     return model, counts
+
+
+from . import attention, normalization  # noqa: E402,F401  (each module adds its rows to REWRITES)

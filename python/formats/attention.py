@@ -1,0 +1,278 @@
+"""onnxruntime's attention contrib ops that onnxruntime-genai's model builder writes into LLMs:
+com.microsoft `GroupQueryAttention` (every layer) and `RotaryEmbedding` (where rotary is not
+done inside the attention), as standard ONNX.
+
+GroupQueryAttention follows onnxruntime's CPU kernel (group_query_attention.cc,
+gqa_attention_base.h); per batch row b, with S new tokens and the past buffer's length P:
+
+- the row's past length `p[b] = 0` for a first prompt (`S == total_sequence_length`), else
+  `seqlens_k[b] + 1 - S`; new token s sits at position `p[b] + s` (also its rotary position,
+  unless `position_ids` are given);
+- present = the first `p[b]` entries of past, the S new (rotated) keys or values, zeros up to
+  `T = max(total_sequence_length, P)`; a Gather of Concat(past, new) by those indices;
+- scores `scale * Q K^T` (GQA: query head n reads kv head `n / (num_heads / kv_num_heads)`),
+  `softcap * tanh(x / softcap)`, keys `t <= p[b] + s` (and `t > p[b] + s - local_window_size`)
+  kept, the rest the lowest float; a softmax, with a 0 logit (`smooth_softmax`) or the head's
+  `head_sink` logit beside the row, dropped after it; times V.
+
+Refused, each with a FormatError naming the node and the rule: quantized KV caches
+(`k_scale`/`v_scale`, `k_quant_type`/`v_quant_type`), `q_norm_weight`/`k_norm_weight`,
+`query_seqlens`, `attention_bias`, `qk_output` and the `output_qk` output, `causal` other than 1,
+`sliding_window_cache`, `local_window_size` 0, `do_rotary` without cos/sin caches. Past and present
+sharing one buffer (`past_present_share_buffer`, present as long as past) needs the two to be the
+same memory, which an ONNX graph cannot say: onnxruntime decides it from the bound buffers'
+addresses, so here past and present are always separate tensors, present as long as
+`max(total_sequence_length, P)` (what onnxruntime computes for separate buffers).
+Arithmetic and exactness: docs/semantics.md#attention.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from . import MS, REWRITES, FormatError, Graph
+from .emit import FLOAT, INT64, Emit, attr, elem_type, rank
+
+GQA_INPUTS = ("query", "key", "value", "past_key", "past_value", "seqlens_k", "total_sequence_length", "cos_cache",
+              "sin_cache", "position_ids", "attention_bias", "head_sink", "k_scale", "v_scale", "q_norm_weight",
+              "k_norm_weight", "query_seqlens")  # fmt: skip
+
+
+def _static_dim(graph: Graph, name: str, axis: int) -> int | None:
+    t = graph.constants.get(name)
+    if t is not None:
+        return int(t.dims[axis])
+    g = graph.model.graph
+    for v in (*g.input, *g.value_info, *g.output):
+        if v.name == name and v.type.tensor_type.HasField("shape"):
+            dims = v.type.tensor_type.shape.dim
+            if len(dims) > abs(axis) - (axis < 0) and dims[axis].HasField("dim_value"):
+                return dims[axis].dim_value
+    return None
+
+
+class _Floats:
+    """Scalars of the attention's float type: known from a stated value, else cast like `like`."""
+
+    def __init__(self, e: Emit, names: list[str]):
+        self.e = e
+        self.like = next((n for n in names if n and elem_type(e.graph, n) is not None), names[0])
+        t = elem_type(e.graph, self.like)
+        self.dtype = None if t is None else helper.tensor_dtype_to_np_dtype(t)
+
+    def __call__(self, value: float) -> str:
+        return self.e.scalar(value, self.like)
+
+    def lowest(self) -> str:
+        return self(float(np.finfo(self.dtype if self.dtype is not None else np.float32).min))
+
+
+def _rotate(e: Emit, x: str, cos: str, sin: str, half, rotary, head: int | None, interleaved: bool) -> str:
+    """x [B, N, S, H] rotated by cos/sin [B, 1, S, R/2] over its first R = rotary dims, as
+    onnxruntime's RunRotaryEmbedding: non-interleaved `(x1 cos - x2 sin, x2 cos + x1 sin)` with
+    x1, x2 the halves; interleaved the same on the pairs (x[2i], x[2i + 1])."""
+    whole = isinstance(rotary, int) and rotary == head
+    xr = x if whole else e.slice(x, 0, rotary, -1)
+    if interleaved:
+        pairs = e.op("Reshape", xr, e.ints(0, 0, 0, -1, 2))
+        x1, x2 = e.slice(pairs, 0, 1, 4), e.slice(pairs, 1, 2, 4)
+        cos, sin = e.unsqueeze(cos, [-1]), e.unsqueeze(sin, [-1])
+    else:
+        x1, x2 = e.slice(xr, 0, half, -1), e.slice(xr, half, rotary, -1)
+    y1 = e.op("Sub", e.op("Mul", x1, cos), e.op("Mul", x2, sin))
+    y2 = e.op("Add", e.op("Mul", x2, cos), e.op("Mul", x1, sin))
+    if interleaved:
+        y = e.op("Reshape", e.op("Concat", y1, y2, axis=4), e.ints(0, 0, 0, -1))
+    else:
+        y = e.op("Concat", y1, y2, axis=-1)
+    return y if whole else e.op("Concat", y, e.slice(x, rotary, np.iinfo(np.int64).max, -1), axis=-1)
+
+
+def _rotary_dims(e: Emit, cos: str):
+    """(R / 2, R): ints where the cache is a constant, else 1-element int64 tensors."""
+    half = _static_dim(e.graph, cos, 1)
+    if half is not None:
+        return half, 2 * half
+    h = e.dim(cos, 1)
+    return h, e.op("Mul", h, e.ints(2))
+
+
+def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
+    e = Emit(node, graph)
+    ins = dict(zip(GQA_INPUTS, list(node.input) + [""] * (len(GQA_INPUTS) - len(node.input)), strict=False))
+    if len(node.input) > len(GQA_INPUTS):
+        raise FormatError(node, f"takes at most {len(GQA_INPUTS)} inputs")
+    for name in ("attention_bias", "k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens"):
+        if ins[name]:
+            raise FormatError(node, f"input '{name}' is not taken")
+    if len(node.output) > 3 and node.output[3]:
+        raise FormatError(node, "output 'output_qk' is not taken")
+    rules = {"qk_output": (0, 0), "causal": (1, 1), "sliding_window_cache": (0, 0),
+             "k_quant_type": (b"NONE", "NONE"), "v_quant_type": (b"NONE", "NONE")}  # fmt: skip
+    for name, (default, shown) in rules.items():
+        if attr(node, name, default) not in (default, shown):
+            raise FormatError(node, f"{name} must be {shown}")
+    nq, nkv = attr(node, "num_heads"), attr(node, "kv_num_heads")
+    if not nq or not nkv or nq % nkv:
+        raise FormatError(node, "num_heads must be a positive multiple of kv_num_heads")
+    query, key, value, past_k, past_v = (ins[n] for n in ("query", "key", "value", "past_key", "past_value"))
+    if bool(key) != bool(value):
+        raise FormatError(node, "takes key and value together (or neither: packed QKV)")
+    if bool(past_k) != bool(past_v):
+        raise FormatError(node, "takes past_key and past_value together")
+    if not ins["seqlens_k"] or not ins["total_sequence_length"]:
+        raise FormatError(node, "takes inputs seqlens_k and total_sequence_length")
+    rotary = attr(node, "do_rotary", 0) == 1
+    cos, sin = ins["cos_cache"], ins["sin_cache"]
+    if rotary and not (cos and sin):
+        raise FormatError(node, "do_rotary needs cos_cache and sin_cache")
+    group, window = nq // nkv, attr(node, "local_window_size", -1)
+    if window == 0:
+        raise FormatError(node, "local_window_size 0 attends to no key (onnxruntime's kernel writes zeros); -1 or >= 1 is taken")
+    softcap, scale = attr(node, "softcap", 0.0), attr(node, "scale", 0.0)
+    f = _Floats(e, [cos, past_k, query, key])
+    i64 = e.ints
+
+    # Heads: [B, S, N * H] -> [B, N, S, H].
+    def heads(x: str, n: int) -> str:
+        return e.op("Transpose", e.op("Reshape", x, i64(0, 0, n, -1)), perm=[0, 2, 1, 3])
+
+    if key:
+        q, k, v = heads(query, nq), heads(key, nkv), heads(value, nkv)
+    else:
+        q, k, v = e.split(heads(query, nq + 2 * nkv), [nq, nkv, nkv], 1)
+    head = _static_dim(graph, past_k, -1) if past_k else None
+    if head is None:
+        width = _static_dim(graph, query, -1)
+        head = None if width is None else width // (nq if key else nq + 2 * nkv)
+
+    # Past lengths p[b] and the new tokens' positions p[b] + s.
+    zero, one = e.const(np.array(0, np.int64)), e.const(np.array(1, np.int64))
+    seq = e.dim(query, 1)
+    total = e.op("Reshape", e.cast(ins["total_sequence_length"], INT64), i64(1))
+    past_len = e.op("Sub", e.op("Add", e.cast(ins["seqlens_k"], INT64), i64(1)), seq)
+    p = e.unsqueeze(e.op("Where", e.op("Equal", seq, total), i64(0), past_len), [1])  # [B, 1]
+    steps = e.unsqueeze(e.op("Range", zero, e.squeeze(seq, [0]), one), [0])  # [1, S]
+    positions = e.op("Add", p, steps)  # [B, S]
+
+    if rotary:
+        at = e.cast(ins["position_ids"], INT64) if ins["position_ids"] else positions
+        c, s = (e.unsqueeze(e.op("Gather", cache, at, axis=0), [1]) for cache in (cos, sin))  # [B, 1, S, R/2]
+        half, dims = _rotary_dims(e, cos)
+        interleaved = attr(node, "rotary_interleaved", 0) == 1
+        q, k = (_rotate(e, x, c, s, half, dims, head, interleaved) for x in (q, k))
+
+    # present: past[:p[b]], new, zeros; T = max(total, P).
+    present_names = [node.output[i] if len(node.output) > i and node.output[i] else None for i in (1, 2)]
+    if past_k:
+        p_buf = e.dim(past_k, 2)
+        length = e.op("Max", total, p_buf)
+        t = e.unsqueeze(e.op("Range", zero, e.squeeze(length, [0]), one), [0])  # [1, T]
+        before = e.op("Less", t, p)  # [B, T]
+        valid = e.op("Less", t, e.op("Add", p, seq))
+        index = e.op("Where", before, t, e.op("Add", e.op("Sub", t, p), p_buf))
+        index = e.op("Where", valid, index, i64(0))
+        rows = e.op("Mul", e.dim(query, 0), i64(nkv))
+        rows = e.op("Reshape", e.op("Range", zero, e.squeeze(rows, [0]), one), i64(-1, nkv, 1))  # [B, Nkv, 1]
+        index = e.op("Add", e.op("Mul", rows, e.op("Add", p_buf, seq)), e.unsqueeze(index, [1]))  # [B, Nkv, T]
+        valid4 = e.unsqueeze(valid, [1, 3])  # [B, 1, T, 1]
+        kv = []
+        for past, new, out in ((past_k, k, present_names[0]), (past_v, v, present_names[1])):
+            rows_h = e.op("Flatten", e.op("Concat", past, new, axis=2), axis=3)
+            kv.append(e.op("Where", valid4, e.op("Gather", rows_h, index, axis=0), f(0.0), out=out))
+        k, v = kv
+    else:
+        t = steps
+        for new, out in ((k, present_names[0]), (v, present_names[1])):
+            if out:
+                e.op("Identity", new, out=out)
+
+    # Scores [B, Nkv, G * S, T] (row g * S + s: query head kv * G + g), masked, softmax, times V.
+    scores = e.op("MatMul", e.op("Reshape", q, i64(0, nkv, -1, 0)), e.op("Transpose", k, perm=[0, 1, 3, 2]))
+    if scale:
+        alpha = f(float(np.float32(scale)))
+    elif head is not None:
+        alpha = f(float(np.float32(1) / np.sqrt(np.float32(head))))
+    else:
+        alpha = e.op("CastLike", e.op("Reciprocal", e.op("Sqrt", e.cast(e.dim(q, -1), FLOAT))), f.like)
+    scores = e.op("Mul", scores, alpha)
+    if softcap > 0:
+        cap = f(float(np.float32(softcap)))
+        scores = e.op("Mul", e.op("Tanh", e.op("Div", scores, cap)), cap)
+    query_at = e.unsqueeze(positions, [2])  # [B, S, 1]
+    keep = e.op("LessOrEqual", t, query_at)  # [B, S, T]
+    if window > 0:  # the window's keys include the query's own: t > q - local_window_size
+        keep = e.op("And", keep, e.op("Greater", t, e.op("Sub", query_at, i64(window))))
+    keep = e.unsqueeze(keep, [1])
+    if group > 1:
+        keep = e.op("Tile", keep, i64(1, 1, group, 1))  # [B, 1, G * S, T]
+    scores = e.op("Where", keep, scores, f.lowest())
+    sink = None
+    if ins["head_sink"]:  # [Nq] -> [1, Nkv, G * S, 1]
+        sink = e.op("Reshape", ins["head_sink"], i64(1, nkv, group, 1))
+        sink = e.op("Reshape", e.op("Expand", sink, e.op("Concat", i64(1, nkv, group), seq, axis=0)), i64(0, 0, -1, 1))
+    elif attr(node, "smooth_softmax", 0) == 1:
+        sink = f(0.0)
+    if sink is None:
+        probs = e.op("Softmax", scores, axis=-1)
+    else:
+        shape = e.op("Concat", e.slice(e.op("Shape", scores), 0, 3, 0), i64(1), axis=0)
+        wide = e.op("Concat", scores, e.op("Expand", sink, shape), axis=-1)
+        probs = e.slice(e.op("Softmax", wide, axis=-1), 0, -1, -1)
+    out = e.op("MatMul", probs, v)  # [B, Nkv, G * S, H]
+    out = e.op("Transpose", e.op("Reshape", out, i64(0, nq, -1, 0)), perm=[0, 2, 1, 3])
+    e.op("Reshape", out, i64(0, 0, -1), out=node.output[0])
+    return e.nodes
+
+
+def rotary_embedding(node: onnx.NodeProto, graph: Graph) -> list:
+    """com.microsoft RotaryEmbedding: input [B, S, N * H] or [B, N, S, H], position_ids [B, S]
+    or a one-element start (positions `start + s`), cos/sin caches [max position + 1, R / 2];
+    rotated as in GroupQueryAttention (onnxruntime's rotary_embedding.cc)."""
+    e = Emit(node, graph)
+    if len(node.input) < 4 or not all(node.input[:4]):
+        raise FormatError(node, "takes inputs input, position_ids, cos_cache and sin_cache")
+    x, position_ids, cos, sin = node.input[:4]
+    if attr(node, "is_packed_batching", 0) != 0:
+        raise FormatError(node, "is_packed_batching must be 0")
+    if attr(node, "scale", 1.0) != 1.0:
+        raise FormatError(node, "scale must be 1")
+    layout = rank(graph, x)
+    if layout not in (3, 4):
+        raise FormatError(node, "input must be stated as 3-D [B, S, N * H] or 4-D [B, N, S, H]")
+    form = rank(graph, position_ids)
+    if form not in (1, 2):
+        raise FormatError(node, "position_ids must be stated as 2-D [B, S] or a 1-element start")
+    half, dims = _rotary_dims(e, cos)
+    rotary = attr(node, "rotary_embedding_dim", 0)
+    if rotary and not isinstance(half, int):
+        raise FormatError(node, "rotary_embedding_dim needs constant cos/sin caches")
+    if rotary and rotary != dims:
+        raise FormatError(node, f"rotary_embedding_dim {rotary} must be twice cos_cache's second dim {half}")
+    heads = attr(node, "num_heads", 0)
+    if layout == 3 and not heads and not isinstance(dims, int):
+        raise FormatError(node, "a 3-D input needs num_heads or constant cos/sin caches")
+    seq_axis = 1 if layout == 3 else 2
+    zero, one = e.const(np.array(0, np.int64)), e.const(np.array(1, np.int64))
+    if form == 1:  # positions start + s
+        steps = e.op("Range", zero, e.squeeze(e.dim(x, seq_axis), [0]), one)
+        at = e.unsqueeze(e.op("Add", e.cast(e.op("Reshape", position_ids, e.ints(1)), INT64), steps), [0])  # [1, S]
+    else:
+        at = e.cast(position_ids, INT64)
+    axis = 2 if layout == 3 else 1  # the heads' axis, where cos/sin broadcast: [B, S, 1, R/2] or [B, 1, S, R/2]
+    c, s = (e.unsqueeze(e.op("Gather", cache, at, axis=0), [axis]) for cache in (cos, sin))
+    interleaved = attr(node, "interleaved", 0) == 1
+    if layout == 4:
+        e.op("Identity", _rotate(e, x, c, s, half, dims, _static_dim(graph, x, -1), interleaved), out=node.output[0])
+        return e.nodes
+    width = _static_dim(graph, x, -1)
+    head = width // heads if width is not None and heads else (dims if not heads else None)
+    split = e.op("Reshape", x, e.ints(0, 0, heads or -1, -1 if heads else dims))  # [B, S, N, H]
+    e.op("Reshape", _rotate(e, split, c, s, half, dims, head, interleaved), e.ints(0, 0, -1), out=node.output[0])
+    return e.nodes
+
+
+REWRITES[(MS, "GroupQueryAttention")] = group_query_attention
+REWRITES[(MS, "RotaryEmbedding")] = rotary_embedding

@@ -1,0 +1,58 @@
+"""What the tests of dequant.formats' companion-op rewrites share: a model of one node, the
+reference (onnxruntime's own contrib kernel on the model as written, graph optimizations off),
+the rewritten model run by onnxruntime (standard ONNX ops only), and the compiled one run by
+IREE's runtime.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import onnx
+from onnx import helper
+
+OPSET = 21  # what onnxruntime-genai's model builder writes
+
+
+def model(nodes, inputs, outputs, inits=(), opset: int = OPSET) -> onnx.ModelProto:
+    """inputs/outputs: (name, ONNX elem type, shape with str dims dynamic)."""
+    vi = lambda n, t, s: helper.make_tensor_value_info(n, t, s)  # noqa: E731
+    g = helper.make_graph(nodes, "g", [vi(*i) for i in inputs], [vi(*o) for o in outputs], list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 10
+    return m
+
+
+def run_ort(m: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+def rewritten(m: onnx.ModelProto) -> onnx.ModelProto:
+    """The model normalised by dequant.formats: checked to hold only default-domain ops."""
+    from dequant import formats
+
+    out, counts = formats.normalise(copy.deepcopy(m))
+    assert counts, "nothing was rewritten"
+    left = {(n.domain, n.op_type) for n in out.graph.node if n.domain not in ("", "ai.onnx")}
+    assert not left, left
+    onnx.checker.check_model(out)
+    return out
+
+
+def run_iree(path: str, feeds: dict) -> list[np.ndarray]:
+    """The model compiled by dequant.iree.compile_onnx (llvm-cpu) and run by IREE's runtime."""
+    import iree.runtime as rt
+
+    from dequant import iree as stage
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path)))
+    got = ctx.modules.module["g"](*feeds.values())
+    return [np.asarray(g) for g in (got if isinstance(got, (list, tuple)) else [got])]

@@ -1,0 +1,344 @@
+"""GroupQueryAttention (and RotaryEmbedding) rewritten by dequant.formats
+(python/formats/attention.py), against onnxruntime's own contrib kernels on the model as written:
+the rewritten model through onnxruntime (many cases), and a few compiled by the stage and run by
+IREE's runtime.
+
+Tolerance: f32 attention is not bitwise (the kernel's GEMMs and softmax sum in their own order,
+MLAS's rotary may fuse multiply-adds): rtol 1e-5 with atol 1e-5 x max |want| for onnxruntime;
+2e-5 for IREE, whose dispatches reassociate further. Present key/value are copies of (rotated)
+inputs and zeros: compared with the same tolerance (the rotation is arithmetic).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+pytest.importorskip("onnxruntime")
+from formats_check import model, run_iree, run_ort, rewritten  # noqa: E402
+
+from dequant import formats  # noqa: E402
+
+F, I32 = TensorProto.FLOAT, TensorProto.INT32
+MS = "com.microsoft"
+needs_iree = pytest.mark.skipif(
+    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
+    reason="IREE is not installed (pip install 'dequant[iree]')",
+)
+
+
+def close(got, want, rtol=1e-5, what=""):
+    assert got.shape == want.shape and got.dtype == want.dtype, (what, got.shape, want.shape, got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * max(float(np.abs(want).max()), 1e-30), err_msg=what)
+
+
+def caches(max_len: int, half: int):
+    """cos/sin caches as the genai builder writes them: [max_len, R/2], position * inverse frequency."""
+    inv = 1.0 / (10000 ** (np.arange(half, dtype=np.float64) / half))
+    angles = np.arange(max_len)[:, None] * inv[None, :]
+    return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+
+def gqa(nq=4, nkv=2, head=16, packed=True, rotary=True, interleaved=False, rotary_half=None, past=True,
+        softcap=0.0, window=-1, smooth=False, scale=0.0, head_sink=False, max_len=64, position_ids=False):  # fmt: skip
+    """A model of one GroupQueryAttention node in the form the genai builder writes, dims dynamic."""
+    attrs = {"num_heads": nq, "kv_num_heads": nkv}
+    if rotary:
+        attrs |= {"do_rotary": 1, "rotary_interleaved": int(interleaved)}
+    if softcap:
+        attrs["softcap"] = softcap
+    if window >= 0:
+        attrs["local_window_size"] = window
+    if smooth:
+        attrs["smooth_softmax"] = 1
+    if scale:
+        attrs["scale"] = scale
+    inputs = [("query", F, ["B", "S", (nq + 2 * nkv) * head if packed else nq * head])]
+    names = ["query", "", ""]
+    if not packed:
+        inputs += [("key", F, ["B", "S", nkv * head]), ("value", F, ["B", "S", nkv * head])]
+        names = ["query", "key", "value"]
+    if past:
+        inputs += [("past_key", F, ["B", nkv, "P", head]), ("past_value", F, ["B", nkv, "P", head])]
+        names += ["past_key", "past_value"]
+    else:
+        names += ["", ""]
+    inputs += [("seqlens_k", I32, ["B"]), ("total_sequence_length", I32, [])]
+    names += ["seqlens_k", "total_sequence_length"]
+    inits = []
+    if rotary:
+        cos, sin = caches(max_len, rotary_half or head // 2)
+        inits = [numpy_helper.from_array(cos, "cos_cache"), numpy_helper.from_array(sin, "sin_cache")]
+        names += ["cos_cache", "sin_cache"]
+    if position_ids:
+        inputs.append(("position_ids", TensorProto.INT64, ["B", "S"]))
+        names += [""] * (9 - len(names)) + ["position_ids"]
+    if head_sink:
+        names += [""] * (11 - len(names)) + ["head_sink"]
+        inits.append(numpy_helper.from_array(np.random.default_rng(5).standard_normal(nq).astype(np.float32), "head_sink"))
+    node = helper.make_node("GroupQueryAttention", names, ["output", "present_key", "present_value"], domain=MS, **attrs)
+    outputs = [("output", F, ["B", "S", nq * head]), ("present_key", F, ["B", nkv, "T", head]),
+               ("present_value", F, ["B", nkv, "T", head])]  # fmt: skip
+    return model([node], inputs, outputs, inits)
+
+
+def feeds(m, b, s, p, lengths=None, seed=0, position_offset=0):
+    """Inputs for batch b, s new tokens, a past buffer of p. `lengths`: each row's valid length
+    after this step (seqlens_k + 1); by default p + s for every row. A first prompt is p = 0."""
+    rng = np.random.default_rng(seed)
+    shapes = {i.name: [d.dim_value or {"B": b, "S": s, "P": p}[d.dim_param] for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
+    lengths = np.array(lengths if lengths is not None else [p + s] * b, np.int32)
+    out = {}
+    for name, shape in shapes.items():
+        if name == "seqlens_k":
+            out[name] = lengths - 1
+        elif name == "total_sequence_length":
+            out[name] = np.array(p + s if p else s, np.int32)
+        elif name == "position_ids":
+            out[name] = (np.arange(s)[None, :] + (lengths - s)[:, None] * (p > 0) + position_offset).astype(np.int64)
+        else:
+            out[name] = rng.standard_normal(shape).astype(np.float32)
+    return out
+
+
+def compare(m, f, got, want, rtol=1e-5, first_prompt_lengths=None):
+    """Output rows a first prompt pads (s >= a row's length) are unspecified: left out."""
+    names = [o.name for o in m.graph.output]
+    for name, g, w in zip(names, got, want, strict=True):
+        if name == "output" and first_prompt_lengths is not None:
+            for b, n in enumerate(first_prompt_lengths):
+                close(g[b, :n], w[b, :n], rtol, f"{name} row {b}")
+        else:
+            close(g, w, rtol, name)
+
+
+# (b, s, p, lengths): decode, decode with rows of other past lengths, a first prompt (past of 0),
+# a first prompt with padded rows, a continued prompt (batch 1, as onnxruntime requires).
+STEPS = {
+    "decode": (1, 1, 7, None),
+    "decode-batch": (3, 1, 9, None),
+    "decode-padded": (3, 1, 9, [10, 6, 3]),
+    "prompt": (1, 6, 0, None),
+    "prompt-batch-padded": (3, 5, 0, [5, 3, 1]),
+    "continued": (1, 4, 5, None),
+}
+
+
+def run_case(m, step, seed=0, **kw):
+    b, s, p, lengths = STEPS[step]
+    f = feeds(m, b, s, p, lengths, seed=seed, **kw)
+    want = run_ort(m, f)
+    got = run_ort(rewritten(m), f)
+    compare(m, f, got, want, first_prompt_lengths=lengths if p == 0 else None)
+
+
+@pytest.mark.parametrize("step", list(STEPS))
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_gqa_as_the_genai_builder_writes_it(step, interleaved):
+    """Packed QKV, do_rotary, past and present KV: the builder's form (-p int4 -e cpu)."""
+    run_case(gqa(interleaved=interleaved), step)
+
+
+@pytest.mark.parametrize("step", ["decode", "decode-padded", "prompt-batch-padded", "continued"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"packed": False},
+        {"rotary": False},
+        {"rotary": False, "packed": False},
+        {"nq": 6, "nkv": 1},
+        {"nq": 3, "nkv": 3, "interleaved": True},
+        {"softcap": 2.5},
+        {"window": 3},
+        {"window": 1, "interleaved": True},
+        {"smooth": True},
+        {"head_sink": True},
+        {"scale": 0.3},
+        {"head": 32, "rotary_half": 8},
+        {"head": 32, "rotary_half": 8, "interleaved": True},
+        {"softcap": 1.5, "window": 2, "smooth": True, "packed": False},
+        {"position_ids": True},
+    ],
+    ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
+)
+def test_gqa_options(step, options):
+    run_case(gqa(**options), step, seed=len(options))
+
+
+def test_gqa_without_past():
+    """No past inputs (a model that only prefills): present is the new keys and values."""
+    m = gqa(past=False)
+    for b, s in ((1, 5), (2, 3)):
+        f = feeds(m, b, s, 0)
+        compare(m, f, run_ort(rewritten(m), f), run_ort(m, f))
+
+
+def test_gqa_refused_forms_name_the_node_and_the_rule():
+    m = gqa()
+    m.graph.node[0].attribute.append(helper.make_attribute("qk_output", 1))
+    with pytest.raises(formats.FormatError, match=r"GroupQueryAttention node 'output': qk_output must be 0"):
+        formats.normalise(m)
+    m = gqa()
+    m.graph.node[0].input.extend(["", "bias"])
+    with pytest.raises(formats.FormatError, match="input 'attention_bias' is not taken"):
+        formats.normalise(m)
+    m = gqa()
+    del m.graph.node[0].input[7:]
+    with pytest.raises(formats.FormatError, match="do_rotary needs cos_cache and sin_cache"):
+        formats.normalise(m)
+    m = gqa(window=0)
+    with pytest.raises(formats.FormatError, match="local_window_size 0 attends to no key"):
+        formats.normalise(m)
+    m = gqa(nq=3, nkv=2, rotary=False)
+    with pytest.raises(formats.FormatError, match="num_heads must be a positive multiple of kv_num_heads"):
+        formats.normalise(m)
+
+
+@needs_iree
+def test_gqa_compiled_by_iree(tmp_path):
+    """The builder's form compiled once (dims dynamic), run for a prompt, decode steps of batch 1
+    and 3 (rows of other lengths), and a continued prompt."""
+    m = gqa()
+    path = str(tmp_path / "gqa.onnx")
+    onnx.save(m, path)
+    import iree.runtime as rt
+
+    from dequant import iree as stage
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path)))
+    for step in ("decode", "decode-padded", "prompt", "prompt-batch-padded", "continued"):
+        b, s, p, lengths = STEPS[step]
+        f = feeds(m, b, s, p, lengths, seed=1)
+        got = ctx.modules.module["g"](*f.values())
+        compare(m, f, [np.asarray(g) for g in got], run_ort(m, f), rtol=2e-5, first_prompt_lengths=lengths if p == 0 else None)
+
+
+def decoder_layer(d=64, nq=4, nkv=2, head=16, max_len=64):
+    """A tiny decoder layer as the genai builder writes one: SimplifiedLayerNormalization (default
+    domain), the QKV MatMul, seqlens_k and total_sequence_length from the attention mask,
+    GroupQueryAttention (packed QKV, do_rotary, past KV), the output MatMul and
+    SkipSimplifiedLayerNormalization returning the residual sum."""
+    rng = np.random.default_rng(11)
+    arr = lambda name, *shape: numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32), name)  # noqa: E731
+    cos, sin = caches(max_len, head // 2)
+    inits = [arr("ln1", d), arr("wqkv", d, (nq + 2 * nkv) * head), arr("wo", nq * head, d), arr("ln2", d),
+             numpy_helper.from_array(cos, "cos_cache"), numpy_helper.from_array(sin, "sin_cache"),
+             numpy_helper.from_array(np.array([1], np.int64), "axis1"), numpy_helper.from_array(np.array(1, np.int64), "one")]  # fmt: skip
+    nodes = [
+        helper.make_node("SimplifiedLayerNormalization", ["x", "ln1"], ["h"], epsilon=1e-5),
+        helper.make_node("MatMul", ["h", "wqkv"], ["qkv"]),
+        helper.make_node("ReduceSum", ["attention_mask", "axis1"], ["lengths"], keepdims=0),
+        helper.make_node("Sub", ["lengths", "one"], ["lengths_1"]),
+        helper.make_node("Cast", ["lengths_1"], ["seqlens_k"], to=I32),
+        helper.make_node("Shape", ["attention_mask"], ["mask_shape"]),
+        helper.make_node("Gather", ["mask_shape", "one"], ["total64"], axis=0),
+        helper.make_node("Cast", ["total64"], ["total"], to=I32),
+        helper.make_node("GroupQueryAttention", ["qkv", "", "", "past_key", "past_value", "seqlens_k", "total", "cos_cache", "sin_cache"],
+                         ["attn", "present_key", "present_value"], domain=MS, num_heads=nq, kv_num_heads=nkv, do_rotary=1),
+        helper.make_node("MatMul", ["attn", "wo"], ["o"]),
+        helper.make_node("SkipSimplifiedLayerNormalization", ["o", "x", "ln2"], ["y", "", "", "residual"], domain=MS, epsilon=1e-5),
+    ]  # fmt: skip
+    inputs = [("x", F, ["B", "S", d]), ("attention_mask", TensorProto.INT64, ["B", "T"]),
+              ("past_key", F, ["B", nkv, "P", head]), ("past_value", F, ["B", nkv, "P", head])]  # fmt: skip
+    outputs = [("y", F, ["B", "S", d]), ("residual", F, ["B", "S", d]),
+               ("present_key", F, ["B", nkv, "T", head]), ("present_value", F, ["B", nkv, "T", head])]  # fmt: skip
+    return model(nodes, inputs, outputs, inits)
+
+
+@needs_iree
+def test_decoder_layer_compiled_whole(tmp_path):
+    """The layer compiled once with batch, sequence and past dynamic, then run as generation
+    does: a prompt, decode steps feeding present back as past, and two rows of other lengths
+    (the mask's zeros on the right of the shorter row's past), against onnxruntime at each step."""
+    m = decoder_layer()
+    path = str(tmp_path / "layer.onnx")
+    onnx.save(m, path)
+    import iree.runtime as rt
+
+    from dequant import iree as stage
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path)))
+    rng = np.random.default_rng(0)
+    for b, s, steps, short in ((1, 5, 3, 0), (2, 4, 2, 0), (2, 1, 2, 3)):
+        past = np.zeros((b, 2, 0, 16), np.float32)
+        kv = (past, past)
+        mask = np.ones((b, 0), np.int64)
+        for step in range(steps):
+            n = s if step == 0 else 1
+            mask = np.concatenate([mask, np.ones((b, n), np.int64)], axis=1)
+            if short and step == 0:  # a decode step over a past of 6 whose row 1 holds `short` fewer
+                kv = tuple(rng.standard_normal((b, 2, 6, 16)).astype(np.float32) for _ in range(2))
+                mask = np.ones((b, 7), np.int64)
+                mask[1, 6 - short : 6] = 0  # only the sum counts: row 1's past tail is never read
+            f = {"x": rng.standard_normal((b, n, 64)).astype(np.float32), "attention_mask": mask, "past_key": kv[0], "past_value": kv[1]}
+            want = run_ort(m, f)
+            got = [np.asarray(g) for g in ctx.modules.module["g"](*f.values())]
+            for name, g, w in zip(("y", "residual", "present_key", "present_value"), got, want, strict=True):
+                close(g, w, 2e-5, f"{name}, b={b} step {step}")
+            kv = (want[2], want[3])
+
+
+def rotary(layout=3, interleaved=False, heads=4, head=32, half=None, start=False, num_heads=True, max_len=64):
+    """A model of one com.microsoft RotaryEmbedding node, B and S dynamic."""
+    half = half or head // 2
+    cos, sin = caches(max_len, half)
+    attrs = {"interleaved": int(interleaved)}
+    if num_heads:
+        attrs["num_heads"] = heads
+    if half != head // 2:
+        attrs["rotary_embedding_dim"] = 2 * half
+    shape = ["B", "S", heads * head] if layout == 3 else ["B", heads, "S", head]
+    node = helper.make_node("RotaryEmbedding", ["x", "position_ids", "cos_cache", "sin_cache"], ["y"], domain=MS, **attrs)
+    inits = [numpy_helper.from_array(cos, "cos_cache"), numpy_helper.from_array(sin, "sin_cache")]
+    pos = ("position_ids", TensorProto.INT64, [1] if start else ["B", "S"])
+    return model([node], [("x", F, shape), pos], [("y", F, shape)], inits)
+
+
+def rotary_feeds(m, b, s, seed=0):
+    rng = np.random.default_rng(seed)
+    x = m.graph.input[0].type.tensor_type.shape.dim
+    shape = [d.dim_value or {"B": b, "S": s}[d.dim_param] for d in x]
+    start = len(m.graph.input[1].type.tensor_type.shape.dim) == 1 and not m.graph.input[1].type.tensor_type.shape.dim[0].dim_param
+    pos = np.array([5]) if start else rng.integers(0, 64 - s, size=(b, 1)) + np.arange(s)[None, :]
+    return {"x": rng.standard_normal(shape).astype(np.float32), "position_ids": pos.astype(np.int64)}
+
+
+@pytest.mark.parametrize("layout", [3, 4])
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("options", [{}, {"start": True}, {"half": 8}, {"num_heads": False}], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_rotary_embedding_as_onnxruntime(layout, interleaved, options):
+    m = rotary(layout, interleaved, **options)
+    for b, s in ((1, 1), (2, 5), (3, 2)):
+        f = rotary_feeds(m, b, s, seed=b * s)
+        close(run_ort(rewritten(m), f)[0], run_ort(m, f)[0], what=f"b={b} s={s}")
+
+
+@needs_iree
+def test_rotary_embedding_compiled_by_iree(tmp_path):
+    for i, m in enumerate((rotary(3), rotary(4, interleaved=True, half=8))):
+        path = str(tmp_path / f"rope{i}.onnx")
+        onnx.save(m, path)
+        for b, s in ((1, 1), (2, 5)):
+            f = rotary_feeds(m, b, s, seed=i)
+            close(run_iree(path, f)[0], run_ort(m, f)[0], 2e-5, f"model {i} b={b} s={s}")
+
+
+def test_rotary_embedding_refused_forms():
+    m = rotary()
+    m.graph.node[0].attribute.append(helper.make_attribute("is_packed_batching", 1))
+    with pytest.raises(formats.FormatError, match="RotaryEmbedding node 'y': is_packed_batching must be 0"):
+        formats.normalise(m)
+    m = rotary()
+    m.graph.input[1].type.tensor_type.ClearField("shape")
+    with pytest.raises(formats.FormatError, match="position_ids must be stated"):
+        formats.normalise(m)
+    m = rotary(half=8)
+    m.graph.node[0].attribute[-1].i = 24
+    with pytest.raises(formats.FormatError, match="rotary_embedding_dim 24 must be twice cos_cache's second dim 8"):
+        formats.normalise(m)
