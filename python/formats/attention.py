@@ -241,10 +241,10 @@ def rotary_embedding(node: onnx.NodeProto, graph: Graph) -> list:
         raise FormatError(node, "scale must be 1")
     layout = rank(graph, x)
     if layout not in (3, 4):
-        raise FormatError(node, "input must be stated as 3-D [B, S, N * H] or 4-D [B, N, S, H]")
+        raise FormatError(node, "input must be 3-D [B, S, N * H] or 4-D [B, N, S, H], of a rank the model states or its producers give")
     form = rank(graph, position_ids)
     if form not in (1, 2):
-        raise FormatError(node, "position_ids must be stated as 2-D [B, S] or a 1-element start")
+        raise FormatError(node, "position_ids must be 2-D [B, S] or a 1-element start, of a rank the model states or its producers give")
     half, dims = _rotary_dims(e, cos)
     rotary = attr(node, "rotary_embedding_dim", 0)
     if rotary and not isinstance(half, int):

@@ -32,8 +32,18 @@ def elem_type(graph: Graph, name: str) -> int | None:
     return None
 
 
-def rank(graph: Graph, name: str) -> int | None:
-    """The rank of a value of the graph, where the model states it, or None."""
+# Ops whose result has the largest rank of their inputs (broadcasting, or a rank-keeping op of one
+# input), and the input positions that count; what `rank` follows back through unstated values.
+_RANK_OF_INPUTS = {op: None for op in ("Add", "Sub", "Mul", "Div", "Pow", "Where", "MatMul")}
+_RANK_OF_INPUTS |= {op: (0,) for op in ("Cast", "Identity", "Relu", "Sigmoid", "Tanh", "Softmax", "Neg", "Erf", "Gelu",
+                                        "FastGelu", "QuickGelu", "BiasGelu", "MatMulNBits", "LayerNormalization",
+                                        "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization",
+                                        "SkipLayerNormalization", "RotaryEmbedding", "DequantizeLinear")}  # fmt: skip
+
+
+def rank(graph: Graph, name: str, _depth: int = 0) -> int | None:
+    """The rank of a value of the graph: where the model states it, else followed back through its
+    producer (rank-keeping and broadcasting ops, Reshape by a constant shape, Transpose), or None."""
     t = graph.constants.get(name)
     if t is not None:
         return len(t.dims)
@@ -41,6 +51,18 @@ def rank(graph: Graph, name: str) -> int | None:
     for v in (*g.input, *g.value_info, *g.output):
         if v.name == name and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape"):
             return len(v.type.tensor_type.shape.dim)
+    producers = graph.__dict__.setdefault("_producers", {o: n for n in g.node for o in n.output})
+    node = producers.get(name)
+    if node is None or _depth > 64:
+        return None
+    if node.op_type == "Reshape" and len(node.input) > 1 and graph.value(node.input[1]) is not None:
+        return int(graph.value(node.input[1]).size)
+    if node.op_type == "Transpose" and attr(node, "perm") is not None:
+        return len(attr(node, "perm"))
+    if node.op_type in _RANK_OF_INPUTS and node.output[0] == name:
+        positions = _RANK_OF_INPUTS[node.op_type] or range(len(node.input))
+        ranks = [rank(graph, node.input[i], _depth + 1) for i in positions if i < len(node.input) and node.input[i]]
+        return max(ranks) if ranks and None not in ranks else None
     return None
 
 

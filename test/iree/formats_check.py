@@ -56,3 +56,19 @@ def run_iree(path: str, feeds: dict) -> list[np.ndarray]:
     ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path)))
     got = ctx.modules.module["g"](*feeds.values())
     return [np.asarray(g) for g in (got if isinstance(got, (list, tuple)) else [got])]
+
+
+def to_f16(m: onnx.ModelProto, feeds: dict, keep=("mean", "inv")) -> tuple[onnx.ModelProto, dict]:
+    """The model with every f32 input, output (but those named in `keep`: the norms' statistics
+    stay f32) and initializer f16, and its feeds so."""
+    from onnx import TensorProto, numpy_helper
+
+    m = copy.deepcopy(m)
+    for v in (*m.graph.input, *m.graph.output):
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT and v.name not in keep:
+            v.type.tensor_type.elem_type = TensorProto.FLOAT16
+    for i, t in enumerate(m.graph.initializer):
+        a = numpy_helper.to_array(t)
+        if a.dtype == np.float32:
+            m.graph.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np.float16), t.name))
+    return m, {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in feeds.items()}

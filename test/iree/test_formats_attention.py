@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("onnxruntime")
-from formats_check import model, run_iree, run_ort, rewritten  # noqa: E402
+from formats_check import model, run_iree, run_ort, rewritten, to_f16  # noqa: E402
 
 from dequant import formats  # noqa: E402
 
@@ -336,9 +336,46 @@ def test_rotary_embedding_refused_forms():
         formats.normalise(m)
     m = rotary()
     m.graph.input[1].type.tensor_type.ClearField("shape")
-    with pytest.raises(formats.FormatError, match="position_ids must be stated"):
+    with pytest.raises(formats.FormatError, match="position_ids must be 2-D"):
         formats.normalise(m)
     m = rotary(half=8)
     m.graph.node[0].attribute[-1].i = 24
     with pytest.raises(formats.FormatError, match="rotary_embedding_dim 24 must be twice cos_cache's second dim 8"):
         formats.normalise(m)
+
+
+def test_rotary_embedding_of_an_unstated_value():
+    """The genai builder's RotaryEmbedding reads a MatMul of the normed hidden states, whose rank
+    the model does not state: it is followed back through the MatMul and the norm."""
+    rng = np.random.default_rng(3)
+    cos, sin = caches(64, 16)
+    inits = [numpy_helper.from_array(a, n) for a, n in ((cos, "cos_cache"), (sin, "sin_cache"),
+             (rng.standard_normal(128).astype(np.float32), "ln"), (rng.standard_normal((128, 128)).astype(np.float32), "w"))]  # fmt: skip
+    nodes = [helper.make_node("SimplifiedLayerNormalization", ["x", "ln"], ["h"]), helper.make_node("MatMul", ["h", "w"], ["q"]),
+             helper.make_node("RotaryEmbedding", ["q", "position_ids", "cos_cache", "sin_cache"], ["y"], domain=MS, num_heads=4)]  # fmt: skip
+    m = model(nodes, [("x", F, ["B", "S", 128]), ("position_ids", TensorProto.INT64, ["B", "S"])], [("y", F, ["B", "S", 128])], inits)
+    f = {"x": rng.standard_normal((2, 3, 128)).astype(np.float32), "position_ids": np.array([[0, 1, 2], [4, 5, 6]], np.int64)}
+    close(run_ort(rewritten(m), f)[0], run_ort(m, f)[0])
+
+
+@pytest.mark.parametrize("step", ["decode-padded", "prompt-batch-padded", "continued"])
+@pytest.mark.parametrize("options", [{}, {"softcap": 2.0, "smooth": True, "window": 3, "packed": False}], ids=["builder", "options"])
+def test_gqa_f16_as_onnxruntime(step, options):
+    """f16 (the builder's GPU models): onnxruntime's CPU kernel and the rewrite agree to f16
+    rounding (atol 2e-3 of the largest output; they were equal on these cases)."""
+    m = gqa(**options)
+    b, s, p, lengths = STEPS[step]
+    m, f = to_f16(m, feeds(m, b, s, p, lengths))
+    compare(m, f, run_ort(rewritten(m), f), run_ort(m, f), rtol=2e-3, first_prompt_lengths=lengths if p == 0 else None)
+
+
+@needs_iree
+def test_gqa_f16_compiled_by_iree(tmp_path):
+    """f16 through IREE: within an f16 rounding or two of onnxruntime (IREE rotates and sums in
+    f16 where onnxruntime widens; max 2e-3 on outputs of magnitude 3-4)."""
+    m = gqa()
+    b, s, p, lengths = STEPS["decode-padded"]
+    m, f = to_f16(m, feeds(m, b, s, p, lengths))
+    path = str(tmp_path / "gqa16.onnx")
+    onnx.save(m, path)
+    compare(m, f, run_iree(path, f), run_ort(m, f), rtol=1e-3)

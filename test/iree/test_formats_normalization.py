@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("onnxruntime")
-from formats_check import model, run_iree, run_ort, rewritten  # noqa: E402
+from formats_check import model, run_iree, run_ort, rewritten, to_f16  # noqa: E402
 
 from dequant import formats  # noqa: E402
 
@@ -136,3 +136,14 @@ def test_norms_compiled_by_iree(tmp_path):
             f = feeds_for(m, shape)
             for g, w in zip(run_iree(path, f), run_ort(ref or m, f), strict=True):
                 close(g, w)
+
+
+@pytest.mark.parametrize("make", [lambda: simplified(), lambda: skip("SkipSimplifiedLayerNormalization", bias=True, outs=("y", "", "inv", "sum")),
+                                  lambda: skip("SkipLayerNormalization", bias=True, beta=True)], ids=["simplified", "skip-simplified", "skip"])  # fmt: skip
+def test_norms_f16_as_onnxruntime(make):
+    """f16 inputs and weights: computed in f32 and rounded back, as the kernels do (one f16
+    rounding apart at most)."""
+    m, f = to_f16(make(), feeds_for(make(), (2, 3, 64)))
+    for got, want in zip(run_ort(rewritten(m), f), run_ort(m, f), strict=True):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3, atol=1e-3 * float(np.abs(want.astype(np.float32)).max()))
