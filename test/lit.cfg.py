@@ -68,5 +68,8 @@ config.substitutions.append(("%python", sys.executable))
 for feature, programs in (("cc", ["cc"]), ("cmake", ["cmake", "ctest"])):
     if all(shutil.which(p) for p in programs):
         config.available_features.add(feature)
+# Tests of dequant-iree (`REQUIRES: iree`) need IREE's compiler, the `iree` extra.
+if subprocess.run([sys.executable, "-c", "import iree.compiler.tools"], capture_output=True).returncode == 0:
+    config.available_features.add("iree")
 lit_config.note(f"dequant-opt: {config.dequant_opt}")
 lit_config.note(f"FileCheck: {config.file_check}")

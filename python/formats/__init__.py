@@ -100,7 +100,7 @@ def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     """The model with every top-level node the table knows rewritten (in place); and how many
     nodes of each (domain, op type) were. Raises FormatError for a node no rewrite takes."""
     graph = Graph(model)
-    nodes, counts = [], {}
+    nodes, counts, replaced = [], {}, set()
     for node in model.graph.node:
         rewrite = REWRITES.get(_key(node))
         if rewrite is None:
@@ -108,10 +108,28 @@ def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
             continue
         nodes.extend(rewrite(node, graph))
         counts[_key(node)] = counts.get(_key(node), 0) + 1
+        replaced.update(node.input)
     del model.graph.node[:]
     model.graph.node.extend(nodes)
-    model.graph.initializer.extend(graph.added)
+    # The rewritten nodes' initializers no node reads any more (a MatMulNBits' packed B, re-laid):
+    # dropped, so the model holds its weights once.
+    dead = replaced - _read(model.graph) - {v.name for v in (*model.graph.input, *model.graph.output)}
+    kept = [t for t in model.graph.initializer if t.name not in dead]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept + graph.added)
     return model, counts
 
 
-from . import attention, normalization  # noqa: E402,F401  (each module adds its rows to REWRITES)
+def _read(graph: onnx.GraphProto) -> set:
+    """Every value name the nodes of a graph and of its subgraphs read."""
+    names = set()
+    for node in graph.node:
+        names.update(node.input)
+        for a in node.attribute:
+            for g in (*([a.g] if a.HasField("g") else []), *a.graphs):
+                names |= _read(g)
+    return names
+
+
+# Each format's module registers its rows of REWRITES when imported.
+from . import attention, matmul_nbits, normalization  # noqa: E402,F401

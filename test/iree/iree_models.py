@@ -435,14 +435,67 @@ def quantize_static_file(float_path, path, x_shape, *, per_channel: bool = True,
     return str(path)
 
 
-def quantize_matmul_nbits(float_path, path, *, symmetric: bool, block: int = 32) -> str:
+def quantize_matmul_nbits(float_path, path, *, symmetric: bool, block: int = 32, qoperator: bool = False, **options) -> str:
     """onnxruntime's `MatMulNBitsQuantizer` of a float model in QDQ format: each MatMul's constant
-    weights int4 (symmetric) or uint4 with zero points, blocked along K (needs `onnx-ir`)."""
+    weights int4 (symmetric) or uint4 with zero points, blocked along K (needs `onnx-ir`). With
+    `qoperator`, its default format: com.microsoft MatMulNBits nodes (`options`: more of the
+    config's, e.g. bits, accuracy_level)."""
     from onnxruntime.quantization import QuantFormat
     from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
 
-    config = DefaultWeightOnlyQuantConfig(block_size=block, is_symmetric=symmetric, quant_format=QuantFormat.QDQ, op_types_to_quantize=("MatMul",))
-    q = MatMulNBitsQuantizer(onnx.load(str(float_path)), block_size=block, is_symmetric=symmetric, quant_format=QuantFormat.QDQ, algo_config=config)
+    fmt = QuantFormat.QOperator if qoperator else QuantFormat.QDQ
+    config = DefaultWeightOnlyQuantConfig(block_size=block, is_symmetric=symmetric, quant_format=fmt, op_types_to_quantize=("MatMul",), **options)
+    q = MatMulNBitsQuantizer(onnx.load(str(float_path)), block_size=block, is_symmetric=symmetric, quant_format=fmt, algo_config=config)
     q.process()
     q.model.save_model_to_file(str(path))
+    return str(path)
+
+
+def _pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
+    """Unsigned `bits`-bit codes packed 8 / bits a byte along the last axis, low bits first (the
+    last axis padded with zero codes to whole bytes)."""
+    per = 8 // bits
+    codes = np.pad(codes, [(0, 0)] * (codes.ndim - 1) + [(0, -codes.shape[-1] % per)])
+    packed = np.zeros((*codes.shape[:-1], codes.shape[-1] // per), np.uint8)
+    for i in range(per):
+        packed |= (codes[..., i::per].astype(np.uint8) << (bits * i)).astype(np.uint8)
+    return packed
+
+
+def matmul_nbits(path, k: int, n: int, *, bits: int = 4, block: int = 32, zero_point: str | None = None, scale_type=np.float32,
+                 g_idx: bool = False, bias: bool = False, accuracy_level: int = 0, opset: int = OPSET, rank: int = 2, seed: int = 0) -> str:
+    """One com.microsoft MatMulNBits written with onnx.helper from its spec: y = x @ dequant(B)^T
+    (+ bias), x [M, K] (rank 3: [1, M, K]) of the scales' type; random codes and scales; zero
+    points None (the default 2^(bits - 1)), "packed" (uint8 codes) or "float" (of the scales'
+    type, fractional); `g_idx`: act-order, each block's rows scattered over K."""
+    rng = np.random.default_rng(seed)
+    blocks = -(-k // block)
+    codes = rng.integers(0, 1 << bits, size=(n, blocks * block))
+    codes[:, k:] = 0
+    inits = [numpy_helper.from_array(_pack_codes(codes, bits).reshape(n, blocks, block * bits // 8), "B"),
+             numpy_helper.from_array((rng.random(n * blocks) * 0.1 + 0.01).astype(scale_type), "scales")]  # fmt: skip
+    inputs = ["x", "B", "scales", "", "", ""]
+    if zero_point == "packed":
+        inits.append(numpy_helper.from_array(_pack_codes(rng.integers(0, 1 << bits, size=(n, blocks)), bits).reshape(-1), "zp"))
+    elif zero_point == "float":
+        inits.append(numpy_helper.from_array((rng.random(n * blocks) * ((1 << bits) - 1)).astype(scale_type), "zp"))
+    if zero_point:
+        inputs[3] = "zp"
+    if g_idx:
+        inits.append(numpy_helper.from_array(rng.permutation(np.arange(k) // block).astype(np.int32), "g_idx"))
+        inputs[4] = "g_idx"
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(scale_type), "bias"))
+        inputs[5] = "bias"
+    while inputs[-1] == "":
+        inputs.pop()
+    node = helper.make_node("MatMulNBits", inputs, ["y"], domain="com.microsoft", K=k, N=n, bits=bits, block_size=block, accuracy_level=accuracy_level)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(scale_type))
+    lead = [1] if rank == 3 else []
+    x = helper.make_tensor_value_info("x", elem, [*lead, "M", k])
+    y = helper.make_tensor_value_info("y", elem, [*lead, "M", n])
+    m = helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                          opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)])  # fmt: skip
+    m.ir_version = 10
+    onnx.save(m, str(path))
     return str(path)
