@@ -149,6 +149,7 @@ def main(argv=None) -> int:
     p.add_argument("--new-tokens", type=int, default=None)
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--routes", nargs="*", default=ROUTES, choices=ROUTES)
+    p.add_argument("--vmfb", default=None, help="the iree+dq module, compiled already (default: compiled, cached beside the model)")
     p.add_argument("--out", default=None, help="directory for llm-<date>-<HHMM>.md/.json")
     args = p.parse_args(argv)
     folder = os.path.join(ROOT, "test", "models", "genai", "llama") if args.quick else (args.model or bench_model())
@@ -164,7 +165,7 @@ def main(argv=None) -> int:
         if "iree+dq" in args.routes:
             t = time.perf_counter()
             try:  # cached beside the benchmark model; the committed model's folder stays clean
-                data = generate.cached_vmfb(model.path, vmfb if args.quick else None)
+                data = generate.cached_vmfb(model.path, args.vmfb or (vmfb if args.quick else None))
                 with open(vmfb, "wb") as f:
                     f.write(data)
                 notes.append(f"iree+dq compile (or cache load): {time.perf_counter() - t:.1f} s")
