@@ -8,8 +8,9 @@ gqa_attention_base.h); per batch row b, with S new tokens and the past buffer's 
 - the row's past length `p[b] = 0` for a first prompt (`S == total_sequence_length`), else
   `seqlens_k[b] + 1 - S`; new token s sits at position `p[b] + s` (also its rotary position,
   unless `position_ids` are given);
-- present = the first `p[b]` entries of past, the S new (rotated) keys or values, zeros up to
-  `T = max(total_sequence_length, P)`; a Gather of Concat(past, new) by those indices;
+- present = past padded with zeros to `T = max(total_sequence_length, P)`, the S new (rotated)
+  keys or values scattered in at `p[b] + s` (entries after a row's `p[b] + S` are what its past
+  buffer held there, where onnxruntime writes 0: nothing reads them);
 - scores `scale * Q K^T` (GQA: query head n reads kv head `n / (num_heads / kv_num_heads)`),
   `softcap * tanh(x / softcap)`, keys `t <= p[b] + s` (and `t > p[b] + s - local_window_size`)
   kept, the rest the lowest float; a softmax, with a 0 logit (`smooth_softmax`) or the head's
@@ -17,7 +18,7 @@ gqa_attention_base.h); per batch row b, with S new tokens and the past buffer's 
 
 Refused, each with a FormatError naming the node and the rule: quantized KV caches
 (`k_scale`/`v_scale`, `k_quant_type`/`v_quant_type`), `q_norm_weight`/`k_norm_weight`,
-`query_seqlens`, `attention_bias`, `qk_output` and the `output_qk` output, `causal` other than 1,
+`query_seqlens`, `attention_bias` of unstated heads, `qk_output` and the `output_qk` output, `causal` other than 1,
 `sliding_window_cache`, `local_window_size` 0, `do_rotary` without cos/sin caches. Past and present
 sharing one buffer (`past_present_share_buffer`, present as long as past) needs the two to be the
 same memory, which an ONNX graph cannot say: onnxruntime decides it from the bound buffers'
@@ -104,7 +105,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     ins = dict(zip(GQA_INPUTS, list(node.input) + [""] * (len(GQA_INPUTS) - len(node.input)), strict=False))
     if len(node.input) > len(GQA_INPUTS):
         raise FormatError(node, f"takes at most {len(GQA_INPUTS)} inputs")
-    for name in ("attention_bias", "k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens"):
+    for name in ("k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens"):
         if ins[name]:
             raise FormatError(node, f"input '{name}' is not taken")
     if len(node.output) > 3 and node.output[3]:
@@ -129,6 +130,11 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     if rotary and not (cos and sin):
         raise FormatError(node, "do_rotary needs cos_cache and sin_cache")
     group, window = nq // nkv, attr(node, "local_window_size", -1)
+    bias, bias_heads = ins["attention_bias"], None
+    if bias:
+        bias_heads = _static_dim(graph, bias, 1)
+        if bias_heads not in (1, nq):
+            raise FormatError(node, "attention_bias must be stated as [B or 1, num_heads or 1, S, total_sequence_length]")
     if window == 0:
         raise FormatError(node, "local_window_size 0 attends to no key (onnxruntime's kernel writes zeros); -1 or >= 1 is taken")
     softcap, scale = attr(node, "softcap", 0.0), attr(node, "scale", 0.0)
@@ -170,21 +176,22 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         p_buf = e.dim(past_k, 2)
         length = e.op("Max", total, p_buf)
         t = e.unsqueeze(e.op("Range", zero, e.squeeze(length, [0]), one), [0])  # [1, T]
-        before = e.op("Less", t, p)  # [B, T]
-        valid = e.op("Less", t, e.op("Add", p, seq))
-        index = e.op("Where", before, t, e.op("Add", e.op("Sub", t, p), p_buf))
-        index = e.op("Where", valid, index, i64(0))
-        rows = e.op("Mul", e.dim(query, 0), i64(nkv))
-        rows = e.op("Reshape", e.op("Range", zero, e.squeeze(rows, [0]), one), i64(-1, nkv, 1))  # [B, Nkv, 1]
-        index = e.op("Add", e.op("Mul", rows, e.op("Add", p_buf, seq)), e.unsqueeze(index, [1]))  # [B, Nkv, T]
-        valid4 = e.unsqueeze(valid, [1, 3])  # [B, 1, T, 1]
-        kv = []
-        for past, new, out in ((past_k, k, present_names[0]), (past_v, v, present_names[1])):
-            rows_h = e.op("Flatten", e.op("Concat", past, new, axis=2), axis=3)
-            kv.append(e.op("Where", valid4, e.op("Gather", rows_h, index, axis=0), f(0.0), out=out))
+        t_len = length
+        # Past padded to T, the new entries scattered in at (b, n, p[b] + s): a copy and a small
+        # scatter (a Gather of every entry, and zeroing what follows each row, were 3-30x slower
+        # through IREE). Entries from p[b] + S on keep what the past buffer held there, or 0 past it
+        # (onnxruntime writes 0): only rows shorter than the buffer have any, and nothing reads them.
+        pads = e.op("Concat", i64(0, 0, 0, 0, 0, 0), e.op("Sub", length, p_buf), i64(0), axis=0)
+        shape = e.op("Concat", e.dim(query, 0), i64(nkv), seq, i64(1), axis=0)  # [B, Nkv, S, 1]
+        batch = e.op("Reshape", e.op("Range", zero, e.squeeze(e.dim(query, 0), [0]), one), i64(-1, 1, 1, 1))
+        heads_at = e.const(np.arange(nkv, dtype=np.int64).reshape(1, nkv, 1, 1))
+        where = [e.op("Expand", x, shape) for x in (batch, heads_at, e.unsqueeze(positions, [1, 3]))]
+        index = e.op("Concat", *where, axis=-1)  # [B, Nkv, S, 3]
+        kv = [e.op("ScatterND", e.op("Pad", past, pads), index, new, out=out)
+              for past, new, out in ((past_k, k, present_names[0]), (past_v, v, present_names[1]))]  # fmt: skip
         k, v = kv
     else:
-        t = steps
+        t, t_len = steps, seq
         for new, out in ((k, present_names[0]), (v, present_names[1])):
             if out:
                 e.op("Identity", new, out=out)
@@ -201,6 +208,13 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     if softcap > 0:
         cap = f(float(np.float32(softcap)))
         scores = e.op("Mul", e.op("Tanh", e.op("Div", scores, cap)), cap)
+    if bias:  # after softcap, as the kernel adds it; its last dim padded from total to T
+        bias = e.op("Pad", bias, e.op("Concat", i64(0, 0, 0, 0, 0, 0, 0), e.op("Sub", t_len, e.dim(bias, 3)), axis=0))
+        if bias_heads == nq:
+            bias = e.op("Reshape", bias, i64(0, nkv, -1, 0))
+        elif group > 1:
+            bias = e.op("Tile", bias, i64(1, 1, group, 1))
+        scores = e.op("Add", scores, bias)
     query_at = e.unsqueeze(positions, [2])  # [B, S, 1]
     keep = e.op("LessOrEqual", t, query_at)  # [B, S, T]
     if window > 0:  # the window's keys include the query's own: t > q - local_window_size
@@ -215,12 +229,16 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         sink = e.op("Reshape", e.op("Expand", sink, e.op("Concat", i64(1, nkv, group), seq, axis=0)), i64(0, 0, -1, 1))
     elif attr(node, "smooth_softmax", 0) == 1:
         sink = f(0.0)
-    if sink is None:
-        probs = e.op("Softmax", scores, axis=-1)
-    else:
-        shape = e.op("Concat", e.slice(e.op("Shape", scores), 0, 3, 0), i64(1), axis=0)
-        wide = e.op("Concat", scores, e.op("Expand", sink, shape), axis=-1)
-        probs = e.slice(e.op("Softmax", wide, axis=-1), 0, -1, -1)
+    # The softmax as its reductions and elementwise ops: IREE 3.13 ran linalg.softmax of these
+    # dynamic shapes 10-50x slower (79 ms for 8 x 4 x 2001 scores).
+    top = e.op("ReduceMax", scores, *([i64(-1)] if e.opset >= 18 else []), keepdims=1, **({} if e.opset >= 18 else {"axes": [-1]}))
+    if sink is not None:
+        top = e.op("Max", top, sink)
+    num = e.op("Exp", e.op("Sub", scores, top))
+    den = e.op("ReduceSum", num, i64(-1), keepdims=1) if e.opset >= 13 else e.op("ReduceSum", num, keepdims=1, axes=[-1])
+    if sink is not None:
+        den = e.op("Add", den, e.op("Exp", e.op("Sub", sink, top)))
+    probs = e.op("Mul", num, e.op("Reciprocal", den))
     out = e.op("MatMul", probs, v)  # [B, Nkv, G * S, H]
     out = e.op("Transpose", e.op("Reshape", out, i64(0, nq, -1, 0)), perm=[0, 2, 1, 3])
     e.op("Reshape", out, i64(0, 0, -1), out=node.output[0])

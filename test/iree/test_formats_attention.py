@@ -44,7 +44,7 @@ def caches(max_len: int, half: int):
 
 
 def gqa(nq=4, nkv=2, head=16, packed=True, rotary=True, interleaved=False, rotary_half=None, past=True,
-        softcap=0.0, window=-1, smooth=False, scale=0.0, head_sink=False, max_len=64, position_ids=False):  # fmt: skip
+        softcap=0.0, window=-1, smooth=False, scale=0.0, head_sink=False, max_len=64, position_ids=False, bias=None):  # fmt: skip
     """A model of one GroupQueryAttention node in the form the genai builder writes, dims dynamic."""
     attrs = {"num_heads": nq, "kv_num_heads": nkv}
     if rotary:
@@ -77,6 +77,9 @@ def gqa(nq=4, nkv=2, head=16, packed=True, rotary=True, interleaved=False, rotar
     if position_ids:
         inputs.append(("position_ids", TensorProto.INT64, ["B", "S"]))
         names += [""] * (9 - len(names)) + ["position_ids"]
+    if bias:  # "heads": [B, Nq, S, T]; "one": [1, 1, S, T]
+        inputs.append(("attention_bias", F, ["B", nq, "S", "T"] if bias == "heads" else [1, 1, "S", "T"]))
+        names += [""] * (10 - len(names)) + ["attention_bias"]
     if head_sink:
         names += [""] * (11 - len(names)) + ["head_sink"]
         inits.append(numpy_helper.from_array(np.random.default_rng(5).standard_normal(nq).astype(np.float32), "head_sink"))
@@ -90,7 +93,8 @@ def feeds(m, b, s, p, lengths=None, seed=0, position_offset=0):
     """Inputs for batch b, s new tokens, a past buffer of p. `lengths`: each row's valid length
     after this step (seqlens_k + 1); by default p + s for every row. A first prompt is p = 0."""
     rng = np.random.default_rng(seed)
-    shapes = {i.name: [d.dim_value or {"B": b, "S": s, "P": p}[d.dim_param] for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
+    sizes = {"B": b, "S": s, "P": p, "T": p + s}
+    shapes = {i.name: [d.dim_value or sizes[d.dim_param] for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
     lengths = np.array(lengths if lengths is not None else [p + s] * b, np.int32)
     out = {}
     for name, shape in shapes.items():
@@ -106,12 +110,23 @@ def feeds(m, b, s, p, lengths=None, seed=0, position_offset=0):
 
 
 def compare(m, f, got, want, rtol=1e-5, first_prompt_lengths=None):
-    """Output rows a first prompt pads (s >= a row's length) are unspecified: left out."""
+    """Output rows a first prompt pads (s >= a row's length) are unspecified: left out. Present
+    entries after a row's length (seqlens_k + 1; S for a first prompt) keep what that row's past
+    buffer held (onnxruntime writes 0 there; nothing reads them): left out too. Where every row
+    fills the present (rows of one length), present is compared whole."""
     names = [o.name for o in m.graph.output]
+    seq = f["query"].shape[1]
+    lengths = np.full(f["query"].shape[0], seq) if first_prompt_lengths is not None else f["seqlens_k"] + 1
     for name, g, w in zip(names, got, want, strict=True):
         if name == "output" and first_prompt_lengths is not None:
             for b, n in enumerate(first_prompt_lengths):
                 close(g[b, :n], w[b, :n], rtol, f"{name} row {b}")
+        elif name.startswith("present"):
+            assert g.shape == w.shape, (name, g.shape, w.shape)
+            for b, n in enumerate(lengths):
+                close(g[b, :, :n], w[b, :, :n], rtol, f"{name} row {b}")
+            if (lengths == w.shape[2]).all():
+                close(g, w, rtol, name)
         else:
             close(g, w, rtol, name)
 
@@ -162,6 +177,9 @@ def test_gqa_as_the_genai_builder_writes_it(step, interleaved):
         {"head": 32, "rotary_half": 8, "interleaved": True},
         {"softcap": 1.5, "window": 2, "smooth": True, "packed": False},
         {"position_ids": True},
+        {"bias": "heads"},
+        {"bias": "one", "softcap": 2.0, "window": 2},
+        {"bias": "heads", "nq": 4, "nkv": 4, "packed": False},
     ],
     ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
 )
@@ -184,7 +202,7 @@ def test_gqa_refused_forms_name_the_node_and_the_rule():
         formats.normalise(m)
     m = gqa()
     m.graph.node[0].input.extend(["", "bias"])
-    with pytest.raises(formats.FormatError, match="input 'attention_bias' is not taken"):
+    with pytest.raises(formats.FormatError, match=r"attention_bias must be stated as \[B or 1, num_heads or 1"):
         formats.normalise(m)
     m = gqa()
     del m.graph.node[0].input[7:]
@@ -280,8 +298,12 @@ def test_decoder_layer_compiled_whole(tmp_path):
             want = run_ort(m, f)
             got = [np.asarray(g) for g in ctx.modules.module["g"](*f.values())]
             for name, g, w in zip(("y", "residual", "present_key", "present_value"), got, want, strict=True):
-                close(g, w, 2e-5, f"{name}, b={b} step {step}")
-            kv = (want[2], want[3])
+                if name.startswith("present"):  # each row up to its length (compare's docstring)
+                    for row, n in enumerate(mask.sum(axis=1)):
+                        close(g[row, :, :n], w[row, :, :n], 2e-5, f"{name} row {row}, b={b} step {step}")
+                else:
+                    close(g, w, 2e-5, f"{name}, b={b} step {step}")
+            kv = (got[2], got[3])  # the stage's own cache carried on, as generation does
 
 
 def rotary(layout=3, interleaved=False, heads=4, head=32, half=None, start=False, num_heads=True, max_len=64):
@@ -379,3 +401,50 @@ def test_gqa_f16_compiled_by_iree(tmp_path):
     path = str(tmp_path / "gqa16.onnx")
     onnx.save(m, path)
     compare(m, f, run_iree(path, f), run_ort(m, f), rtol=1e-3)
+
+
+@needs_iree
+def test_gqa_options_compiled_by_iree(tmp_path):
+    """Separate Q/K/V, interleaved rotary, softcap, a local window, smooth softmax and an
+    attention bias, compiled once and run for a decode step with rows of other lengths and a
+    continued prompt."""
+    m = gqa(packed=False, interleaved=True, softcap=2.0, window=3, smooth=True, bias="heads")
+    path = str(tmp_path / "gqa.onnx")
+    onnx.save(m, path)
+    for step in ("decode-padded", "continued"):
+        b, s, p, lengths = STEPS[step]
+        f = feeds(m, b, s, p, lengths, seed=2)
+        compare(m, f, run_iree(path, f), run_ort(m, f), rtol=2e-5)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("half", [8, 16])
+def test_gqa_caches_as_inputs(interleaved, half):
+    """cos/sin caches fed at run time (no constant to read R from) and no head size stated: R,
+    the rotated part and the default scale 1/sqrt(H) found from the shapes when the graph runs."""
+    m = gqa(head=32, rotary_half=half, interleaved=interleaved)
+    cos, sin = (numpy_helper.to_array(t) for t in m.graph.initializer[:2])
+    del m.graph.initializer[:2]
+    m.graph.input.extend([helper.make_tensor_value_info(n, F, ["M", "R"]) for n in ("cos_cache", "sin_cache")])
+    m.graph.input[1].type.tensor_type.shape.dim[3].dim_param = "H"  # past_key's head size unstated
+    m.graph.input[2].type.tensor_type.shape.dim[3].dim_param = "H"
+    m.graph.input[0].type.tensor_type.shape.dim[2].dim_param = "QKV"
+    for step in ("decode-padded", "continued"):
+        b, s, p, lengths = STEPS[step]
+        rng = np.random.default_rng(3)
+        f = {"query": rng.standard_normal((b, s, 8 * 32)).astype(np.float32),
+             "past_key": rng.standard_normal((b, 2, p, 32)).astype(np.float32),
+             "past_value": rng.standard_normal((b, 2, p, 32)).astype(np.float32),
+             "seqlens_k": np.array(lengths or [p + s] * b, np.int32) - 1, "total_sequence_length": np.array(p + s, np.int32),
+             "cos_cache": cos, "sin_cache": sin}  # fmt: skip
+        compare(m, f, run_ort(rewritten(m), f), run_ort(m, f))
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+def test_gqa_at_older_opsets(opset):
+    """Exporters before the genai builder write opsets 14-17: ReduceMax/ReduceMean take axes as an
+    attribute there, and Shape no start/end before 15."""
+    for options in ({}, {"smooth": True, "window": 2}):
+        m = gqa(**options)
+        m.opset_import[0].version = opset
+        run_case(m, "decode-padded")

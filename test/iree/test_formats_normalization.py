@@ -147,3 +147,12 @@ def test_norms_f16_as_onnxruntime(make):
     for got, want in zip(run_ort(rewritten(m), f), run_ort(m, f), strict=True):
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3, atol=1e-3 * float(np.abs(want.astype(np.float32)).max()))
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+def test_norms_at_older_opsets(opset):
+    for m in (simplified(), skip("SkipLayerNormalization", bias=True, beta=True)):
+        m.opset_import[0].version = opset
+        f = feeds_for(m, (2, 3, 64))
+        for got, want in zip(run_ort(rewritten(m), f), run_ort(m, f), strict=True):
+            close(got, want)
