@@ -132,4 +132,4 @@ def _read(graph: onnx.GraphProto) -> set:
 
 
 # Each format's module registers its rows of REWRITES when imported.
-from . import attention, matmul_nbits, normalization  # noqa: E402,F401
+from . import attention, gather_block_quantized, matmul_nbits, normalization  # noqa: E402,F401

@@ -499,3 +499,47 @@ def matmul_nbits(path, k: int, n: int, *, bits: int = 4, block: int = 32, zero_p
     m.ir_version = 10
     onnx.save(m, str(path))
     return str(path)
+
+
+def gather_block_quantized(path, shape: tuple, *, storage: str = "uint8", bits: int = 4, block: int = 32, zero_point: bool = False,
+                           gather_axis: int = 0, quantize_axis: int = 1, scale_type=np.float32, indices: tuple = ("B", "S"), seed: int = 0) -> str:
+    """One com.microsoft GatherBlockQuantized written with onnx.helper from its spec: y =
+    dequant(data)[x] along gather_axis, x int64 `indices` (names: dynamic dims); `shape` the
+    logical table; storage "uint8" (bits 2, 4 or 8 packed along the last axis), "int4" or "uint4";
+    random codes, scales and (with `zero_point`) zero points."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(shape)
+    rank = len(shape)
+    qa = quantize_axis % rank
+    blocks = -(-shape[qa] // block)
+    sshape = tuple(blocks if a == qa else d for a, d in enumerate(shape))
+    inits = []
+    if storage == "uint8":
+        codes = rng.integers(0, 1 << bits, size=shape)
+        data = _pack_codes(codes, bits)
+        zp = _pack_codes(rng.integers(0, 1 << bits, size=sshape), bits) if zero_point else None
+    else:
+        dtype = ml_dtypes.int4 if storage == "int4" else ml_dtypes.uint4
+        info = ml_dtypes.iinfo(dtype)
+        data = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+        zp = rng.integers(info.min, info.max, size=sshape, endpoint=True).astype(dtype) if zero_point else None
+    inits.append(numpy_helper.from_array(data, "data"))
+    inits.append(numpy_helper.from_array((rng.random(sshape) * 0.1 + 0.01).astype(scale_type), "scales"))
+    inputs = ["data", "x", "scales"]
+    if zp is not None:
+        inits.append(numpy_helper.from_array(zp, "zp"))
+        inputs.append("zp")
+    attrs = dict(gather_axis=gather_axis, quantize_axis=quantize_axis, block_size=block)
+    if storage == "uint8":
+        attrs["bits"] = bits
+    node = helper.make_node("GatherBlockQuantized", inputs, ["y"], domain="com.microsoft", **attrs)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(scale_type))
+    ga = gather_axis % rank
+    out = [*shape[:ga], *indices, *shape[ga + 1:]]
+    x = helper.make_tensor_value_info("x", TensorProto.INT64, list(indices))
+    y = helper.make_tensor_value_info("y", elem, out)
+    m = helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                          opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)])  # fmt: skip
+    m.ir_version = 10
+    onnx.save(m, str(path))
+    return str(path)
