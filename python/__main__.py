@@ -15,6 +15,7 @@ TOOLS = {
 START = {
     "python -m dequant.example": "compile the shipped example to native code, run it, check it against numpy",
     "python -m dequant.example --path": "where the shipped examples are (.mlir and .onnx inputs for the tools)",
+    "python -m dequant.generate DIR": "compile an onnxruntime-genai int4 model and decode with it ([genai] extra)",
 }
 
 

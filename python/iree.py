@@ -278,14 +278,21 @@ def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_ar
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="dequant-iree", description="Compile an ONNX model to an IREE module, dq stage included.")
     p.add_argument("model", help="the ONNX model")
-    p.add_argument("-o", "--output", required=True, help="the IREE module to write (.vmfb)")
+    p.add_argument("-o", "--output", help="the IREE module to write (.vmfb); optional with --check")
     p.add_argument("--target", default="llvm-cpu", choices=list(TARGETS), help="the IREE backend (default: llvm-cpu, the host CPU)")
     p.add_argument("--emit-mlir", action="store_true", help="write the text given to iree-compile instead of the module")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line of what the dq stage took and left")
     p.add_argument("--int8-activations", action="store_true",
                    help="approximate, llvm-cpu with AVX-512 VNNI: dq's matmul kernel quantizes x to int8 per block of K (onnxruntime's MatMulNBits accuracy_level 4)")
+    p.add_argument("--check", action="store_true",
+                   help="run the module and print, per output, its error against an exact reference and onnxruntime (dequant/check.py)")
+    p.add_argument("--inputs", help="with --check: the inputs (.npz by input name) instead of made ones")
     p.add_argument("iree_args", nargs="*", help="more iree-compile flags (after --)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if not args.output and not args.check:
+        p.error("the following arguments are required: -o/--output (or --check)")
+    if args.check and (args.emit_mlir or args.target != "llvm-cpu"):
+        p.error("--check runs the module on this CPU: not with --emit-mlir or another --target")
 
     def report(summary: Summary) -> None:
         if not args.quiet:
@@ -298,8 +305,14 @@ def main(argv: list[str] | None = None) -> int:
             data = text.encode()
         else:
             data = compile_onnx(args.model, target=args.target, extra_args=args.iree_args, report=report, int8_activations=args.int8_activations)
-        with open(args.output, "wb") as f:
-            f.write(data)
+        if args.output:
+            with open(args.output, "wb") as f:
+                f.write(data)
+        if args.check:
+            from . import check
+
+            inputs = check.load_inputs(args.inputs) if args.inputs else None
+            print("\n".join(check.check(args.model, data, inputs)))
     except ImportError as e:
         print(f"dequant-iree: error: {e if str(e) == INSTALL_HINT else INSTALL_HINT + f' ({e})'}", file=sys.stderr)
         return 1
