@@ -1,6 +1,6 @@
 """onnxruntime's attention contrib ops that onnxruntime-genai's model builder writes into LLMs:
 com.microsoft `GroupQueryAttention` (every layer) and `RotaryEmbedding` (where rotary is not
-done inside the attention), as standard ONNX.
+done inside the attention), and ONNX `RotaryEmbedding` (opset 23), as standard ONNX.
 
 GroupQueryAttention follows onnxruntime's CPU kernel (group_query_attention.cc,
 gqa_attention_base.h); per batch row b, with S new tokens and the past buffer's length P:
@@ -107,11 +107,11 @@ def _rotate(e: Emit, x: str, cos: str, sin: str, half, rotary, head: int | None,
 
 
 def _rotary_dims(e: Emit, cos: str):
-    """(R / 2, R): ints where the cache is a constant, else 1-element int64 tensors."""
-    half = _static_dim(e.graph, cos, 1)
+    """(R / 2, R) from the cache's last dim: ints where it is stated, else 1-element int64 tensors."""
+    half = _static_dim(e.graph, cos, -1)
     if half is not None:
         return half, 2 * half
-    h = e.dim(cos, 1)
+    h = e.dim(cos, -1)
     return h, e.op("Mul", h, e.ints(2))
 
 
@@ -263,6 +263,38 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     return e.nodes
 
 
+def _rotary_layout(e: Emit, node: onnx.NodeProto, x: str, cos: str) -> tuple[int, int, object, object]:
+    """RotaryEmbedding's (layout rank, num_heads, R / 2, R), or a FormatError."""
+    layout = rank(e.graph, x)
+    if layout not in (3, 4):
+        raise FormatError(node, "input must be 3-D [B, S, N * H] or 4-D [B, N, S, H], of a rank the model states or its producers give")
+    half, dims = _rotary_dims(e, cos)
+    rotary = attr(node, "rotary_embedding_dim", 0)
+    if rotary and not isinstance(half, int):
+        raise FormatError(node, "rotary_embedding_dim needs cos/sin caches of a stated last dim")
+    if rotary and rotary != dims:
+        raise FormatError(node, f"rotary_embedding_dim {rotary} must be twice the cos cache's last dim {half}")
+    heads = attr(node, "num_heads", 0)
+    if layout == 3 and not heads and not isinstance(dims, int):
+        raise FormatError(node, "a 3-D input needs num_heads or cos/sin caches of a stated last dim")
+    return layout, heads, half, dims
+
+
+def _rotary_apply(e: Emit, node: onnx.NodeProto, x: str, c: str, s: str, layout: int, heads: int, half, dims) -> list:
+    """x rotated by the caches' rows for its tokens, c and s [B or 1, S, R / 2], into the node's output."""
+    axis = 2 if layout == 3 else 1  # the heads' axis, where cos/sin broadcast: [B, S, 1, R/2] or [B, 1, S, R/2]
+    c, s = e.unsqueeze(c, [axis]), e.unsqueeze(s, [axis])
+    interleaved = attr(node, "interleaved", 0) == 1
+    if layout == 4:
+        e.op("Identity", _rotate(e, x, c, s, half, dims, _static_dim(e.graph, x, -1), interleaved), out=node.output[0])
+        return e.nodes
+    width = _static_dim(e.graph, x, -1)
+    head = width // heads if width is not None and heads else (dims if not heads else None)
+    split = e.op("Reshape", x, e.ints(0, 0, heads or -1, -1 if heads else dims))  # [B, S, N, H]
+    e.op("Reshape", _rotate(e, split, c, s, half, dims, head, interleaved), e.ints(0, 0, -1), out=node.output[0])
+    return e.nodes
+
+
 def rotary_embedding(node: onnx.NodeProto, graph: Graph) -> list:
     """com.microsoft RotaryEmbedding: input [B, S, N * H] or [B, N, S, H], position_ids [B, S]
     or a one-element start (positions `start + s`), cos/sin caches [max position + 1, R / 2];
@@ -275,40 +307,40 @@ def rotary_embedding(node: onnx.NodeProto, graph: Graph) -> list:
         raise FormatError(node, "is_packed_batching must be 0")
     if attr(node, "scale", 1.0) != 1.0:
         raise FormatError(node, "scale must be 1")
-    layout = rank(graph, x)
-    if layout not in (3, 4):
-        raise FormatError(node, "input must be 3-D [B, S, N * H] or 4-D [B, N, S, H], of a rank the model states or its producers give")
+    layout, heads, half, dims = _rotary_layout(e, node, x, cos)
     form = rank(graph, position_ids)
     if form not in (1, 2):
         raise FormatError(node, "position_ids must be 2-D [B, S] or a 1-element start, of a rank the model states or its producers give")
-    half, dims = _rotary_dims(e, cos)
-    rotary = attr(node, "rotary_embedding_dim", 0)
-    if rotary and not isinstance(half, int):
-        raise FormatError(node, "rotary_embedding_dim needs constant cos/sin caches")
-    if rotary and rotary != dims:
-        raise FormatError(node, f"rotary_embedding_dim {rotary} must be twice cos_cache's second dim {half}")
-    heads = attr(node, "num_heads", 0)
-    if layout == 3 and not heads and not isinstance(dims, int):
-        raise FormatError(node, "a 3-D input needs num_heads or constant cos/sin caches")
-    seq_axis = 1 if layout == 3 else 2
-    zero, one = e.const(np.array(0, np.int64)), e.const(np.array(1, np.int64))
     if form == 1:  # positions start + s
-        steps = e.op("Range", zero, e.squeeze(e.dim(x, seq_axis), [0]), one)
+        zero, one = e.const(np.array(0, np.int64)), e.const(np.array(1, np.int64))
+        steps = e.op("Range", zero, e.squeeze(e.dim(x, 1 if layout == 3 else 2), [0]), one)
         at = e.unsqueeze(e.op("Add", e.cast(e.op("Reshape", position_ids, e.ints(1)), INT64), steps), [0])  # [1, S]
     else:
         at = e.cast(position_ids, INT64)
-    axis = 2 if layout == 3 else 1  # the heads' axis, where cos/sin broadcast: [B, S, 1, R/2] or [B, 1, S, R/2]
-    c, s = (e.unsqueeze(e.op("Gather", cache, at, axis=0), [axis]) for cache in (cos, sin))
-    interleaved = attr(node, "interleaved", 0) == 1
-    if layout == 4:
-        e.op("Identity", _rotate(e, x, c, s, half, dims, _static_dim(graph, x, -1), interleaved), out=node.output[0])
-        return e.nodes
-    width = _static_dim(graph, x, -1)
-    head = width // heads if width is not None and heads else (dims if not heads else None)
-    split = e.op("Reshape", x, e.ints(0, 0, heads or -1, -1 if heads else dims))  # [B, S, N, H]
-    e.op("Reshape", _rotate(e, split, c, s, half, dims, head, interleaved), e.ints(0, 0, -1), out=node.output[0])
-    return e.nodes
+    c, s = (e.op("Gather", cache, at, axis=0) for cache in (cos, sin))
+    return _rotary_apply(e, node, x, c, s, layout, heads, half, dims)
+
+
+def rotary_embedding_23(node: onnx.NodeProto, graph: Graph) -> list:
+    """ONNX RotaryEmbedding (opset 23), which IREE 3.13 does not legalize: X [B, S, N * H] (with
+    num_heads) or [B, N, S, H]; cos/sin caches [max position + 1, R / 2] read at position_ids
+    [B, S], or without position_ids [B, S, R / 2] already. The same rotation as onnxruntime's."""
+    e = Emit(node, graph)
+    if len(node.input) < 3 or not all(node.input[:3]):
+        raise FormatError(node, "takes inputs X, cos_cache and sin_cache")
+    x, cos, sin = node.input[:3]
+    position_ids = node.input[3] if len(node.input) > 3 else ""
+    layout, heads, half, dims = _rotary_layout(e, node, x, cos)
+    if layout == 3 and not heads:
+        raise FormatError(node, "a 3-D X needs num_heads")
+    if position_ids:
+        at = e.cast(position_ids, INT64)
+        c, s = (e.op("Gather", cache, at, axis=0) for cache in (cos, sin))
+    else:
+        c, s = cos, sin
+    return _rotary_apply(e, node, x, c, s, layout, heads, half, dims)
 
 
 REWRITES[(MS, "GroupQueryAttention")] = group_query_attention
 REWRITES[(MS, "RotaryEmbedding")] = rotary_embedding
+REWRITES[("", "RotaryEmbedding")] = rotary_embedding_23
