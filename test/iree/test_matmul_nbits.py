@@ -70,6 +70,8 @@ FORMS = {
     "int4-bias": dict(bias=True, zero_point="packed"),
     "int4-g_idx": dict(g_idx=True),
     "int4-g_idx-float-zero-points": dict(g_idx=True, zero_point="float"),
+    "int4-g_idx-uneven-blocks": dict(g_idx="uneven"),
+    "int4-g_idx-uneven-float-zero-points": dict(g_idx="uneven", zero_point="float", k=96),
     "int4-block16-partial": dict(k=72, block=16, zero_point="packed"),
     "int4-block256-rank3": dict(k=512, block=256, rank=3),
     "int8": dict(bits=8),
