@@ -53,15 +53,36 @@ class Graph:
                     self.constants[n.output[0]] = value
         self._names = {v for n in g.node for v in (*n.input, *n.output)} | set(self.constants)
         self._names |= {v.name for v in (*g.input, *g.output)}
+        self._producers = {v: n for n in g.node for v in n.output}
+        self.folded = []  # the shape ops `value` read through (a rewrite may leave them unread)
 
     @property
     def opset(self) -> int:
         return next((o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
     def value(self, name: str) -> np.ndarray | None:
-        """The values of a constant input (an initializer or a Constant node's), or None."""
+        """The values of a constant input (an initializer or a Constant node's, or a `Reshape` or
+        `Identity` of one: the genai builder's tied embedding reads lm_head's weights through a
+        Reshape), or None."""
         t = self.constants.get(name)
-        return None if t is None else numpy_helper.to_array(t, base_dir="")
+        if t is not None:
+            return numpy_helper.to_array(t, base_dir="")
+        node = self._producers.get(name)
+        if node is None or node.domain not in ("", "ai.onnx") or node.op_type not in _FOLDED:
+            return None
+        inputs = [self.value(v) if v else None for v in node.input]
+        if any(v is None for v in inputs):
+            return None
+        data = inputs[0]
+        if node.op_type == "Reshape":
+            zero_is_zero = any(a.name == "allowzero" and a.i for a in node.attribute)
+            dims = [int(d) if d != 0 or zero_is_zero else data.shape[i] for i, d in enumerate(inputs[1].reshape(-1))]
+            try:
+                data = data.reshape(dims)
+            except ValueError:
+                return None  # the Reshape is wrong: the model fails where ONNX says it does
+        self.folded.append(node)
+        return data
 
     def fresh(self, hint: str) -> str:
         """A value or node name not yet used in the graph."""
@@ -79,6 +100,8 @@ class Graph:
         self.constants[name] = t
         return name
 
+
+_FOLDED = ("Reshape", "Identity")  # shape ops `Graph.value` reads constants through
 
 Rewrite = Callable[[onnx.NodeProto, Graph], list]
 
@@ -114,6 +137,12 @@ def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
         nodes.extend(rewrite(node, graph))
         counts[_key(node)] = counts.get(_key(node), 0) + 1
         replaced.update(node.input)
+    # A shape op a rewrite read its constant through, now unread: dropped, with its inputs.
+    outputs = {v.name for v in model.graph.output}
+    for node in reversed(graph.folded):
+        if node in nodes and not set(node.output) & (outputs | {v for n in nodes for v in n.input}):
+            nodes = [n for n in nodes if n is not node]
+            replaced.update(node.input)
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     # The rewritten nodes' initializers no node reads any more (a MatMulNBits' packed B, re-laid):

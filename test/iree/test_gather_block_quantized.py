@@ -111,3 +111,30 @@ def test_bad_gather_block_quantized_is_one_error_line(tmp_path, name):
     assert "Traceback" not in run.stderr
     for w in words:
         assert w in errors[0], errors[0]
+
+
+def test_table_read_through_a_reshape(tmp_path):
+    """The genai builder's tied embedding: the table is lm_head's MatMulNBits blob [N, blocks,
+    bytes] through a Reshape to [N, K / 2]. The rewrite reads the constant through it, and the
+    Reshape and the blob, unread after, leave the model; the rows equal onnxruntime's kernel on
+    the model as written."""
+    from onnx import helper, numpy_helper
+
+    from dequant import formats
+
+    path = models.gather_block_quantized(tmp_path / "plain.onnx", (100, 64), zero_point=True)
+    m = onnx.load(path)
+    data = next(t for t in m.graph.initializer if t.name == "data")
+    blob = numpy_helper.to_array(data).reshape(100, 2, 16)  # [N, blocks of 32, 16 bytes]
+    data.CopyFrom(numpy_helper.from_array(blob, "blob"))
+    m.graph.initializer.append(numpy_helper.from_array(np.array([100, 32], np.int64), "table_shape"))
+    m.graph.node.insert(0, helper.make_node("Reshape", ["blob", "table_shape"], ["data"], name="embed_reshape"))
+    onnx.save(m, str(tmp_path / "reshaped.onnx"))
+    x = np.array([[3, 99, 0], [-1, 42, 7]], np.int64)
+    expected = onnxruntime_kernel(tmp_path / "reshaped.onnx", x)
+    rewritten, counts = formats.normalise(onnx.load(str(tmp_path / "reshaped.onnx")))
+    assert counts == {("com.microsoft", "GatherBlockQuantized"): 1}
+    assert "embed_reshape" not in {n.name for n in rewritten.graph.node}
+    assert "blob" not in {t.name for t in rewritten.graph.initializer}
+    onnx.save(rewritten, str(tmp_path / "rewritten.onnx"))
+    np.testing.assert_array_equal(onnxruntime_kernel(tmp_path / "rewritten.onnx", x), expected)
