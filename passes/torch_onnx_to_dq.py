@@ -130,17 +130,20 @@ def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: in
         index[axis] = slice(start, start + size)
         # the row-major order of the codes is the same in the split view: the same bytes
         return packed_constant(unpack.pack_codes(codes[tuple(index)], tt.element.bits).tobytes(), t.TorchTensor(tuple(split or shape), tt.element))
-    whole = t.to_builtin(v, tt)
+    # Sliced signless, then viewed unsigned: IREE's constant evaluation of a slice of a ui8
+    # initializer fails ("jit global source initialization order invalid: global ... has no value").
+    whole = ir.Operation.create(t.TO_BUILTIN, results=[tt.builtin()], operands=[v]).result
     offsets = [start if i == axis else 0 for i in range(len(shape))]
     # The other dims whole, as the operand's type gives them (static or not).
     dims = {i: tensor.dim(whole, arith.constant(ir.IndexType.get(), i)) for i, n in enumerate(shape) if n is None}
     static = [ir.ShapedType.get_dynamic_size() if n is None else n for n in shape]
-    y = tensor.extract_slice(part.dq(), whole, [], list(dims.values()), [], offsets, static, [1] * len(shape))
-    if not split:
-        return y
-    sizes = [dims.get(i, n) for i, n in enumerate(shape)]
-    groups = [[i] for i in range(axis)] + [[axis, axis + 1]] + [[i + 1] for i in range(axis + 1, len(shape))]
-    return expand(y, sizes[:axis] + list(view) + sizes[axis + 1 :], groups)
+    y = tensor.extract_slice(part.builtin(), whole, [], list(dims.values()), [], offsets, static, [1] * len(shape))
+    if split:
+        sizes = [dims.get(i, n) for i, n in enumerate(shape)]
+        groups = [[i] for i in range(axis)] + [[axis, axis + 1]] + [[i + 1] for i in range(axis + 1, len(shape))]
+        y = expand(y, sizes[:axis] + list(view) + sizes[axis + 1 :], groups)
+    want = t.TorchTensor(tuple(split or shape), tt.element).dq()
+    return y if y.type == want else tensor.bitcast(want, y)
 
 
 def split_blocks(operands, types, packed, attrs, result, axis: int, full: int) -> ir.Value:
