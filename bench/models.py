@@ -11,15 +11,21 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
 - mobilenet (1x3x224x224), resnet (ResNet-18, 1x3x224x224), transformer (a BERT-style block,
   seq 128, hidden 256): quantized by onnxruntime's `quantize_static` in QDQ format, int8 weights;
   mobilenet per-channel with uint8 activations, resnet per-tensor with int8 activations,
-  transformer per-channel with uint8 activations.
+  transformer per-channel with uint8 activations;
+- mobilenet-qop, resnet-qop, transformer-qop: the same, by `quantize_static` in QOperator format
+  (QLinearConv, QLinearMatMul, com.microsoft QLinearAdd / QGemm / ...: dequant.formats rewrites
+  them to QDQ before IREE's importer; IREE alone does not compile them); mobilenetv3-qop: a
+  MobileNetV3-Small-style classifier (hard-swish, squeeze-and-excite: QLinearSigmoid, QLinearMul)
+  likewise, per channel, uint8 activations; transformer-dynamic: the block by `quantize_dynamic`
+  (int8 weights, activations quantized at run time);
 `--quick` builds the same graphs at small dims (a smoke test of every route, not a measurement).
 
 Routes, each compiled or loaded once, then timed in one process, interleaved round by round
 (in each round, each route, after SETTLE_S of idle time, runs twice untimed, then `--calls` timed
 calls; the median of all timed calls is reported; IREE's runtime on local-task, all cores;
 onnxruntime's default thread pool):
-- iree: IREE 3.13 alone on the quantized model (iree-import-onnx, iree-compile for the host CPU
-  at -O3, as `dequant-iree` compiles);
+- iree: IREE 3.13 alone on the quantized model as it is (iree-import-onnx, iree-compile for the
+  host CPU at -O3, as `dequant-iree` compiles);
 - iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile);
 - iree+dq int8 (decoder models only): the same with `int8_activations=True` (dq's matmul kernel
   quantizes x to int8 per block of K, as onnxruntime's MatMulNBits does: approximate; needs
@@ -105,6 +111,16 @@ def models(quick: bool) -> list[Model]:
               lambda f, p: m.quantize_static_file(f, p, x_img, per_channel=False, activations="int8"), x_img),
         Model("transformer", lambda p: m.transformer_block(p, **tr),
               lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"])), (1, tr["seq"], tr["hidden"])),
+        # the same three in quantize_static's QOperator format (QLinearConv, QGemm, ...), and the
+        # block by quantize_dynamic (DynamicQuantizeLinear + MatMulInteger)
+        Model("mobilenet-qop", lambda p: m.mobilenet(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img, quant_format="QOperator"), x_img),
+        Model("mobilenetv3-qop", lambda p: m.mobilenet_v3(p, cnn_size),
+              lambda f, p: m.quantize_static_file(f, p, x_img, quant_format="QOperator"), x_img),
+        Model("resnet-qop", lambda p: m.resnet(p, cnn_size),
+              lambda f, p: m.quantize_static_file(f, p, x_img, per_channel=False, activations="int8", quant_format="QOperator"), x_img),
+        Model("transformer-qop", lambda p: m.transformer_block(p, **tr),
+              lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"]), quant_format="QOperator"), (1, tr["seq"], tr["hidden"])),
+        Model("transformer-dynamic", lambda p: m.transformer_block(p, **tr), m.quantize_dynamic_file, (1, tr["seq"], tr["hidden"])),
     ]  # fmt: skip
     return out
 
@@ -122,6 +138,17 @@ def iree_compile(text: str, tmp: str, name: str, flags) -> tuple[bytes, int]:
         dispatches = json.load(f)["stream-aggregate"]["execution"]["dispatch-count"]
     with open(out, "rb") as f:
         return f.read(), dispatches
+
+
+def import_as_is(path: str, tmp: str) -> str:
+    """IREE's ONNX importer on the model as it is (stage.import_onnx first rewrites the contrib-op
+    formats, dequant.formats: the route "iree" is IREE alone)."""
+    out = os.path.join(tmp, "as-is.mlir")
+    run = subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", path, "-o", out], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"iree-import-onnx: {stage.first_diagnostic(run.stderr)}")
+    with open(out, encoding="utf-8") as f:
+        return f.read()
 
 
 def iree_function(vmfb: bytes, name: str):
@@ -157,7 +184,7 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
     graph = onnx.load(path, load_external_data=False).graph.name
     res, fns = Result(), {}
     sources = {
-        "iree": lambda: stage.import_onnx(path),
+        "iree": lambda: import_as_is(path, tmp),
         "iree+dq": lambda: stage.prepare(stage.import_onnx(path)),
         "iree+dq int8": lambda: stage.prepare(stage.import_onnx(path), int8_activations=True),
         "iree float": lambda: stage.import_onnx(float_path),

@@ -43,11 +43,12 @@ def _elem_type(graph: Graph, name: str, depth: int = 0) -> int | None:
     if t is not None:
         return t.data_type
     g = graph.model.graph
-    for v in (*g.input, *g.value_info, *g.output):
-        if v.name == name and v.type.tensor_type.elem_type:
-            return v.type.tensor_type.elem_type
-    producers = graph.__dict__.setdefault("_qop_producers", {o: n for n in g.node for o in n.output})
-    node = producers.get(name)
+    if "_qop_types" not in graph.__dict__:  # once per graph: the declared types, each value's node
+        graph._qop_types = {v.name: v.type.tensor_type.elem_type for v in (*g.input, *g.value_info, *g.output) if v.type.tensor_type.elem_type}
+        graph._qop_producers = {o: n for n in g.node for o in n.output}
+    if name in graph._qop_types:
+        return graph._qop_types[name]
+    node = graph._qop_producers.get(name)
     if node is None or depth > 64:
         return None
     op = node.op_type

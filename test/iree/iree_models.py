@@ -392,6 +392,34 @@ def mobilenet(path, size: int = 224, width: float = 1.0, classes: int = 1000) ->
     return g.save(path, [1, 3, size, size], y, [1, classes])
 
 
+def mobilenet_v3(path, size: int = 224, width: float = 1.0, classes: int = 1000) -> str:
+    """A MobileNetV3-Small-style float classifier: inverted residual blocks with hard-swish or ReLU,
+    squeeze-and-excite (GlobalAveragePool, 1x1 convs, Sigmoid, Mul) in some, x [1, 3, size, size]
+    -> y [1, classes]."""
+    g = Graph(5)
+    ch = lambda c: max(8, int(c * width) // 8 * 8)  # noqa: E731
+    hswish = lambda h: g.op("HardSwish", h)  # noqa: E731
+    c = ch(16)
+    h = hswish(g.conv("x", 3, c, 3, 2, relu=False))
+    # (kernel, expanded, out, squeeze-excite, hard-swish, stride): MobileNetV3-Small's table
+    for k, e, c_out, se, hs, s in ((3, 16, 16, 1, 0, 2), (3, 72, 24, 0, 0, 2), (3, 88, 24, 0, 0, 1), (5, 96, 40, 1, 1, 2),
+                                   (5, 240, 40, 1, 1, 1), (5, 120, 48, 1, 1, 1), (5, 288, 96, 1, 1, 2), (5, 576, 96, 1, 1, 1)):  # fmt: skip
+        e, c_out = ch(e), ch(c_out)
+        act = hswish if hs else (lambda v: g.op("Relu", v))
+        b = act(g.conv(h, c, e, relu=False)) if e != c else h
+        b = act(g.conv(b, e, e, k, s, groups=e, relu=False))
+        if se:
+            r = g.conv(g.op("GlobalAveragePool", b), e, ch(e // 4))
+            b = g.op("Mul", b, g.op("Sigmoid", g.conv(r, ch(e // 4), e, relu=False)))
+        p = g.conv(b, e, c_out, relu=False)
+        h = g.op("Add", h, p) if (s == 1 and c == c_out) else p
+        c = c_out
+    h = hswish(g.conv(h, c, ch(576), relu=False))
+    h = g.op("Flatten", g.op("GlobalAveragePool", h))
+    y = g.op("Gemm", h, g.weight((classes, ch(576)), 1 / np.sqrt(ch(576))), g.const(np.zeros(classes, np.float32), "b"), transB=1)
+    return g.save(path, [1, 3, size, size], y, [1, classes])
+
+
 def resnet(path, size: int = 224, classes: int = 1000) -> str:
     """A ResNet-18-style float classifier (basic blocks), x [1, 3, size, size] -> y [1, classes]."""
     g = Graph(2)

@@ -353,7 +353,8 @@ def quantized_cnn(tmp_path, kind: str, fmt: str, per_channel: bool, activations:
 
     logging.disable(logging.WARNING)
     float_path = tmp_path / f"{kind}.float.onnx"
-    build = {"mobilenet": lambda p: iree_models.mobilenet(p, 64, 0.25, 10), "resnet": lambda p: iree_models.resnet(p, 64, 10)}[kind]
+    build = {"mobilenet": lambda p: iree_models.mobilenet(p, 64, 0.25, 10), "resnet": lambda p: iree_models.resnet(p, 64, 10),
+             "mobilenetv3": lambda p: iree_models.mobilenet_v3(p, 64, 0.5, 10)}[kind]  # fmt: skip
     build(float_path)
     path = iree_models.quantize_static_file(float_path, tmp_path / f"{kind}.onnx", (1, 3, 64, 64), per_channel=per_channel,
                                             activations=activations, quant_format=fmt)  # fmt: skip
@@ -380,6 +381,7 @@ CNN_CASES = {
     ("resnet", "QOperator", False, "int8"): (0.01, 0.001),
     ("mobilenet", "QOperator", True, "uint8"): (0.01, 0.001),
     ("mobilenet", "QDQ", True, "uint8"): (0.01, 0.001),
+    ("mobilenetv3", "QOperator", True, "uint8"): (0.01, 0.001),  # QLinearSigmoid, QLinearMul; HardSwish in float
 }
 
 
