@@ -717,10 +717,11 @@ def one_error_line(run: subprocess.CompletedProcess, *words: str) -> None:
 
 def test_dequant_iree_bad_inputs_are_one_error_line(tmp_path):
     """Not a model, a text file, a missing file, a model the importer's checker refuses: one line
-    each, the importer's own words, never its traceback."""
+    each (the stage reads the model first, for its formats; then the importer's own words), never
+    a traceback."""
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")
-    one_error_line(dequant_iree(str(bad), "-o", str(tmp_path / "x.vmfb")), "iree-import-onnx: DecodeError")
+    one_error_line(dequant_iree(str(bad), "-o", str(tmp_path / "x.vmfb")), "cannot read", "as an ONNX model")
     one_error_line(dequant_iree(str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "x.vmfb")), "cannot open", "no such file")
     one_error_line(dequant_iree(str(tmp_path), "-o", str(tmp_path / "x.vmfb")), "cannot open", "not a file")
     import ml_dtypes
