@@ -15,7 +15,7 @@ rounds f32 -> bf16 with `vcvtne2ps2bf16` in every tile whose values are neither 
 packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 lanes
 (`fold_nibbles.fields_in_bytes`).
 `dq.avx512vnni` (unit attribute): the host has AVX-512F, BW and VNNI (`vpdpbusd`), which the
-int8-activation matmul kernel needs (passes/matmul_kernel_int8.py; numpy calls it `AVX512VNNI`).
+int8-activation matmul kernel needs (passes/kernels/int8.py; numpy calls it `AVX512VNNI`).
 
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine.

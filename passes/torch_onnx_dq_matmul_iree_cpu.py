@@ -1,5 +1,5 @@
 """torch-onnx-dq-matmul-iree-cpu: an ONNX MatMul of constant 4- or 8-bit weights becomes a
-dispatch of dq's matmul kernel (passes/matmul_kernel.py) for IREE's llvm-cpu backend.
+dispatch of dq's matmul kernel (passes/kernels/f32.py) for IREE's llvm-cpu backend.
 
 Input: the output of torch-onnx-to-dq, matched as torch-onnx-dq-matmul matches it (`Match`: the
 weights [K, N] static, dequantized by subtracting the zero point, read only by MatMuls). When x,
@@ -22,7 +22,7 @@ torch-onnx-dq-matmul.
 
 On a module tagged `dq.int8_activations` (dq-int8-activations: opt-in, approximate) and
 `dq.avx512vnni`, a MatMul the int8-activation kernel takes becomes two dispatches instead, x
-quantized per row and block of K, then that kernel (passes/matmul_kernel_int8.py):
+quantized per row and block of K, then that kernel (passes/kernels/int8.py):
 
     %xq, %xs, %xsum = flow.dispatch @dq_quantize_rows_...(%a2, %m)
     %y2 = flow.dispatch @dq_matmul_x8_...(%xq, %xs, %xsum, %w, %s[, %z], %m) -> [M', N]
@@ -71,8 +71,10 @@ from dequant.dialect.elements import of_type
 from . import Pass
 from . import torch_onnx as t
 from .int8_activations import INT8_ACTIVATIONS
-from .matmul_kernel import Kernel
-from .matmul_kernel_int8 import DigitKernel, Int8Kernel, QdqKernel
+from .kernels.digits import DigitKernel
+from .kernels.f32 import Kernel
+from .kernels.int8 import Int8Kernel
+from .kernels.qdq import QdqKernel
 from .queries import made_by
 from .remarks import emit_remarks
 from .target_features import AVX512BW, AVX512VNNI

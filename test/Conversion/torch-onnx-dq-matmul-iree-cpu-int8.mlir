@@ -2,7 +2,7 @@
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 
 // torch-onnx-dq-matmul-iree-cpu after dq-int8-activations, on a module tagged AVX-512 VNNI by
-// hand: a MatMul of constant int4 weights becomes two dispatches (passes/matmul_kernel_int8.py):
+// hand: a MatMul of constant int4 weights becomes two dispatches (passes/kernels/int8.py):
 // one quantizing x per row and block of K into xq (4 int8 to an i32), the block scales and the
 // block sums of xq, and dq's kernel reading them with vpdpbusd.
 

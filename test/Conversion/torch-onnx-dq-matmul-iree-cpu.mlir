@@ -5,7 +5,7 @@
 // constant 4- or 8-bit weights [K, N] becomes a flow.dispatch of dq's matmul kernel: one
 // stream.executable per kernel shape (its export's workgroup count N / 32, its function the
 // kernel body on stream bindings x, w, s[, z], y and the row count), the weights, scales and zero
-// points repacked as dense_resource constants in the kernel's layout (passes/matmul_kernel.py:
+// points repacked as dense_resource constants in the kernel's layout (passes/kernels/f32.py:
 // per workgroup of 32 columns, one stream of rows).
 
 // Blocked int4, K = 4, N = 32, block 2, one scale 0.5: w[k][n] = k - 2 for every n (the ONNX
