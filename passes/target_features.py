@@ -2,7 +2,8 @@
 schedules depend on (the ExecutionEngine and `--emit=object` compile for this host).
 
 `dq.avx512bw` (unit attribute): the host has AVX-512F and AVX-512BW. dq-vectorize then
-(passes/vectorize_x86.py, which `X86.of(module)` reads these tags for)
+(passes/vectorize_x86.py, `X86.of(module)`; `Target.of` in passes/kernels/target.py is the one
+reader of these tags, for the kernels and dq-vectorize)
 - looks up per-tile tables of 16 x 32-bit or 32 x 16-bit values with one variable permute
   (`vpermd`, `vpermw`) per 512 bits (`tables`). On AVX2 (8 x 32-bit permutes, no 16-bit one) a
   16-entry lookup becomes a sequence through the stack, slower than computing the values;
