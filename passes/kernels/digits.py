@@ -11,9 +11,10 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from ..lazy import llvm
-from .f32 import GROUPS, Hoisted, Kernel
+from .f32 import GROUPS, Kernel
 from .f32 import _Body as _F32Body
-from .int8 import LANES, VPDPBUSD, Int8Kernel, Quantize, _Body, each_block
+from .int8 import LANES, VPDPBUSD, Int8Kernel, Quantize, _Body
+from .loops import Hoisted, each_block
 
 
 # --- The exact one-row route: x as four base-256 digits per block --------------------------------

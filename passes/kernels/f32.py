@@ -42,6 +42,8 @@ from mlir.dialects import arith, memref, scf, vector
 
 from dequant.dialect import unpack
 
+from .loops import Hoisted
+
 # Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
 GROUPS = 4
 # Several-rows body: ROWS x PANEL_GROUPS column groups of accumulators (8 of 16 AVX2 registers,
@@ -197,49 +199,6 @@ class Kernel:
     def emit_views(self, views: dict, m, workgroup) -> None:
         """`emit` on the buffers named by their roles in `types`."""
         self.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, workgroup)
-
-
-def _index(v: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), v)
-
-
-class Hoisted:
-    """A kernel body's constants, made once each at the top of the block being built (they are
-    used in several regions)."""
-
-    def __init__(self):
-        self.top = ir.InsertionPoint.at_block_begin(ir.InsertionPoint.current.block)
-        self.c = {}
-
-    def _constant(self, key, make) -> ir.Value:
-        if key not in self.c:
-            with self.top:
-                self.c[key] = make()
-        return self.c[key]
-
-    def const(self, v: int) -> ir.Value:
-        return self._constant(v, lambda: _index(v))
-
-    def splat(self, t: ir.VectorType, attr: ir.Attribute, key) -> ir.Value:
-        """A vector constant of type t, every element `attr` (made once per `key`)."""
-        return self._constant(("splat", key), lambda: arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)))
-
-    def scalar(self, t: ir.Type, value) -> ir.Value:
-        """A scalar constant of type t (an integer or float type)."""
-        return self._constant(("scalar", str(t), value), lambda: arith.constant(t, value))
-
-    def tail_rows(self, at, m, most: int, tile) -> None:
-        """`tile(r0, rows)` over the rows from `at` to `m` (fewer than `most`): by tiles of the
-        powers of two below `most`, largest first, at most one each."""
-        for rows in [1 << i for i in range(most.bit_length()) if 1 << i < most][::-1]:
-            fits = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(at, self.const(rows)), m)
-            branch = scf.IfOp(fits, [ir.IndexType.get()], has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                tile(at, rows)
-                scf.YieldOp([arith.addi(at, self.const(rows))])
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([at])
-            at = branch.results[0]
 
 
 class _Body(Hoisted):

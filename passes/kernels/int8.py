@@ -27,7 +27,8 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from ..lazy import llvm
-from .f32 import GROUPS, Hoisted, Kernel, codes
+from .f32 import GROUPS, Kernel, codes
+from .loops import Hoisted, each_block
 
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 LANES = 16
@@ -39,28 +40,6 @@ LANES = 16
 # register. The last rows (and M = 1) take all GROUPS at once: M = 1 took 0.10 ms where tiles of
 # 1 row by 2 groups took 0.15 (x's blocks and the scales read once, not per pass).
 ROWS, HALF = 4, 2
-
-
-def each_block(x, m, k: int, block: int, width: int, const, body) -> None:
-    """For each row r < m of x [M, K] and block kb of `block` values: `body(r, kb, k0, amax)` in
-    the block's loop, k0 = kb * block and amax = max |x| over the block (in vectors of `width`)."""
-    f32 = ir.F32Type.get()
-    vf = ir.VectorType.get([width], f32)
-    zero = arith.constant(vf, ir.DenseElementsAttr.get_splat(vf, ir.FloatAttr.get_f32(0.0)))
-    rows = scf.ForOp(const(0), m, const(1))
-    with ir.InsertionPoint(rows.body):
-        r = rows.induction_variable
-        blocks = scf.ForOp(const(0), const(k // block), const(1))
-        with ir.InsertionPoint(blocks.body):
-            kb = blocks.induction_variable
-            k0 = arith.muli(kb, const(block))
-            most = scf.ForOp(const(0), const(block), const(width), [zero])
-            with ir.InsertionPoint(most.body):
-                part = vector.load(vf, x, [r, arith.addi(k0, most.induction_variable)])
-                scf.YieldOp([arith.maximumf(most.inner_iter_args[0], math.absf(part))])
-            body(r, kb, k0, vector.reduction(f32, vector.CombiningKind.MAXIMUMF, most.results[0]))
-            scf.YieldOp([])
-        scf.YieldOp([])
 
 
 @dataclass(frozen=True)
