@@ -567,7 +567,7 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     return done
 
 
-def run(root) -> bool:
+def run(root, int8_activations: bool = False) -> bool:
     remarks = []
     found = matches(root, remarks)
     if found is None:
@@ -575,7 +575,7 @@ def run(root) -> bool:
     if found and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
         root.location.emit_error("torch-onnx-dq-matmul-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
         return False
-    target, options = Target.of(root), Options(INT8_ACTIVATIONS in root.attributes)
+    target, options = Target.of(root), Options(int8_activations or INT8_ACTIVATIONS in root.attributes)
     if options.int8_activations and not target.avx512vnni:
         root.location.emit_error(f"int8 activations ({INT8_ACTIVATIONS}) need AVX-512 VNNI, which the target lacks "
                                  f"(dq-target-features tags the module {AVX512VNNI} where the host has it)")  # fmt: skip
@@ -602,4 +602,5 @@ def run(root) -> bool:
     return True
 
 
-PASS = Pass("torch-onnx-dq-matmul-iree-cpu", "Rewrite ONNX MatMuls of constant 4/8-bit weights into dispatches of dq's matmul kernel for IREE's llvm-cpu backend", run)
+PASS = Pass("torch-onnx-dq-matmul-iree-cpu", "Rewrite ONNX MatMuls of constant 4/8-bit weights into dispatches of dq's matmul kernel for IREE's llvm-cpu backend",
+            run, options={"int8-activations": False})  # fmt: skip
