@@ -529,6 +529,13 @@ def _qdq_inputs(m: Match) -> tuple | str:
     return kernel, codes_x, kernel.repack(codes, s, zw, c)
 
 
+class _QdqMade(NamedTuple):
+    """What one QDQ MatMul's weights and activation share: `_qdq_inputs` and the constants."""
+
+    inputs: tuple
+    consts: list
+
+
 def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     """Rewrite one QDQ MatMul (A and B dequantized) into a dispatch of the exact integer kernel
     reading xq, and the QuantizeLinear reading its result into the kernel's epilogue where it
@@ -536,7 +543,7 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     now standing for the MatMul (or its QuantizeLinear)."""
     a = m.activation[0] if m.activation is not None else m.matmul.operands[0].owner
     key = (m.dq_op.operation, a.operation if isinstance(a, (ir.Operation, ir.OpView)) else None)
-    got = _qdq_inputs(m) if key not in made else made[key][0]
+    got = _qdq_inputs(m) if key not in made else made[key].inputs
     if got is None or isinstance(got, str):
         return got
     kernel, codes_x, (w, s, z, c) = got
@@ -551,9 +558,9 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     name = _executable(kernel, module)
     if key not in made:
         with ir.InsertionPoint(m.dq_op), m.matmul.location:
-            made[key] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
-                         + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
-    consts, also, out = made[key][1], [], f32
+            made[key] = _QdqMade(got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
+                                 + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
+    consts, also, out = made[key].consts, [], f32
     with m.matmul.location, ir.InsertionPoint(m.matmul):
         xq = codes_x()
         if requantize is not None:  # this MatMul's own bias, scales and zero points
