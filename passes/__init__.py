@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 
@@ -24,7 +24,10 @@ class Pass:
 
     name: str  # command-line spelling, e.g. "dq-to-linalg"
     description: str  # one line
-    run: Callable[[object], bool]
+    run: Callable[..., bool]
+    # Its options as a pipeline spells them (`name{int8-activations=true}`), each with its
+    # default (a bool); given ones reach `run` as keywords (int8-activations: int8_activations).
+    options: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """dq-int8-activations: opt in to int8 activations in dq's CPU matmul kernel (approximate).
 
 Tags the module `dq.int8_activations` (unit attribute); torch-onnx-dq-matmul-iree-cpu then gives
-each MatMul it takes the int8-activation kernel (passes/matmul_kernel_int8.py): x quantized to
+each MatMul it takes the int8-activation kernel (passes/kernels/int8.py): x quantized to
 int8 per row and block of K, as ONNX Runtime's MatMulNBits does at `accuracy_level` 4
 (docs/semantics.md#int8-activations). It needs AVX-512 VNNI (`dq.avx512vnni`, recorded by
 dq-target-features); without it the kernel pass refuses the module with an error. Never on by

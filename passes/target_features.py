@@ -2,7 +2,8 @@
 schedules depend on (the ExecutionEngine and `--emit=object` compile for this host).
 
 `dq.avx512bw` (unit attribute): the host has AVX-512F and AVX-512BW. dq-vectorize then
-(passes/vectorize_x86.py, which `X86.of(module)` reads these tags for)
+(passes/vectorize_x86.py, `X86.of(module)`; `Target.of` in passes/kernels/target.py is the one
+reader of these tags, for the kernels and dq-vectorize)
 - looks up per-tile tables of 16 x 32-bit or 32 x 16-bit values with one variable permute
   (`vpermd`, `vpermw`) per 512 bits (`tables`). On AVX2 (8 x 32-bit permutes, no 16-bit one) a
   16-entry lookup becomes a sequence through the stack, slower than computing the values;
@@ -15,7 +16,7 @@ rounds f32 -> bf16 with `vcvtne2ps2bf16` in every tile whose values are neither 
 packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 lanes
 (`fold_nibbles.fields_in_bytes`).
 `dq.avx512vnni` (unit attribute): the host has AVX-512F, BW and VNNI (`vpdpbusd`), which the
-int8-activation matmul kernel needs (passes/matmul_kernel_int8.py; numpy calls it `AVX512VNNI`).
+int8-activation matmul kernel needs (passes/kernels/int8.py; numpy calls it `AVX512VNNI`).
 
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine.

@@ -1,11 +1,12 @@
 """torch-onnx-dq-matmul-iree-cpu: an ONNX MatMul of constant 4- or 8-bit weights becomes a
-dispatch of dq's matmul kernel (passes/matmul_kernel.py) for IREE's llvm-cpu backend.
+dispatch of dq's matmul kernel (passes/kernels/f32.py) for IREE's llvm-cpu backend.
 
 Input: the output of torch-onnx-to-dq, matched as torch-onnx-dq-matmul matches it (`Match`: the
 weights [K, N] static, dequantized by subtracting the zero point, read only by MatMuls). When x,
 the scale and the zero point are constants (the model's initializers), the scale is per tensor,
-per column or blocked along K, and the shape fits the kernel (`Kernel.why_not`), the MatMul
-becomes
+per column or blocked along K, the pass states the MatMul as a `Problem` and takes the first
+route of passes/kernels/routes.py that fits it on the module's `Target` (its tags) with the
+pass's `Options` (`choose`; the f32 kernel last, every route's fallback), and the MatMul becomes
 
     %a2 = tensor.collapse_shape %a : [b..., M, K] -> [M', K]
     %y2 = flow.dispatch @dq_matmul_...::@dq_matmul_...[%m](%a2, %w, %s[, %z], %m) -> [M', N]
@@ -22,7 +23,7 @@ torch-onnx-dq-matmul.
 
 On a module tagged `dq.int8_activations` (dq-int8-activations: opt-in, approximate) and
 `dq.avx512vnni`, a MatMul the int8-activation kernel takes becomes two dispatches instead, x
-quantized per row and block of K, then that kernel (passes/matmul_kernel_int8.py):
+quantized per row and block of K, then that kernel (passes/kernels/int8.py):
 
     %xq, %xs, %xsum = flow.dispatch @dq_quantize_rows_...(%a2, %m)
     %y2 = flow.dispatch @dq_matmul_x8_...(%xq, %xs, %xsum, %w, %s[, %z], %m) -> [M', N]
@@ -71,11 +72,14 @@ from dequant.dialect.elements import of_type
 from . import Pass
 from . import torch_onnx as t
 from .int8_activations import INT8_ACTIVATIONS
-from .matmul_kernel import Kernel
-from .matmul_kernel_int8 import DigitKernel, Int8Kernel, QdqKernel
+from .kernels.int8 import Int8Kernel
+from .kernels.problem import Options, Problem
+from .kernels.qdq import QdqKernel
+from .kernels.routes import Choice, choose
+from .kernels.target import Target
 from .queries import made_by
 from .remarks import emit_remarks
-from .target_features import AVX512BW, AVX512VNNI
+from .target_features import AVX512VNNI
 from .to_linalg import expand
 from .torch_onnx_dq_matmul import Match, erase_unused, matches
 from .torch_onnx_to_dq import read_attrs
@@ -187,32 +191,23 @@ def _weights(m: Match) -> tuple | str:
     return e, q, scale, zp
 
 
-def _inputs(m: Match, lanes: int, int8: bool, vnni: bool) -> tuple | str:
-    """(Kernel, Int8Kernel or DigitKernel, the weights as stored (`_stored`), scale [KB, N] f32,
-    zero point [KB, N] or None, why the exact kernel where int8 activations were asked for, or
-    None), or why no kernel. On a VNNI target a MatMul of one row, or of a row count known only at
-    run time, takes the exact one-row integer kernel where it fits."""
-    k, n = m.kn
+def _problem(m: Match) -> tuple | str:
+    """(the Problem, the weights as stored (`_stored`), scale [KB, N] f32, zero point [KB, N] or
+    None) of a weight-only MatMul, or why no kernel reads its weights."""
     got = _weights(m)
     if isinstance(got, str):
         return got
-    e, q, scale, zp = got
-    block = scale[0]
-    exact = None
-    if int8:
-        exact = Int8Kernel.why_not(k, n, block, e.bits)
-        if exact is None:
-            return Int8Kernel(k, n, block, e.bits, e.signed, zp is not None), q, np.ascontiguousarray(scale[1]), zp, None
-    elif vnni and ((one := all(d == 1 for d in m.a.shape[:-1])) or None in m.a.shape[:-1]):
-        if DigitKernel.why_not(k, n, block, e.bits, any_rows=not one) is None:
-            return DigitKernel(k, n, block, e.bits, e.signed, zp is not None, any_rows=not one), q, np.ascontiguousarray(scale[1]), zp, None
-    if lanes > 8 and Kernel.why_not(k, n, block, e.bits, lanes):
-        lanes = 8  # e.g. N a multiple of 32 columns, not of 64: the 8-lane kernel (or why not)
-    why = Kernel.why_not(k, n, block, e.bits, lanes)
-    if why:
-        return why
-    kernel = Kernel(k, n, block, e.bits, e.signed, zp is not None, lanes)
-    return kernel, q, np.ascontiguousarray(scale[1]), zp, exact
+    e, q, (block, scale), zp = got
+    lead = m.a.shape[:-1]
+    rows = None if None in lead else int(np.prod(lead))
+    return Problem(*m.kn, block, e.bits, e.signed, zp is not None, rows), q, np.ascontiguousarray(scale), zp
+
+
+class _Made(NamedTuple):
+    """What one dequantize's MatMuls share: the route chosen and the repacked constants."""
+
+    choice: Choice
+    consts: list
 
 
 def _op(name: str, results=(), operands=(), attributes=None, regions: int = 0):
@@ -302,22 +297,26 @@ def _replace(m: Match, a_nd: ir.Value, call, also: list = ()) -> ir.Operation:
     return out.owner
 
 
-def rewrite(m: Match, module, made: dict, lanes: int, int8: bool, vnni: bool):
+def rewrite(m: Match, module, made: dict, target: Target, options: Options):
     """Rewrite one MatMul into a kernel dispatch: why not (a str; nothing changed), or the op
     now standing for the MatMul (at its location)."""
-    got = _inputs(m, lanes, int8, vnni) if m.dq_op.operation not in made else made[m.dq_op.operation][0]
-    if isinstance(got, str):
-        return got
-    kernel = got[0]
-    n = m.kn[1]
-    f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
-    name = _executable(kernel, module)
-    if m.dq_op.operation not in made:
-        w, s, z = kernel.repack(*got[1:4])
+    key = m.dq_op.operation
+    if key not in made:
+        got = _problem(m)
+        if isinstance(got, str):
+            return got
+        problem, stored, scale, zp = got
+        choice = choose(problem, target, options)
+        if choice.kernel is None:
+            return choice.why_not
+        w, s, z = choice.kernel.repack(stored, scale, zp)
+        f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
         with ir.InsertionPoint(m.dq_op), m.matmul.location:  # dominates every MatMul reading the weights
-            made[m.dq_op.operation] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
-                                       + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []))  # fmt: skip
-    consts = made[m.dq_op.operation][1]
+            made[key] = _Made(choice, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
+                              + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []))  # fmt: skip
+    kernel, consts = made[key].choice.kernel, made[key].consts
+    n, f32 = m.kn[1], ir.F32Type.get()
+    name = _executable(kernel, module)
 
     def call(a, rows_v, dyn):
         if isinstance(kernel, Int8Kernel):  # x quantized once per call, by a dispatch of its own
@@ -530,6 +529,13 @@ def _qdq_inputs(m: Match) -> tuple | str:
     return kernel, codes_x, kernel.repack(codes, s, zw, c)
 
 
+class _QdqMade(NamedTuple):
+    """What one QDQ MatMul's weights and activation share: `_qdq_inputs` and the constants."""
+
+    inputs: tuple
+    consts: list
+
+
 def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     """Rewrite one QDQ MatMul (A and B dequantized) into a dispatch of the exact integer kernel
     reading xq, and the QuantizeLinear reading its result into the kernel's epilogue where it
@@ -537,7 +543,7 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     now standing for the MatMul (or its QuantizeLinear)."""
     a = m.activation[0] if m.activation is not None else m.matmul.operands[0].owner
     key = (m.dq_op.operation, a.operation if isinstance(a, (ir.Operation, ir.OpView)) else None)
-    got = _qdq_inputs(m) if key not in made else made[key][0]
+    got = _qdq_inputs(m) if key not in made else made[key].inputs
     if got is None or isinstance(got, str):
         return got
     kernel, codes_x, (w, s, z, c) = got
@@ -552,9 +558,9 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     name = _executable(kernel, module)
     if key not in made:
         with ir.InsertionPoint(m.dq_op), m.matmul.location:
-            made[key] = (got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
-                         + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
-    consts, also, out = made[key][1], [], f32
+            made[key] = _QdqMade(got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
+                                 + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
+    consts, also, out = made[key].consts, [], f32
     with m.matmul.location, ir.InsertionPoint(m.matmul):
         xq = codes_x()
         if requantize is not None:  # this MatMul's own bias, scales and zero points
@@ -568,7 +574,7 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     return done
 
 
-def run(root) -> bool:
+def run(root, int8_activations: bool = False) -> bool:
     remarks = []
     found = matches(root, remarks)
     if found is None:
@@ -576,37 +582,32 @@ def run(root) -> bool:
     if found and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
         root.location.emit_error("torch-onnx-dq-matmul-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
         return False
-    int8 = INT8_ACTIVATIONS in root.attributes
-    if int8 and AVX512VNNI not in root.attributes:
+    target, options = Target.of(root), Options(int8_activations or INT8_ACTIVATIONS in root.attributes)
+    if options.int8_activations and not target.avx512vnni:
         root.location.emit_error(f"int8 activations ({INT8_ACTIVATIONS}) need AVX-512 VNNI, which the target lacks "
                                  f"(dq-target-features tags the module {AVX512VNNI} where the host has it)")  # fmt: skip
         return False
-    # 16 f32 lanes where the module says the target has AVX-512 (dq-target-features): the kernel
-    # took 0.21 ms where 8 lanes took 0.39 at M = 1, 2.3-2.6 ms where 4.1-4.2 at M = 16 (K = 2048,
-    # N = 5632 int4 blocked 32, one thread, iree-benchmark-module on local-sync, two runs each).
-    lanes = 16 if AVX512BW in root.attributes else 8
     made, done, activations = {}, set(), set()
     for m in found:
-        got = rewrite_qdq(m, root, made, remarks) if AVX512VNNI in root.attributes else None
+        got = rewrite_qdq(m, root, made, remarks) if target.avx512vnni else None
         if got is not None and not isinstance(got, str):
             done.add(m.dq_op)
             if m.activation is not None:
                 activations.add(m.activation[0])
             continue
         qdq = got
-        got = rewrite(m, root, made, lanes, int8, AVX512VNNI in root.attributes)
+        got = rewrite(m, root, made, target, options)
         if isinstance(got, str):
             remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {got}"))
             continue
         if qdq is not None:
             remarks.append((got, f"QDQ MatMul given dq's float route, not its integer kernel: {qdq}"))
         done.add(m.dq_op)
-        exact = made[m.dq_op.operation][0][4]
-        if exact:
-            remarks.append((got, f"MatMul given dq's exact kernel, not the int8-activation one: {exact}"))
+        remarks += [(got, text) for text in made[m.dq_op.operation].choice.remarks()]
     erase_unused(done | activations)  # an activation's dequantize no MatMul reads any more
     emit_remarks(root, remarks)
     return True
 
 
-PASS = Pass("torch-onnx-dq-matmul-iree-cpu", "Rewrite ONNX MatMuls of constant 4/8-bit weights into dispatches of dq's matmul kernel for IREE's llvm-cpu backend", run)
+PASS = Pass("torch-onnx-dq-matmul-iree-cpu", "Rewrite ONNX MatMuls of constant 4/8-bit weights into dispatches of dq's matmul kernel for IREE's llvm-cpu backend",
+            run, options={"int8-activations": False})  # fmt: skip

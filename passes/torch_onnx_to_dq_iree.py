@@ -36,7 +36,7 @@ from mlir import ir
 
 from . import Pass
 from . import torch_onnx as t
-from .matmul_kernel_int8 import QdqKernel
+from .kernels.qdq import QdqKernel
 from .remarks import emit_remarks
 from .target_features import AVX512VNNI
 from .torch_onnx_to_dq import read_attrs, rewrite

@@ -25,7 +25,7 @@ from dequant.dialect.walking import walk
 
 from .lazy import llvm
 from .queries import concatenated, element_bits, integer_value, made_by, ops_named, producer, splat_int, tagged_source
-from .target_features import AVX512BF16, AVX512BW, AVX512VBMI
+from .kernels.target import Target
 
 TABLE_MIN_CHUNKS = 4  # a per-tile table only for tiles of 4 or more 512-bit vectors (docs/performance.md)
 
@@ -44,9 +44,10 @@ class X86:
 
     @classmethod
     def of(cls, module) -> X86:
-        """The features tagged on `module` (a builtin.module operation, or None: none)."""
-        tagged = (module is not None and tag in module.attributes for tag in (AVX512BW, AVX512BF16, AVX512VBMI))
-        return cls(*tagged)
+        """The features tagged on `module` (a builtin.module operation, or None: none), as
+        `Target.of` reads them for the kernels too."""
+        target = Target.of(module)
+        return cls(target.avx512bw, target.avx512bf16, target.avx512vbmi)
 
     @property
     def tables(self) -> bool:

@@ -116,8 +116,24 @@ def expand(elements: list[Element]) -> list[Element]:
     return out
 
 
-def _python_pass(p, anchor: str | None):
-    """A callable for `PassManager.add` running dq pass `p` on `anchor` ops (or the op itself)."""
+def _options(p, text: str) -> dict:
+    """The keyword arguments of dq pass `p` from its options' text (`a=true b=false`, as mlir-opt
+    spells them), or PipelineError."""
+    out = {}
+    for item in text.split():
+        key, _, value = item.partition("=")
+        if key not in p.options:
+            known = ", ".join(p.options) or "none"
+            raise PipelineError(f"pass '{p.name}' has no option '{key}' (its options: {known})")
+        if value not in ("true", "false", "1", "0", ""):
+            raise PipelineError(f"option '{key}' of pass '{p.name}' is true or false, not '{value}'")
+        out[key.replace("-", "_")] = value in ("true", "1", "")
+    return out
+
+
+def _python_pass(p, anchor: str | None, options: dict | None = None):
+    """A callable for `PassManager.add` running dq pass `p` on `anchor` ops (or the op itself),
+    with `options` (keyword arguments of its `run`)."""
 
     def run(op, external):
         targets = [op]
@@ -132,7 +148,7 @@ def _python_pass(p, anchor: str | None):
 
             walk(op, visit, ir.WalkOrder.PRE_ORDER)
         try:
-            ok = all([p.run(t) for t in targets])
+            ok = all([p.run(t, **(options or {})) for t in targets])
         except Exception as e:  # a bug in a pass is a diagnostic, not a traceback through the driver
             op.location.emit_error(f"internal error in pass '{p.name}': {type(e).__name__}: {e}")
             ok = False
@@ -198,11 +214,12 @@ def _add(pm: passmanager.PassManager, elements: list[Element], prefix: list[str]
             pm.add(_python_pass(p, prefix[-1] if prefix else None), name=p.name, argument=p.name, description=p.description)
             upstream.append(el.spelled())
         elif el.name in PASSES:
-            if el.options:
-                raise PipelineError(f"pass '{el.name}' takes no options")
-            flush()
             p = PASSES[el.name]
-            pm.add(_python_pass(p, prefix[-1] if prefix else None), name=p.name, argument=p.name, description=p.description)
+            if el.options and not p.options:
+                raise PipelineError(f"pass '{el.name}' takes no options")
+            options = _options(p, el.options)
+            flush()
+            pm.add(_python_pass(p, prefix[-1] if prefix else None, options), name=p.name, argument=p.name, description=p.description)
         else:
             upstream.append(el.spelled())
     flush()

@@ -2,7 +2,7 @@
 
 // torch-onnx-dq-matmul-iree-cpu on a module tagged AVX-512 VNNI by hand: a MatMul of one row
 // (static) and constant 4-bit weights becomes the exact one-row route (passes/
-// matmul_kernel_int8.py, DigitKernel): one dispatch writing x's base-256 digits per block of 32,
+// kernels/digits.py, DigitKernel): one dispatch writing x's base-256 digits per block of 32,
 // then dq's kernel summing each digit against the weights with vpdpbusd.
 
 // int4 blocked 32, K = 64, N = 64, one scale 0.5.

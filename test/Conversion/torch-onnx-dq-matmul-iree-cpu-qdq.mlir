@@ -3,7 +3,7 @@
 
 // torch-onnx-dq-matmul-iree-cpu on QDQ MatMuls (A and B dequantized), on modules tagged AVX-512
 // VNNI by hand: one dispatch of the exact integer kernel reading the quantized activation's bytes
-// (passes/matmul_kernel_int8.py, QdqKernel), no dequantize of the activation left.
+// (passes/kernels/qdq.py, QdqKernel), no dequantize of the activation left.
 
 // uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column.
 // The kernel's constants, by hand: u = 3 + 128 = 0x83 in every byte; s = sx * sw = 0.125

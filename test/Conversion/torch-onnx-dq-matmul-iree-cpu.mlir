@@ -5,7 +5,7 @@
 // constant 4- or 8-bit weights [K, N] becomes a flow.dispatch of dq's matmul kernel: one
 // stream.executable per kernel shape (its export's workgroup count N / 32, its function the
 // kernel body on stream bindings x, w, s[, z], y and the row count), the weights, scales and zero
-// points repacked as dense_resource constants in the kernel's layout (passes/matmul_kernel.py:
+// points repacked as dense_resource constants in the kernel's layout (passes/kernels/f32.py:
 // per workgroup of 32 columns, one stream of rows).
 
 // Blocked int4, K = 4, N = 32, block 2, one scale 0.5: w[k][n] = k - 2 for every n (the ONNX
@@ -24,7 +24,22 @@
 // CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x2x32xf32>
 // CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x32xf32>
 // CHECK-DAG: "stream.dispatch.workgroup.id"() {dimension = 0 : index} : () -> index
-// CHECK: vector.fma
+// The one-row body (m <= 1) reads each weight as the several-rows body does, (u - z') * s with
+// the zero point (here the bias 8) taken off in i32, then one FMA: no f32 sum of x * u from
+// which z' * sum x is taken (issue 45), no unsigned conversion.
+// CHECK: scf.if
+// CHECK-NOT: arith.uitofp
+// CHECK: %[[SCALE:.*]] = vector.load %{{.*}} : memref<1x2x32xf32>, vector<8xf32>
+// CHECK: %[[BYTES:.*]] = vector.load %{{.*}} : memref<1x2x32xi8>, vector<8xi8>
+// CHECK-NEXT: %[[U:.*]] = arith.extui %[[BYTES]] : vector<8xi8> to vector<8xi32>
+// CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[U]], %{{.*}} : vector<8xi32>
+// CHECK-NEXT: arith.shrui %[[U]], %{{.*}} : vector<8xi32>
+// CHECK-NEXT: %[[Q:.*]] = arith.subi %[[LOW]], %{{.*}} : vector<8xi32>
+// CHECK-NEXT: %[[QF:.*]] = arith.sitofp %[[Q]] : vector<8xi32> to vector<8xf32>
+// CHECK-NEXT: %[[W:.*]] = arith.mulf %[[QF]], %[[SCALE]] : vector<8xf32>
+// CHECK-NEXT: vector.fma %{{.*}}, %[[W]], %{{.*}} : vector<8xf32>
+// CHECK-NOT: arith.uitofp
+// CHECK: } else {
 // CHECK: "stream.executable.end"() : () -> ()
 // CHECK-NEXT: }) {sym_name = "[[K]]", sym_visibility = "private"} : () -> ()
 // CHECK-LABEL: func.func @blocked_int4

@@ -77,6 +77,27 @@ def matmul_forms(path, k: int, n: int, forms: list, seed: int = 0, batch: bool =
     return str(path)
 
 
+def matmuls_of(path, k: int, weights: list) -> str:
+    """One model with a MatMul per entry of `weights`: y<i> = x @ DequantizeLinear(w, s[, z]), x
+    f32 [M, K] (M dynamic). An entry is (w [K, N] of an integer dtype (ml_dtypes or numpy), s f32
+    [K / block, N] (blocked along K, axis 0), z [K / block, N] of w's dtype or None, block)."""
+    nodes, inits, outputs = [], [], []
+    for i, (w, s, z, block) in enumerate(weights):
+        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(s, f"s{i}")]
+        inputs = [f"w{i}", f"s{i}"] + ([f"z{i}"] if z is not None else [])
+        if z is not None:
+            inits.append(numpy_helper.from_array(z, f"z{i}"))
+        nodes += [helper.make_node("DequantizeLinear", inputs, [f"wf{i}"], axis=0, block_size=block),
+                  helper.make_node("MatMul", ["x", f"wf{i}"], [f"y{i}"])]  # fmt: skip
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, ["M", w.shape[1]]))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", k])
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], outputs, inits), opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    onnx.save(m, str(path))
+    return str(path)
+
+
 def float8_matmul(path, k: int, n: int, seed: int = 0) -> str:
     """y = x @ DequantizeLinear(w float8e4m3fn [K, N], per-column f32 scale)."""
     rng = np.random.default_rng(seed)

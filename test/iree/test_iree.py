@@ -240,6 +240,68 @@ def test_kernel_takes_every_constant_weight_form(tmp_path, lanes):
             np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()), err_msg=f"form {KERNEL_FORMS[i]}, M = {m}")
 
 
+def test_kernel_f32_bodies_are_exact_for_any_input(tmp_path):
+    """The f32 kernel (the route of 8-bit weights, and of 4-bit ones without AVX-512 VNNI), one row
+    and several, both vector widths, against x @ dequantize(w) in float64 of the f32 dequantized
+    weights `(q - z) * s` (docs/semantics.md#matmul-of-dequantized-weights), for x a large common
+    offset over weights mostly at their zero point (a column of zero weights is exactly 0), x
+    holding +-inf (+-inf where the reference has it, NaN where it meets a zero weight) and x
+    holding +-1e38 (finite wherever the sum of |x * w| is): within f32 rounding of a sum of K
+    terms, (K + 2) * 2^-24 * sum |x * w|. The one-row body once summed x * (q + bias) and took
+    the zero point off per block in f32, `y += s * (sum x * u - z' * sum x)`, which cancelled
+    (issue 45: 0.35 for 0.066), gave NaN for inf - inf and overflowed at 1e38."""
+    k, rng = 256, np.random.default_rng(45)
+    weights = []
+    for dtype, block, zero_point in [(I4, 32, True), (I4, 32, False), (U4, 64, True), (np.int8, 32, True), (np.uint8, 256, True)]:
+        for n in (64, 96):  # 16 lanes, 8 lanes (N = 96 is no multiple of 64 columns)
+            info = ml_dtypes.iinfo(dtype)
+            z = rng.integers(info.min, info.max, (k // block, n), endpoint=True) if zero_point else np.zeros((k // block, n), np.int64)
+            w = np.repeat(z, block, axis=0)
+            off = (rng.random((k, n)) < 1 / 32) & (np.arange(n) % 2 == 0)  # odd columns: every weight at its zero point
+            w = np.where(off, rng.integers(info.min, info.max, (k, n), endpoint=True), w)
+            s = (rng.random((k // block, n)) * 0.1 + 0.01).astype(F32)
+            weights.append((w.astype(dtype), s, z.astype(dtype) if zero_point else None, block))
+    path = models.matmuls_of(tmp_path / "m.onnx", k, weights)
+    text = stage.import_onnx(path)
+    end = "\n}) : () -> ()\n"  # the module's own closing line: tagged AVX-512 without VNNI by hand
+    assert end in text
+    text = stage.prepare(text.replace(end, "\n}) {dq.avx512bw} : () -> ()\n", 1))
+    assert text.count("_l16::") == text.count("_l8::") == len(weights) // 2 and "digits" not in text
+    import iree.runtime as rt
+
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags)))
+    deq = [(w.astype(np.int64) - np.repeat(z.astype(np.int64) if z is not None else 0 * s.astype(np.int64), b, axis=0)).astype(F32)
+           * np.repeat(s, b, axis=0) for w, s, z, b in weights]  # fmt: skip
+
+    offset = (1e5 + rng.standard_normal(k)).astype(F32)
+    cases = {"offset": np.stack([offset, offset * F32(0.5)])}
+    for sign in (1, -1):
+        x = rng.standard_normal((2, k)).astype(F32)
+        x[0, 7], x[1, 130] = sign * np.inf, -sign * np.inf
+        cases[f"{sign:+}inf"] = x
+    big = rng.standard_normal((2, k)).astype(F32)
+    big[:, [3, 100, 200]] = F32(1e38) * np.sign(big[:, [3, 100, 200]])
+    cases["1e38"] = big
+    for name, x2 in cases.items():
+        for rows in (x2[:1], np.concatenate([x2, x2[:1]])):  # one row, several
+            got = ctx.modules.module["g"](rows)
+            for i, (g, d) in enumerate(zip(got, deq)):
+                g = np.asarray(g)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    want = rows.astype(np.float64) @ d.astype(np.float64)
+                    size = np.abs(rows.astype(np.float64)) @ np.abs(d.astype(np.float64))
+                finite = np.isfinite(size) & (size < np.finfo(F32).max)
+                where = f"{name}, weights {i} ({weights[i][0].dtype}, block {weights[i][3]}), M = {len(rows)}"
+                np.testing.assert_array_equal(g[~np.isfinite(want)], want[~np.isfinite(want)].astype(F32), err_msg=where)
+                ok = finite & np.isfinite(want)
+                assert not ok.any() if "inf" in name else ok.mean() > 0.8, where
+                err = np.abs(g[ok] - want[ok])
+                assert (err <= (k + 2) * 2.0**-24 * size[ok]).all(), (where, float(err.max()))
+                if name == "offset":
+                    assert (g[:, 1::2] == 0).all(), where
+
+
 def test_kernel_with_batch_dims(tmp_path):
     """A = [B, M, K] with both leading dims dynamic: collapsed to rows for the kernel and back."""
     k, n = 128, 32

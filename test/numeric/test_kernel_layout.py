@@ -1,4 +1,4 @@
-"""The constants of dq's matmul kernel (passes/matmul_kernel.py, `Kernel.repack`) from the
+"""The constants of dq's matmul kernel (passes/kernels/f32.py, `Kernel.repack`) from the
 weights as an ONNX model stores them (packed by onnx's own helper): laid out as the module
 docstring says, checked element by element against a reference written from it."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from onnx import numpy_helper
 
-from dequant.passes import matmul_kernel
-from dequant.passes.matmul_kernel import GROUPS, Kernel
+from dequant.passes.kernels import f32 as matmul_kernel
+from dequant.passes.kernels.f32 import GROUPS, Kernel
 
 DTYPES = {(4, True): ml_dtypes.int4, (4, False): ml_dtypes.uint4, (8, True): np.int8, (8, False): np.uint8}
 

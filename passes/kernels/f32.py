@@ -17,17 +17,19 @@ weights are one contiguous stream, row after row of K.
 - zero points `[N / W, KB, W]` bytes holding `z + bias`; without a zero point the bias alone.
 Then `u - (z + bias) = q - z`, exactly.
 
-Two bodies, chosen by the row count at run time (docs/iree.md, "The int4 MatMul kernel"):
-- one row (a token, M = 1; memory and unpacking bound): per block, `p = sum_k x[k] * u[k]` and
-  `xs = sum_k x[k]` in f32, then `y += s * (p - z' * xs)`: the weights are converted once, no
-  multiply per weight by the scale or subtract of the zero point (the reassociation ONNX leaves
-  open: a MatMul's sum has no fixed order; docs/semantics.md#matmul-of-dequantized-weights);
-- several rows: per chunk of K, the group's weights are dequantized exactly, `(u - z') * s` as
-  dq's dequantize computes them, into a stack panel of f32, then an f32 register-blocked product
-  of `ROWS` rows by `PANEL_GROUPS * lanes` columns reads it (each weight unpacked once per
-  workgroup, not per row).
+Two bodies, chosen by the row count at run time (docs/iree.md, "The matmul kernel (CPU)"), with
+one arithmetic: each weight dequantized exactly as dq's dequantize computes it, `(u - z') * s`
+with the zero point taken off in i32 before the conversion (`_Body.dequantized`), then summed
+against x in f32 by fused multiply-adds:
+- one row (a token, M = 1; memory and unpacking bound): straight from the unpacked weights into
+  one accumulator per column group (docs/semantics.md#matmul-of-dequantized-weights);
+- several rows: per chunk of K, the group's weights are dequantized into a stack panel of f32,
+  then an f32 register-blocked product of `ROWS` rows by `PANEL_GROUPS * lanes` columns reads it
+  (each weight unpacked once per workgroup, not per row).
 Sums run in f32 in order of k within each (block, column); no integer accumulation, no
-quantization of x: the error against a float64 product is f32 rounding of the sums.
+quantization of x, no term the sum cancels: the error against a float64 product of the
+dequantized weights is f32 rounding of the sums, for any x (an infinity times a zero weight is
+NaN, as in the product ONNX states).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
 from dequant.dialect import unpack
+
+from .loops import Hoisted
 
 # Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
 GROUPS = 4
@@ -197,49 +201,6 @@ class Kernel:
         self.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, workgroup)
 
 
-def _index(v: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), v)
-
-
-class Hoisted:
-    """A kernel body's constants, made once each at the top of the block being built (they are
-    used in several regions)."""
-
-    def __init__(self):
-        self.top = ir.InsertionPoint.at_block_begin(ir.InsertionPoint.current.block)
-        self.c = {}
-
-    def _constant(self, key, make) -> ir.Value:
-        if key not in self.c:
-            with self.top:
-                self.c[key] = make()
-        return self.c[key]
-
-    def const(self, v: int) -> ir.Value:
-        return self._constant(v, lambda: _index(v))
-
-    def splat(self, t: ir.VectorType, attr: ir.Attribute, key) -> ir.Value:
-        """A vector constant of type t, every element `attr` (made once per `key`)."""
-        return self._constant(("splat", key), lambda: arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)))
-
-    def scalar(self, t: ir.Type, value) -> ir.Value:
-        """A scalar constant of type t (an integer or float type)."""
-        return self._constant(("scalar", str(t), value), lambda: arith.constant(t, value))
-
-    def tail_rows(self, at, m, most: int, tile) -> None:
-        """`tile(r0, rows)` over the rows from `at` to `m` (fewer than `most`): by tiles of the
-        powers of two below `most`, largest first, at most one each."""
-        for rows in [1 << i for i in range(most.bit_length()) if 1 << i < most][::-1]:
-            fits = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(at, self.const(rows)), m)
-            branch = scf.IfOp(fits, [ir.IndexType.get()], has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                tile(at, rows)
-                scf.YieldOp([arith.addi(at, self.const(rows))])
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([at])
-            at = branch.results[0]
-
-
 class _Body(Hoisted):
     """The ops of one kernel body (state shared by its loops)."""
 
@@ -296,10 +257,17 @@ class _Body(Hoisted):
     def column(self, g: int) -> ir.Value:
         return arith.addi(self.col0, self.const(g * self.k.lanes))
 
+    def dequantized(self, field, zero_point, scale) -> ir.Value:
+        """`(u - z') * s` as dq's dequantize computes it: the zero point taken off in i32 (exact),
+        converted exactly, then rounded once by the scale. Both bodies read every weight so."""
+        return arith.mulf(arith.sitofp(self.f32, arith.subi(field, zero_point)), scale)
+
     def one_row(self) -> None:
-        """y[r, cols] = sum over blocks of s * (sum x*u - z' * sum x), for r < m (m <= 1). Each
-        value of a byte (row 2j, row 2j + 1) sums into its own accumulator (no FMA waits on
-        another in the same step); sum x of a block is added up once per block (`block_sum`)."""
+        """y[r, cols] = sum_k x[r, k] * ((u - z') * s) for r < m (m <= 1), in order of k: each
+        weight dequantized exactly (`dequantized`), then one FMA, the several-rows body's
+        arithmetic without its panel (each weight is read once at one row). One accumulator per
+        column group: GROUPS chains of FMAs, few enough registers for AVX2's 16 (one per value of
+        a byte spilled)."""
         kern, f32 = self.k, self.f32
         gs, fields = range(GROUPS), kern.per_byte
         rows = scf.ForOp(self.const(0), self.m, self.const(1))
@@ -307,48 +275,25 @@ class _Body(Hoisted):
             r = rows.induction_variable
             blocks = scf.ForOp(self.const(0), self.const(kern.blocks), self.const(1), [self.zero] * GROUPS)
             with ir.InsertionPoint(blocks.body):
-                kb, acc = blocks.induction_variable, list(blocks.inner_iter_args)
+                kb = blocks.induction_variable
+                zs = [self.zero_point(g, kb) for g in gs]
+                scales = [self.scale(g, kb) for g in gs]
                 per_block = kern.block // fields
                 first_row = arith.muli(kb, self.const(per_block))
-                inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), [self.zero] * (GROUPS * fields))
+                inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), list(blocks.inner_iter_args))
                 with ir.InsertionPoint(inner.body):
-                    j, p = inner.induction_variable, list(inner.inner_iter_args)
+                    j, acc = inner.induction_variable, list(inner.inner_iter_args)
                     row = arith.addi(first_row, j)
                     k0 = arith.muli(row, self.const(fields))
                     xs = [vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i)) if i else k0])) for i in range(fields)]
-                    out = []
                     for g in gs:
-                        for f, (xv, field) in enumerate(zip(xs, self.fields(g, row))):
-                            out.append(vector.fma(xv, arith.uitofp(f32, field), p[g * fields + f]))
-                    scf.YieldOp(out)
-                neg = arith.negf(self.block_sum(r, arith.muli(kb, self.const(kern.block))))
-                out = []
-                for g, acc_g in zip(gs, acc):
-                    p_g = inner.results[g * fields]
-                    for f in range(1, fields):
-                        p_g = arith.addf(p_g, inner.results[g * fields + f])
-                    zf = arith.uitofp(f32, self.zero_point(g, kb))
-                    out.append(vector.fma(self.scale(g, kb), vector.fma(zf, neg, p_g), acc_g))
-                scf.YieldOp(out)
+                        for xv, field in zip(xs, self.fields(g, row)):
+                            acc[g] = vector.fma(xv, self.dequantized(field, zs[g], scales[g]), acc[g])
+                    scf.YieldOp(acc)
+                scf.YieldOp(list(inner.results))
             for g, total in zip(gs, blocks.results):
                 vector.store(total, self.y, [r, self.column(g)])
             scf.YieldOp([])
-
-    def block_sum(self, r, k0) -> ir.Value:
-        """sum of x[r, k0 : k0 + block] in every lane: the block's vectors added pairwise, then
-        the lanes by a butterfly of shuffles (a tail shorter than a vector added lane by lane)."""
-        kern, f32, lanes = self.k, self.f32, self.k.lanes
-        parts = [vector.load(f32, self.x, [r, arith.addi(k0, self.const(i * lanes)) if i else k0]) for i in range(kern.block // lanes)]
-        while len(parts) > 1:
-            parts = [arith.addf(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)] + parts[len(parts) - len(parts) % 2 :]
-        total = parts[0] if parts else self.zero
-        step = lanes // 2
-        while parts and step:
-            total = arith.addf(total, vector.shuffle(total, total, [(i + step) % lanes if (i // step) % 2 == 0 else i - step for i in range(lanes)]))
-            step //= 2
-        for i in range(kern.block // lanes * lanes, kern.block):
-            total = arith.addf(total, vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i))])))
-        return total
 
     def rows(self) -> None:
         """Several rows: per half of the workgroup's columns, per K chunk, the exact dequantized
@@ -377,7 +322,7 @@ class _Body(Hoisted):
 
     def fill_panel(self, gs: list, kc) -> None:
         """panel[k - kc, i * lanes + j] = (u - z') * s for k in the chunk, group gs[i], lane j."""
-        kern, f32 = self.k, self.f32
+        kern = self.k
         rows_per_block = min(kern.block, kern.chunk) // self.per_load
         blocks_here = max(kern.chunk // kern.block, 1)
         loop = scf.ForOp(self.const(0), self.const(blocks_here), self.const(1))
@@ -395,8 +340,7 @@ class _Body(Hoisted):
                 at = arith.subi(k0, kc)
                 for i, (g, zp, scale) in enumerate(zip(gs, zs, scales)):
                     for f, field in enumerate(self.fields(g, row)):
-                        value = arith.mulf(arith.sitofp(f32, arith.subi(field, zp)), scale)
-                        memref.store(value, self.panel, [arith.addi(at, self.const(f)) if f else at, self.const(i)])
+                        memref.store(self.dequantized(field, zp, scale), self.panel, [arith.addi(at, self.const(f)) if f else at, self.const(i)])
                 scf.YieldOp([])
             scf.YieldOp([])
 

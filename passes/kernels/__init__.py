@@ -1,0 +1,37 @@
+"""dq's CPU matmul kernels for IREE: the bodies torch-onnx-dq-matmul-iree-cpu hands IREE as
+`flow.dispatch`es (docs/iree.md, "The matmul kernel (CPU)"). The rules every kernel here keeps,
+as IREE's ukernel `common.h` states its own:
+
+Exact and approximate.
+- Exact (the model as written, up to the order of f32 sums): `f32.Kernel` (each weight
+  dequantized as dq's dequantize computes it, `(u - z') * s`, then f32 FMAs; at any row count),
+  `digits.DigitKernel` (x's blocks as exact integers, integer sums, one rounding to f32 per
+  block; docs/semantics.md#the-exact-one-row-route), `qdq.QdqKernel` (QDQ MatMuls: the model's
+  own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls).
+- Approximate, opt-in only: `int8.Int8Kernel` (x quantized to int8 per row and block, as ONNX
+  Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
+- No kernel takes a term off a sum in f32 (`p - z' * sum x`): a zero point comes off in
+  integers, before any conversion (issue 45).
+
+Layout. The stage repacks constants once (`repack`); a kernel reads only its own layout:
+- per workgroup (GROUPS column groups of `lanes` columns) one contiguous stream of weights, rows
+  of K after one another; values stored biased to unsigned (`u = q + bias`, bias 8 for int4, 128
+  for int8, 0 unsigned) so one mask and one shift unpack them;
+- scales f32 and zero points `z + bias` (a byte each) `[N / W, K / block, W]`, blocks of K in
+  order; a kernel's name spells every static parameter it was built for (one executable each).
+
+CPU facts. A kernel is chosen and built from the module's tags (dq-target-features:
+`dq.avx512bw`, `dq.avx512vnni`, ...), never from the host running the stage: a module compiled
+for another CPU is tagged for it. Kernels needing an instruction set say so (`vpdpbusd`: AVX-512
+VNNI); their tests name the feature and are skipped with that reason elsewhere.
+
+Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in code comments):
+- `f32.Kernel` is needed because IREE's fused contraction of a dequantized int4 MatMul runs at
+  a third or less of what memory allows; it is the route every other kernel falls back to.
+- `int8.Int8Kernel` is needed because users opting in to MatMulNBits' int8 activations expect
+  its speed: four multiply-adds per lane per `vpdpbusd`.
+- `digits.DigitKernel` is needed because at one row the f32 body is bound by its conversions:
+  summing exact integer digits of x with `vpdpbusd` takes about half its time, exactly.
+- `qdq.QdqKernel` is needed because a QDQ MatMul's activation is already integer: its exact
+  integer product skips both dequantizes and the f32 product.
+"""

@@ -1,0 +1,33 @@
+"""What a MatMul asks of a kernel (`Problem`), apart from its constants: the routes choose by it
+alone (passes/kernels/routes.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """y [M, N] = x [M, K] @ dequantize(w [K, N]): the weights' block along K (K: one scale per
+    column or tensor), their bits (4 or 8) and signedness, whether a zero point is read, the
+    row count M (None: known only at run time), and the activation: "f32" (weight-only), or a
+    quantized "u8"/"i8" activation with its scale and zero point (QDQ MatMuls)."""
+
+    k: int
+    n: int
+    block: int
+    bits: int
+    signed: bool
+    zero_point: bool
+    rows: int | None = None
+    activation: str = "f32"
+    x_scale: float | None = None
+    x_zero_point: int | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked of the route (pass options): int8 activations (opt-in, approximate)."""
+
+    int8_activations: bool = False

@@ -1,0 +1,163 @@
+"""The exact integer kernel of QDQ MatMuls (`QdqKernel`, AVX-512 VNNI): the int8-activation
+kernel's body (passes/kernels/int8.py) reading the model's own quantized activation xq instead
+of a Quantize dispatch's (docs/semantics.md#the-integer-route-of-qdq-matmuls).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, math, memref, scf, vector
+
+from ..lazy import llvm
+from .f32 import GROUPS
+from .int8 import LANES, VPDPBUSD, Int8Kernel, _Body
+
+
+@dataclass(frozen=True)
+class QdqKernel(Int8Kernel):
+    """The exact integer kernel of a QDQ MatMul (16 lanes: AVX-512 VNNI): x is the quantized
+    activation itself, xq [M, K] int8 or uint8 with a constant per-tensor scale sx and zero point
+    zx (IREE's QuantizeLinear computes it), the weights 8-bit per tensor or per column (one block
+    of K). Per (row, column), exactly in i32 (docs/semantics.md#the-integer-route-of-qdq-matmuls):
+
+        d = sum_k (xq - zx) * (wq - zw) = sum_k v * u - (zw + bias) * sum_k v + c[n]
+
+    with v = xq as int8 (uint8 xq: xq ^ 0x80 = xq - 128), u = wq + bias the weights' unsigned
+    bytes (the layout above, one vpdpbusd per 4 rows of K and 16 columns), sum_k v per row by
+    vpdpbusd against ones, and c[n] = -(zx - 128 [uint8 xq]) * sum_k (wq - zw) made when the stage
+    runs. Then y = s[n] * float(d), s[n] = sx * sw[n] rounded to f32 when the stage runs.
+
+    With `requantize` ("i8" or "u8"), the QuantizeLinear reading y (per tensor, constant sy and
+    zy: r = [sy, zy] f32) is the epilogue, and y is stored as that QuantizeLinear's bytes:
+    saturate(roundeven(y / sy) + zy), a true f32 division, as ONNX computes it. With `bias_add`, a
+    constant b[n] (f32, laid out as c) is added to y first; with `mid` ("i8" or "u8") too, y is
+    first quantized and dequantized per tensor (r = [sy, zy, sy', zy', s'', z'']: y becomes
+    (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias."""
+
+    unsigned_x: bool = False
+    requantize: str | None = None
+    bias_add: bool = False
+    mid: str | None = None
+
+    @staticmethod
+    def why_not(k: int, n: int, bits: int, largest: int) -> str | None:
+        """Why a QDQ MatMul does not fit the kernel, or None (`largest`: a bound on |d|)."""
+        if bits != 8:
+            return f"{bits}-bit weights (the kernel reads 8 bits)"
+        if k % 4:
+            return f"K = {k} is not a multiple of 4"
+        if n % (LANES * GROUPS):
+            return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
+        if largest >= 1 << 31:
+            return f"K = {k} is too long for an exact i32 sum (|d| up to {largest})"
+        return None
+
+    def name(self) -> str:
+        kind = ("i" if self.signed else "u") + "8"
+        out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
+        return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{out}"
+
+    def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> tuple:
+        """(weights, scales, zero points or None, corrections) from the weights' codes [K, N],
+        s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32)."""
+        w, s, z = super().repack(codes, scale, zero_point)
+        return w, s, z, self.per_column(correction.astype(np.int32))
+
+    def per_column(self, values: np.ndarray) -> np.ndarray:
+        """Values [1, N] (or [N]) laid out [workgroups, 1, width], as c and b are read."""
+        return np.ascontiguousarray(values.reshape(1, self.workgroups, self.width).transpose(1, 0, 2))
+
+    def types(self, m: int | None = None) -> dict:
+        dyn = ir.ShapedType.get_dynamic_size() if m is None else m
+        table = super().types(m)
+        i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
+        out = {"xq": ir.MemRefType.get([dyn, self.k], i8)}
+        out.update({role: table[role] for role in ("w", "s", "z") if role in table})
+        out["c"] = ir.MemRefType.get([self.workgroups, 1, self.width], i32)
+        if self.bias_add:
+            out["b"] = ir.MemRefType.get([self.workgroups, 1, self.width], ir.F32Type.get())
+        if self.requantize:
+            out["r"] = ir.MemRefType.get([6 if self.mid else 2], ir.F32Type.get())
+            out["y"] = ir.MemRefType.get([dyn, self.n], i8)
+        else:
+            out["y"] = table["y"]
+        return out
+
+    def emit_views(self, v: dict, m, workgroup) -> None:
+        _QdqBody(self, v, m, workgroup).emit()
+
+
+class _QdqBody(_Body):
+    """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
+    to d's start, one block scaled by s alone (and requantized)."""
+
+    def __init__(self, kernel: QdqKernel, v: dict, m, workgroup):
+        super().__init__(kernel, v, m, workgroup)
+        if kernel.requantize:  # r's scales and zero points, loaded once (r is not defined at self.top)
+            self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(6 if kernel.mid else 2)]
+
+    def flip(self, v: ir.Value) -> ir.Value:
+        """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word)."""
+        if not self.k.unsigned_x:
+            return v
+        if isinstance(v.type, ir.VectorType):
+            t = ir.VectorType(v.type)
+            top = self.splat(t, ir.IntegerAttr.get(t.element_type, -128), ("flip", t.shape[0]))
+        else:
+            top = self._constant("flip_word", lambda: arith.constant(v.type, ir.IntegerAttr.get(v.type, -0x7F7F7F80)))
+        return arith.xori(v, top)
+
+    def row_sums(self, rs: list, kb) -> list:
+        """sum_k v of each row: 64 bytes at a time by vpdpbusd against ones, the rest (K mod 64)
+        widened and added."""
+        k, i8, i32 = self.k.k, ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+        ones = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones")
+        zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
+        full, rest = k // (4 * LANES) * 4 * LANES, k % (4 * LANES)
+        out = []
+        for r in rs:
+            loop = scf.ForOp(self.const(0), self.const(full), self.const(4 * LANES), [zero])
+            with ir.InsertionPoint(loop.body):
+                v = self.flip(vector.load(self.bytes, self.v["xq"], [r, loop.induction_variable]))
+                scf.YieldOp([llvm.call_intrinsic(self.i32, VPDPBUSD, [loop.inner_iter_args[0], ones, v], [], [])])
+            total = vector.reduction(i32, vector.CombiningKind.ADD, loop.results[0])
+            if rest:
+                tail = self.flip(vector.load(ir.VectorType.get([rest], i8), self.v["xq"], [r, self.const(full)]))
+                total = arith.addi(total, vector.reduction(i32, vector.CombiningKind.ADD, arith.extsi(ir.VectorType.get([rest], i32), tail)))
+            out.append(total)
+        return out
+
+    def x_word(self, r, word) -> ir.Value:
+        i8, i32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+        four = vector.load(ir.VectorType.get([4], i8), self.v["xq"], [r, arith.muli(word, self.const(4))])
+        return self.flip(vector.extract(vector.bitcast(ir.VectorType.get([1], i32), four), [], [0]))
+
+    def corrected(self, start: list, pairs: list, gs: list, kb) -> list:
+        c = [vector.load(self.i32, self.v["c"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
+        return [arith.addi(start[i], c[g]) for i, (_, g) in enumerate(pairs)]
+
+    def scaled(self, scales: list, rs: list, kb, pairs: list, d: list, acc: list) -> list:
+        """s * float(d): one block (acc is zero)."""
+        return [arith.mulf(scales[g], arith.sitofp(self.f32, d[i])) for i, (_, g) in enumerate(pairs)]
+
+    def output(self, y: ir.Value, group: int) -> ir.Value:
+        """y, or its requantized bytes (after the mid requantization and the bias, if any)."""
+        if not self.k.requantize:
+            return y
+        r = self.r
+        if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
+            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
+        if self.k.bias_add:
+            y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * LANES)]))
+        return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
+
+    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
+        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"). The f32 addition
+        of zy is exact below 2^24, and any larger |roundeven(y / sy)| saturates either way."""
+        low, high = (0, 255) if kind == "u8" else (-128, 127)
+        f32 = ir.FloatAttr.get_f32
+        q = arith.addf(math.roundeven(arith.divf(y, sy)), zy)
+        return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))

@@ -1,0 +1,53 @@
+"""The kernels' route table (passes/kernels/routes.py) against the rules docs/iree.md states for
+the CPU kernel: int8 activations only when asked for and on AVX-512 VNNI, the exact one-row route
+for 4-bit weights at one row (or a run-time row count) on VNNI, 16 lanes with AVX-512 where N is
+a multiple of 64 columns, else 8 lanes, else no kernel with the f32 kernel's reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from dequant.passes.kernels.digits import DigitKernel
+from dequant.passes.kernels.f32 import Kernel
+from dequant.passes.kernels.int8 import Int8Kernel
+from dequant.passes.kernels.problem import Options, Problem
+from dequant.passes.kernels.routes import choose
+from dequant.passes.kernels.target import Target
+
+AVX2, AVX512, VNNI = Target(), Target(avx512bw=True), Target(avx512bw=True, avx512vnni=True)
+INT8 = Options(int8_activations=True)
+
+
+@pytest.mark.parametrize("problem, target, options, kind, lanes", [
+    (Problem(256, 64, 32, 4, True, False, rows=None), AVX2, Options(), Kernel, 8),
+    (Problem(256, 64, 32, 4, True, False, rows=None), AVX512, Options(), Kernel, 16),
+    (Problem(256, 96, 32, 4, True, False, rows=None), AVX512, Options(), Kernel, 8),  # N = 96: no 64-column multiple
+    (Problem(256, 64, 32, 4, True, False, rows=1), VNNI, Options(), DigitKernel, 16),
+    (Problem(256, 64, 32, 4, True, False, rows=None), VNNI, Options(), DigitKernel, 16),
+    (Problem(256, 64, 32, 4, True, False, rows=3), VNNI, Options(), Kernel, 16),  # static rows above 1
+    (Problem(256, 64, 32, 8, True, False, rows=1), VNNI, Options(), Kernel, 16),  # 8-bit: the f32 kernel
+    (Problem(256, 64, 32, 4, True, True, rows=1), VNNI, INT8, Int8Kernel, 16),
+    (Problem(256, 32, 32, 4, True, True, rows=1), VNNI, INT8, Kernel, 8),  # int8 refused (N = 32), remarked
+])  # fmt: skip
+def test_the_first_route_that_fits(problem, target, options, kind, lanes):
+    choice = choose(problem, target, options)
+    assert type(choice.kernel) is kind and choice.kernel.lanes == lanes
+    remarks = choice.remarks()
+    assert remarks == (["MatMul given dq's exact kernel, not the int8-activation one: N = 32 is not a multiple of 64 columns"] if problem.n == 32 else [])
+    if kind is DigitKernel:
+        assert choice.kernel.any_rows == (problem.rows is None)
+
+
+def test_no_route_gives_the_f32_kernels_reason():
+    choice = choose(Problem(256, 48, 32, 4, True, False), VNNI, Options())
+    assert choice.kernel is None and choice.why_not == "N = 48 is not a multiple of 32 columns" and choice.remarks() == []
+    assert choose(Problem(256, 64, 32, 2, True, False), AVX2, Options()).why_not == "2-bit weights (the kernel reads 4 and 8 bits)"
+
+
+def test_target_reads_the_module_tags_only():
+    from mlir import ir
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse("module attributes {dq.avx512bw, dq.avx512vnni} {}")
+        assert Target.of(module.operation) == VNNI
+        assert Target.of(ir.Module.parse("module {}").operation) == AVX2 and Target.of(None) == AVX2
