@@ -1,6 +1,6 @@
 """onnxruntime's attention contrib ops that onnxruntime-genai's model builder writes into LLMs:
 com.microsoft `GroupQueryAttention` (every layer) and `RotaryEmbedding` (where rotary is not
-done inside the attention), as standard ONNX.
+done inside the attention), and ONNX `RotaryEmbedding` (opset 23), as standard ONNX.
 
 GroupQueryAttention follows onnxruntime's CPU kernel (group_query_attention.cc,
 gqa_attention_base.h); per batch row b, with S new tokens and the past buffer's length P:
@@ -41,7 +41,10 @@ GQA_INPUTS = ("query", "key", "value", "past_key", "past_value", "seqlens_k", "t
               "k_norm_weight", "query_seqlens")  # fmt: skip
 
 
-def _static_dim(graph: Graph, name: str, axis: int) -> int | None:
+def _static_dim(graph: Graph, name: str, axis: int, _depth: int = 0) -> int | None:
+    """A dim of a value where the model states it; for the last dim also followed back through
+    its producer (MatMulNBits' N, a MatMul by a constant, a bias Add, Cast), as the genai builder
+    states no shape for the QKV projection GroupQueryAttention reads."""
     t = graph.constants.get(name)
     if t is not None:
         return int(t.dims[axis])
@@ -51,6 +54,18 @@ def _static_dim(graph: Graph, name: str, axis: int) -> int | None:
             dims = v.type.tensor_type.shape.dim
             if len(dims) > abs(axis) - (axis < 0) and dims[axis].HasField("dim_value"):
                 return dims[axis].dim_value
+    producers = graph.__dict__.setdefault("_producers", {o: n for n in g.node for o in n.output})
+    node = producers.get(name)
+    if axis != -1 or node is None or _depth > 64 or node.output[0] != name:
+        return None
+    if node.op_type == "MatMulNBits":
+        return attr(node, "N")
+    if node.op_type == "MatMul" and len(node.input) == 2 and node.input[1] in graph.constants:
+        return _static_dim(graph, node.input[1], -1)
+    if node.op_type in ("Add", "Sub", "Mul", "Cast", "Identity"):
+        found = [_static_dim(graph, i, -1, _depth + 1) for i in node.input if i]
+        found = [d for d in found if d is not None and d != 1]
+        return found[0] if found else None
     return None
 
 
@@ -92,11 +107,11 @@ def _rotate(e: Emit, x: str, cos: str, sin: str, half, rotary, head: int | None,
 
 
 def _rotary_dims(e: Emit, cos: str):
-    """(R / 2, R): ints where the cache is a constant, else 1-element int64 tensors."""
-    half = _static_dim(e.graph, cos, 1)
+    """(R / 2, R) from the cache's last dim: ints where it is stated, else 1-element int64 tensors."""
+    half = _static_dim(e.graph, cos, -1)
     if half is not None:
         return half, 2 * half
-    h = e.dim(cos, 1)
+    h = e.dim(cos, -1)
     return h, e.op("Mul", h, e.ints(2))
 
 
@@ -170,7 +185,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         interleaved = attr(node, "rotary_interleaved", 0) == 1
         q, k = (_rotate(e, x, c, s, half, dims, head, interleaved) for x in (q, k))
 
-    # present: past[:p[b]], new, zeros; T = max(total, P).
+    # present [B, Nkv, T, H], T = max(total, P): past's first p[b] entries, then the new ones.
     present_names = [node.output[i] if len(node.output) > i and node.output[i] else None for i in (1, 2)]
     if past_k:
         p_buf = e.dim(past_k, 2)
@@ -229,9 +244,12 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         sink = e.op("Reshape", e.op("Expand", sink, e.op("Concat", i64(1, nkv, group), seq, axis=0)), i64(0, 0, -1, 1))
     elif attr(node, "smooth_softmax", 0) == 1:
         sink = f(0.0)
-    # The softmax as its reductions and elementwise ops: IREE 3.13 ran linalg.softmax of these
-    # dynamic shapes 10-50x slower (79 ms for 8 x 4 x 2001 scores).
-    top = e.op("ReduceMax", scores, *([i64(-1)] if e.opset >= 18 else []), keepdims=1, **({} if e.opset >= 18 else {"axes": [-1]}))
+    # The softmax as the kernel computes it (a product by the reciprocal of the sum), the sink's
+    # logit joining the max and the sum.
+    if e.opset >= 18:
+        top = e.op("ReduceMax", scores, i64(-1), keepdims=1)
+    else:
+        top = e.op("ReduceMax", scores, keepdims=1, axes=[-1])
     if sink is not None:
         top = e.op("Max", top, sink)
     num = e.op("Exp", e.op("Sub", scores, top))
@@ -242,6 +260,38 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     out = e.op("MatMul", probs, v)  # [B, Nkv, G * S, H]
     out = e.op("Transpose", e.op("Reshape", out, i64(0, nq, -1, 0)), perm=[0, 2, 1, 3])
     e.op("Reshape", out, i64(0, 0, -1), out=node.output[0])
+    return e.nodes
+
+
+def _rotary_layout(e: Emit, node: onnx.NodeProto, x: str, cos: str) -> tuple[int, int, object, object]:
+    """RotaryEmbedding's (layout rank, num_heads, R / 2, R), or a FormatError."""
+    layout = rank(e.graph, x)
+    if layout not in (3, 4):
+        raise FormatError(node, "input must be 3-D [B, S, N * H] or 4-D [B, N, S, H], of a rank the model states or its producers give")
+    half, dims = _rotary_dims(e, cos)
+    rotary = attr(node, "rotary_embedding_dim", 0)
+    if rotary and not isinstance(half, int):
+        raise FormatError(node, "rotary_embedding_dim needs cos/sin caches of a stated last dim")
+    if rotary and rotary != dims:
+        raise FormatError(node, f"rotary_embedding_dim {rotary} must be twice the cos cache's last dim {half}")
+    heads = attr(node, "num_heads", 0)
+    if layout == 3 and not heads and not isinstance(dims, int):
+        raise FormatError(node, "a 3-D input needs num_heads or cos/sin caches of a stated last dim")
+    return layout, heads, half, dims
+
+
+def _rotary_apply(e: Emit, node: onnx.NodeProto, x: str, c: str, s: str, layout: int, heads: int, half, dims) -> list:
+    """x rotated by the caches' rows for its tokens, c and s [B or 1, S, R / 2], into the node's output."""
+    axis = 2 if layout == 3 else 1  # the heads' axis, where cos/sin broadcast: [B, S, 1, R/2] or [B, 1, S, R/2]
+    c, s = e.unsqueeze(c, [axis]), e.unsqueeze(s, [axis])
+    interleaved = attr(node, "interleaved", 0) == 1
+    if layout == 4:
+        e.op("Identity", _rotate(e, x, c, s, half, dims, _static_dim(e.graph, x, -1), interleaved), out=node.output[0])
+        return e.nodes
+    width = _static_dim(e.graph, x, -1)
+    head = width // heads if width is not None and heads else (dims if not heads else None)
+    split = e.op("Reshape", x, e.ints(0, 0, heads or -1, -1 if heads else dims))  # [B, S, N, H]
+    e.op("Reshape", _rotate(e, split, c, s, half, dims, head, interleaved), e.ints(0, 0, -1), out=node.output[0])
     return e.nodes
 
 
@@ -257,40 +307,40 @@ def rotary_embedding(node: onnx.NodeProto, graph: Graph) -> list:
         raise FormatError(node, "is_packed_batching must be 0")
     if attr(node, "scale", 1.0) != 1.0:
         raise FormatError(node, "scale must be 1")
-    layout = rank(graph, x)
-    if layout not in (3, 4):
-        raise FormatError(node, "input must be 3-D [B, S, N * H] or 4-D [B, N, S, H], of a rank the model states or its producers give")
+    layout, heads, half, dims = _rotary_layout(e, node, x, cos)
     form = rank(graph, position_ids)
     if form not in (1, 2):
         raise FormatError(node, "position_ids must be 2-D [B, S] or a 1-element start, of a rank the model states or its producers give")
-    half, dims = _rotary_dims(e, cos)
-    rotary = attr(node, "rotary_embedding_dim", 0)
-    if rotary and not isinstance(half, int):
-        raise FormatError(node, "rotary_embedding_dim needs constant cos/sin caches")
-    if rotary and rotary != dims:
-        raise FormatError(node, f"rotary_embedding_dim {rotary} must be twice cos_cache's second dim {half}")
-    heads = attr(node, "num_heads", 0)
-    if layout == 3 and not heads and not isinstance(dims, int):
-        raise FormatError(node, "a 3-D input needs num_heads or constant cos/sin caches")
-    seq_axis = 1 if layout == 3 else 2
-    zero, one = e.const(np.array(0, np.int64)), e.const(np.array(1, np.int64))
     if form == 1:  # positions start + s
-        steps = e.op("Range", zero, e.squeeze(e.dim(x, seq_axis), [0]), one)
+        zero, one = e.const(np.array(0, np.int64)), e.const(np.array(1, np.int64))
+        steps = e.op("Range", zero, e.squeeze(e.dim(x, 1 if layout == 3 else 2), [0]), one)
         at = e.unsqueeze(e.op("Add", e.cast(e.op("Reshape", position_ids, e.ints(1)), INT64), steps), [0])  # [1, S]
     else:
         at = e.cast(position_ids, INT64)
-    axis = 2 if layout == 3 else 1  # the heads' axis, where cos/sin broadcast: [B, S, 1, R/2] or [B, 1, S, R/2]
-    c, s = (e.unsqueeze(e.op("Gather", cache, at, axis=0), [axis]) for cache in (cos, sin))
-    interleaved = attr(node, "interleaved", 0) == 1
-    if layout == 4:
-        e.op("Identity", _rotate(e, x, c, s, half, dims, _static_dim(graph, x, -1), interleaved), out=node.output[0])
-        return e.nodes
-    width = _static_dim(graph, x, -1)
-    head = width // heads if width is not None and heads else (dims if not heads else None)
-    split = e.op("Reshape", x, e.ints(0, 0, heads or -1, -1 if heads else dims))  # [B, S, N, H]
-    e.op("Reshape", _rotate(e, split, c, s, half, dims, head, interleaved), e.ints(0, 0, -1), out=node.output[0])
-    return e.nodes
+    c, s = (e.op("Gather", cache, at, axis=0) for cache in (cos, sin))
+    return _rotary_apply(e, node, x, c, s, layout, heads, half, dims)
+
+
+def rotary_embedding_23(node: onnx.NodeProto, graph: Graph) -> list:
+    """ONNX RotaryEmbedding (opset 23), which IREE 3.13 does not legalize: X [B, S, N * H] (with
+    num_heads) or [B, N, S, H]; cos/sin caches [max position + 1, R / 2] read at position_ids
+    [B, S], or without position_ids [B, S, R / 2] already. The same rotation as onnxruntime's."""
+    e = Emit(node, graph)
+    if len(node.input) < 3 or not all(node.input[:3]):
+        raise FormatError(node, "takes inputs X, cos_cache and sin_cache")
+    x, cos, sin = node.input[:3]
+    position_ids = node.input[3] if len(node.input) > 3 else ""
+    layout, heads, half, dims = _rotary_layout(e, node, x, cos)
+    if layout == 3 and not heads:
+        raise FormatError(node, "a 3-D X needs num_heads")
+    if position_ids:
+        at = e.cast(position_ids, INT64)
+        c, s = (e.op("Gather", cache, at, axis=0) for cache in (cos, sin))
+    else:
+        c, s = cos, sin
+    return _rotary_apply(e, node, x, c, s, layout, heads, half, dims)
 
 
 REWRITES[(MS, "GroupQueryAttention")] = group_query_attention
 REWRITES[(MS, "RotaryEmbedding")] = rotary_embedding
+REWRITES[("", "RotaryEmbedding")] = rotary_embedding_23

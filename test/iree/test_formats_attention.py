@@ -115,8 +115,8 @@ def compare(m, f, got, want, rtol=1e-5, first_prompt_lengths=None):
     buffer held (onnxruntime writes 0 there; nothing reads them): left out too. Where every row
     fills the present (rows of one length), present is compared whole."""
     names = [o.name for o in m.graph.output]
-    seq = f["query"].shape[1]
-    lengths = np.full(f["query"].shape[0], seq) if first_prompt_lengths is not None else f["seqlens_k"] + 1
+    batch, seq = want[0].shape[:2]  # output [B, S, Nq * H]
+    lengths = np.full(batch, seq) if first_prompt_lengths is not None else f["seqlens_k"] + 1
     for name, g, w in zip(names, got, want, strict=True):
         if name == "output" and first_prompt_lengths is not None:
             for b, n in enumerate(first_prompt_lengths):
@@ -362,7 +362,7 @@ def test_rotary_embedding_refused_forms():
         formats.normalise(m)
     m = rotary(half=8)
     m.graph.node[0].attribute[-1].i = 24
-    with pytest.raises(formats.FormatError, match="rotary_embedding_dim 24 must be twice cos_cache's second dim 8"):
+    with pytest.raises(formats.FormatError, match="rotary_embedding_dim 24 must be twice the cos cache's last dim 8"):
         formats.normalise(m)
 
 
@@ -448,3 +448,86 @@ def test_gqa_at_older_opsets(opset):
         m = gqa(**options)
         m.opset_import[0].version = opset
         run_case(m, "decode-padded")
+
+
+def test_gqa_head_size_from_the_qkv_projection():
+    """The genai builder states no head size (past is [B, Nkv, P, kv_cache_dim]) and no shape for
+    the QKV projection: the head size comes from the projection's MatMulNBits (N), so the rotary
+    covers whole heads without slicing, and the numbers are onnxruntime's."""
+    nq, nkv, head, k = 4, 2, 16, 64
+    n = (nq + 2 * nkv) * head
+    rng = np.random.default_rng(4)
+    cos, sin = caches(64, head // 2)
+    inits = [numpy_helper.from_array(rng.integers(0, 256, (n, k // 32, 16)).astype(np.uint8), "w"),
+             numpy_helper.from_array((rng.random(n * k // 32) * 0.02).astype(np.float32), "scales"),
+             numpy_helper.from_array(cos, "cos_cache"), numpy_helper.from_array(sin, "sin_cache")]  # fmt: skip
+    nodes = [helper.make_node("MatMulNBits", ["x", "w", "scales"], ["qkv"], domain=MS, K=k, N=n, bits=4, block_size=32),
+             helper.make_node("GroupQueryAttention", ["qkv", "", "", "past_key", "past_value", "seqlens_k", "total_sequence_length",
+                              "cos_cache", "sin_cache"], ["output", "present_key", "present_value"], domain=MS, num_heads=nq,
+                              kv_num_heads=nkv, do_rotary=1, scale=0.25)]  # fmt: skip
+    inputs = [("x", F, ["B", "S", k]), ("past_key", F, ["B", nkv, "P", "H"]), ("past_value", F, ["B", nkv, "P", "H"]),
+              ("seqlens_k", I32, ["B"]), ("total_sequence_length", I32, [])]  # fmt: skip
+    outputs = [("output", F, ["B", "S", nq * head]), ("present_key", F, ["B", nkv, "T", "H"]), ("present_value", F, ["B", nkv, "T", "H"])]
+    m = model(nodes, inputs, outputs, inits)
+    r = rewritten(m, keep={(MS, "MatMulNBits")})
+    ends = {t.name: numpy_helper.to_array(t) for t in r.graph.initializer}
+    tails = [x for x in r.graph.node if x.op_type == "Slice" and np.iinfo(np.int64).max in ends.get(x.input[2], [])]
+    assert not tails, "rotary over whole heads slices off no unrotated tail"
+    f = {"x": rng.standard_normal((2, 1, k)).astype(np.float32), "past_key": rng.standard_normal((2, nkv, 5, head)).astype(np.float32),
+         "past_value": rng.standard_normal((2, nkv, 5, head)).astype(np.float32), "seqlens_k": np.array([5, 3], np.int32),
+         "total_sequence_length": np.array(6, np.int32)}  # fmt: skip
+    compare(m, f, run_ort(r, f), run_ort(m, f))
+
+
+def rotary_23(layout=3, interleaved=False, heads=4, head=32, half=None, gathered=False, max_len=64):
+    """A model of one ONNX RotaryEmbedding (opset 23; IREE 3.13 fails to legalize it), B and S
+    dynamic; `gathered`: no position_ids, the caches fed as [B, S, R / 2]."""
+    half = half or head // 2
+    attrs = {"interleaved": int(interleaved)} | ({"num_heads": heads} if layout == 3 else {})
+    if half != head // 2:
+        attrs["rotary_embedding_dim"] = 2 * half
+    shape = ["B", "S", heads * head] if layout == 3 else ["B", heads, "S", head]
+    inputs, inits = [("x", F, shape)], []
+    if gathered:
+        inputs += [("cos_cache", F, ["B", "S", half]), ("sin_cache", F, ["B", "S", half])]
+        names = ["x", "cos_cache", "sin_cache"]
+    else:
+        cos, sin = caches(max_len, half)
+        inits = [numpy_helper.from_array(cos, "cos_cache"), numpy_helper.from_array(sin, "sin_cache")]
+        inputs.append(("position_ids", TensorProto.INT64, ["B", "S"]))
+        names = ["x", "cos_cache", "sin_cache", "position_ids"]
+    node = helper.make_node("RotaryEmbedding", names, ["y"], **attrs)
+    return model([node], inputs, [("y", F, shape)], inits, opset=23)
+
+
+def rotary_23_feeds(m, b, s, seed=0):
+    rng = np.random.default_rng(seed)
+    sizes = {"B": b, "S": s}
+    shapes = {i.name: [d.dim_value or sizes[d.dim_param] for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
+    f = {"x": rng.standard_normal(shapes["x"]).astype(np.float32)}
+    if "position_ids" in shapes:
+        f["position_ids"] = (rng.integers(0, 64 - s, size=(b, 1)) + np.arange(s)[None, :]).astype(np.int64)
+    else:
+        angles = rng.random(shapes["cos_cache"]) * 6
+        f |= {"cos_cache": np.cos(angles).astype(np.float32), "sin_cache": np.sin(angles).astype(np.float32)}
+    return f
+
+
+@pytest.mark.parametrize("layout", [3, 4])
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("options", [{}, {"half": 8}, {"gathered": True}], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_onnx_rotary_embedding_as_onnxruntime(layout, interleaved, options):
+    m = rotary_23(layout, interleaved, **options)
+    for b, s in ((1, 1), (2, 5)):
+        f = rotary_23_feeds(m, b, s, seed=b * s)
+        close(run_ort(rewritten(m), f)[0], run_ort(m, f)[0], what=f"b={b} s={s}")
+
+
+@needs_iree
+def test_onnx_rotary_embedding_compiled_by_iree(tmp_path):
+    m = rotary_23(3, half=8)
+    path = str(tmp_path / "rope23.onnx")
+    onnx.save(m, path)
+    for b, s in ((1, 1), (2, 5)):
+        f = rotary_23_feeds(m, b, s)
+        close(run_iree(path, f)[0], run_ort(m, f)[0], 2e-5, f"b={b} s={s}")
