@@ -86,6 +86,10 @@ Rewrite = Callable[[onnx.NodeProto, Graph], list]
 # ops there, e.g. SimplifiedLayerNormalization, and exporters write them so).
 REWRITES: dict[tuple[str, str], Rewrite] = {}
 
+# (domain, op type) -> the default-domain opset its rewrite's nodes need (a blocked int4
+# DequantizeLinear is opset 21): a model below it is converted first (onnx.version_converter).
+MIN_OPSET: dict[tuple[str, str], int] = {}
+
 
 def _key(node: onnx.NodeProto) -> tuple[str, str]:
     return ("" if node.domain == "ai.onnx" else node.domain, node.op_type)
@@ -99,6 +103,7 @@ def needs_rewrite(model: onnx.ModelProto) -> bool:
 def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     """The model with every top-level node the table knows rewritten (in place); and how many
     nodes of each (domain, op type) were. Raises FormatError for a node no rewrite takes."""
+    _raise_opset(model)
     graph = Graph(model)
     nodes, counts, replaced = [], {}, set()
     for node in model.graph.node:
@@ -118,6 +123,40 @@ def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
     del model.graph.initializer[:]
     model.graph.initializer.extend(kept + graph.added)
     return model, counts
+
+
+def _raise_opset(model: onnx.ModelProto) -> None:
+    """Convert the model (in place) to the default-domain opset its rewrites need, if it is lower.
+    The converter sees the initializers as external-data stubs (their values are not its business,
+    and a model of 2 GB would not pass through its serialization); they are put back after."""
+    from onnx import TensorProto, version_converter
+
+    have = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    needs = [(MIN_OPSET[_key(n)], n) for n in model.graph.node if _key(n) in MIN_OPSET]
+    if not needs or max(v for v, _ in needs) <= have:
+        return
+    want, node = max(needs, key=lambda vn: vn[0])
+    g = model.graph
+    originals = list(g.initializer)
+    del g.initializer[:]
+    try:
+        stubbed = onnx.ModelProto()
+        stubbed.CopyFrom(model)
+    finally:
+        g.initializer.extend(originals)
+    for t in originals:
+        stub = stubbed.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims, data_location=TensorProto.EXTERNAL)
+        stub.external_data.add(key="location", value="dequant-stub")
+    try:
+        converted = version_converter.convert_version(stubbed, want)
+    except Exception as e:  # the converter's ConvertError and friends
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise FormatError(node, f"the model's default opset is {have}; its rewrite needs {want}, and onnx's version converter failed: {first}") from None
+    by_name = {t.name: t for t in originals}
+    tensors = [by_name.get(t.name, t) for t in converted.graph.initializer]
+    del converted.graph.initializer[:]
+    converted.graph.initializer.extend(tensors)
+    model.CopyFrom(converted)
 
 
 def _read(graph: onnx.GraphProto) -> set:

@@ -23,7 +23,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import MS, REWRITES, FormatError, Graph
+from . import MIN_OPSET, MS, REWRITES, FormatError, Graph
 from .matmul_nbits import _attr, _constant, _input, unpack_codes
 
 _FLOATS = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(ml_dtypes.bfloat16): TensorProto.BFLOAT16}
@@ -48,8 +48,8 @@ def gather_block_quantized(node: onnx.NodeProto, graph: Graph) -> list:
     scales = _constant(node, graph, 2, "scales")
     zp = _constant(node, graph, 3, "zero points")
     rank = data.ndim
-    if graph.opset < 15:
-        raise FormatError(node, f"the model's default opset is {graph.opset}; its rewrite needs 15 (Shape with end): convert the model first (onnx.version_converter)")
+    if graph.opset < 15:  # normalise converts the model first (MIN_OPSET)
+        raise FormatError(node, f"the model's default opset is {graph.opset}; its rewrite needs 15 (Shape with end)")
     gather_axis, quantize_axis = _attr(node, "gather_axis", 0), _attr(node, "quantize_axis", 1)
     block, bits = _attr(node, "block_size", 128), _attr(node, "bits", 4)
     if not -rank <= gather_axis < rank or not -rank <= quantize_axis < rank:
@@ -145,3 +145,4 @@ def gather_block_quantized(node: onnx.NodeProto, graph: Graph) -> list:
 
 
 REWRITES[(MS, "GatherBlockQuantized")] = gather_block_quantized
+MIN_OPSET[(MS, "GatherBlockQuantized")] = 15

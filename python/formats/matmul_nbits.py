@@ -13,7 +13,7 @@ to f32, the output rounded to f16 once: measured against its kernel, docs/iree.m
 The rewrite re-lays the weights once, at rewrite time, as a [K, N] initializer of the standard
 sub-byte types (int4/uint4 stay two per byte) and emits
 
-    [Cast f32] -> [Gather of A's last axis, for g_idx] -> MatMul(A, DequantizeLinear(w, s, z,
+    [Cast f32] -> [Pad and Gather of A's last axis, for g_idx] -> MatMul(A, DequantizeLinear(w, s, z,
     axis 0, block)) [- MatMul(MatMul(A, blocks), z * s), for fractional float zero points]
     [+ bias] [-> Cast back]
 
@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import MS, REWRITES, FormatError, Graph
+from . import MIN_OPSET, MS, REWRITES, FormatError, Graph
 
 OPSET = 21  # DequantizeLinear with block_size, and int4/uint4 weights
 
@@ -69,11 +69,12 @@ def _check_size(node, what: str, value: np.ndarray, want: int, how: str) -> None
         raise FormatError(node, f"its {what} holds {value.size} elements, {how} need {want}")
 
 
-def block_permutation(node, g_idx: np.ndarray, k: int, block: int, blocks: int) -> np.ndarray | None:
-    """For act-order `g_idx` (the block of each row of K): the order of K's rows that makes the
-    blocks contiguous (rows of block b at b * block ...), None when it is the identity. Refused
-    unless every block but the last holds `block` rows (GPTQ's act-order writes so: then the
-    permuted weights are an ordinary blocked form)."""
+def act_order(node, g_idx: np.ndarray, k: int, block: int, blocks: int) -> tuple[np.ndarray, int] | None:
+    """For act-order `g_idx` (the block of each row of K): (order, width), the rows of K in block
+    order, each block `width` rows long, and K (a zero row of A) where a block has fewer rows; or
+    None when g_idx is the identity (k / block). GPTQ's act-order gives every block `block` rows:
+    the order is then a permutation of K and width = block; uneven blocks are padded to the
+    largest (rounded up to even: dq's kernel takes even blocks)."""
     g_idx = g_idx.reshape(-1).astype(np.int64)
     if g_idx.size != k:
         raise FormatError(node, f"its g_idx holds {g_idx.size} elements, K = {k} needs {k}")
@@ -83,11 +84,16 @@ def block_permutation(node, g_idx: np.ndarray, k: int, block: int, blocks: int) 
     want = np.arange(k) // block
     if np.array_equal(g_idx, want):
         return None
+    order = np.argsort(g_idx, kind="stable")
     counts = np.bincount(g_idx, minlength=blocks)
-    if not np.array_equal(counts, np.bincount(want, minlength=blocks)):
-        b = int(np.nonzero(counts != np.bincount(want, minlength=blocks))[0][0])
-        raise FormatError(node, f"its g_idx gives block {b} {int(counts[b])} rows of K; the stage takes g_idx whose every block holds block_size rows (the last one the rest of K)")
-    return np.argsort(g_idx, kind="stable")
+    if np.array_equal(counts, np.bincount(want, minlength=blocks)):
+        return order, block
+    width = int(counts.max()) + int(counts.max()) % 2
+    padded = np.full((blocks, width), k, np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    for b in range(blocks):
+        padded[b, : counts[b]] = order[starts[b] : starts[b] + counts[b]]
+    return padded.reshape(-1), width
 
 
 def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
@@ -104,9 +110,8 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
         raise FormatError(node, f"block_size {block}: MatMulNBits takes a power of two, at least 16")
     if len(node.input) < 3 or not node.input[1] or not node.input[2]:
         raise FormatError(node, "it needs the inputs A, B and scales")
-    if graph.opset < OPSET:
-        raise FormatError(node, f"the model's default opset is {graph.opset}; its rewrite is a DequantizeLinear with block_size, int4 weights, of opset {OPSET}: "
-                                f"convert the model first (onnx.version_converter.convert_version(model, {OPSET}))")  # fmt: skip
+    if graph.opset < OPSET:  # normalise converts the model first (MIN_OPSET)
+        raise FormatError(node, f"the model's default opset is {graph.opset}; its rewrite is a DequantizeLinear with block_size, int4 weights, of opset {OPSET}")
     blocks, blob = -(-k // block), block * bits // 8
 
     b = _constant(node, graph, 1, "B")
@@ -128,9 +133,10 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
 
     # The weights' codes, [K, N] (K's rows in g_idx's block order when it permutes them).
     codes = unpack_codes(b.reshape(n, blocks * blob), bits)[:, :k]
-    perm = None if g_idx is None else block_permutation(node, g_idx, k, block, blocks)
-    if perm is not None:
-        codes = codes[:, perm]
+    reorder = None if g_idx is None else act_order(node, g_idx, k, block, blocks)
+    if reorder is not None:
+        perm, block = reorder  # K's rows gathered block by block (index k: a zero row of A)
+        codes = np.concatenate([codes, np.zeros((n, 1), codes.dtype)], axis=1)[:, perm]
     codes = np.ascontiguousarray(codes.T)
     s32 = scales.reshape(n, blocks).astype(np.float32).T  # f16 and bf16 widen exactly
 
@@ -164,9 +170,14 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
         a32 = graph.fresh(f"{a}_f32")
         nodes.append(helper.make_node("Cast", [a], [a32], to=TensorProto.FLOAT, name=graph.fresh(f"{node.name}_cast")))
         a = a32
-    if perm is not None:
+    if reorder is not None:
+        if perm.size != k or perm.max() == k:  # uneven blocks: A gets a zero row of K to pad them with
+            ap = graph.fresh(f"{a}_padded")
+            pads = [graph.constant("pads", np.array([0, 1], np.int64)), graph.constant("zero", np.array(0, np.float32)), graph.constant("last_axis", np.array([-1], np.int64))]
+            nodes.append(helper.make_node("Pad", [a, *pads], [ap], name=graph.fresh(f"{node.name}_pad")))
+            a = ap
         ap = graph.fresh(f"{a}_act_order")
-        nodes.append(helper.make_node("Gather", [a, graph.constant("g_idx_order", perm.astype(np.int64))], [ap], axis=-1, name=graph.fresh(f"{node.name}_act_order")))
+        nodes.append(helper.make_node("Gather", [a, graph.constant("g_idx_order", perm)], [ap], axis=-1, name=graph.fresh(f"{node.name}_act_order")))
         a = ap
     stem = node.name or node.output[0]
     inputs = [graph.constant(f"{stem}_w", w), graph.constant(f"{stem}_s", np.ascontiguousarray(s32))]
@@ -176,11 +187,16 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
     nodes += [helper.make_node("DequantizeLinear", inputs, [wf], axis=0, block_size=block, name=graph.fresh(f"{stem}_dq")),
               helper.make_node("MatMul", [a, wf], [y], name=graph.fresh(f"{stem}_matmul"))]  # fmt: skip
     if fractional is not None:
-        # sum of A over each block of K, times z * s: A @ E with E [K, blocks] one where k is in the block
-        ones = np.zeros((k, blocks), np.float32)
-        ones[np.arange(k), np.arange(k) // block] = 1
+        # sum of A over each block of K, times z * s: A @ E with E [K, blocks] one where k is in the
+        # block (one E per K and block in the model, shared by the nodes that have them)
+        rows = w.shape[0]  # K, or K padded to whole blocks for uneven act-order
+        shared = graph.__dict__.setdefault("_block_ones", {})
+        if (rows, block) not in shared:
+            ones = np.zeros((rows, blocks), np.float32)
+            ones[np.arange(rows), np.arange(rows) // block] = 1
+            shared[(rows, block)] = graph.constant(f"block_ones_k{rows}_b{block}", ones)
         sums, zy, yd = graph.fresh(f"{stem}_block_sums"), graph.fresh(f"{stem}_zy"), graph.fresh(f"{stem}_y")
-        nodes += [helper.make_node("MatMul", [a, graph.constant(f"{stem}_blocks", ones)], [sums], name=graph.fresh(f"{stem}_block_sums")),
+        nodes += [helper.make_node("MatMul", [a, shared[(rows, block)]], [sums], name=graph.fresh(f"{stem}_block_sums")),
                   helper.make_node("MatMul", [sums, graph.constant(f"{stem}_zs", np.ascontiguousarray(fractional))], [zy], name=graph.fresh(f"{stem}_zy")),
                   helper.make_node("Sub", [y, zy], [yd], name=graph.fresh(f"{stem}_sub"))]  # fmt: skip
         y = yd
@@ -205,3 +221,4 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
 
 
 REWRITES[(MS, "MatMulNBits")] = matmul_nbits
+MIN_OPSET[(MS, "MatMulNBits")] = OPSET

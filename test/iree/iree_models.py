@@ -463,11 +463,12 @@ def _pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
 
 
 def matmul_nbits(path, k: int, n: int, *, bits: int = 4, block: int = 32, zero_point: str | None = None, scale_type=np.float32,
-                 g_idx: bool = False, bias: bool = False, accuracy_level: int = 0, opset: int = OPSET, rank: int = 2, seed: int = 0) -> str:
+                 g_idx: bool | str = False, bias: bool = False, accuracy_level: int = 0, opset: int = OPSET, rank: int = 2, seed: int = 0) -> str:
     """One com.microsoft MatMulNBits written with onnx.helper from its spec: y = x @ dequant(B)^T
     (+ bias), x [M, K] (rank 3: [1, M, K]) of the scales' type; random codes and scales; zero
     points None (the default 2^(bits - 1)), "packed" (uint8 codes) or "float" (of the scales'
-    type, fractional); `g_idx`: act-order, each block's rows scattered over K."""
+    type, fractional); `g_idx`: act-order, each block's rows scattered over K ("uneven": each row
+    of K in a random block)."""
     rng = np.random.default_rng(seed)
     blocks = -(-k // block)
     codes = rng.integers(0, 1 << bits, size=(n, blocks * block))
@@ -482,7 +483,8 @@ def matmul_nbits(path, k: int, n: int, *, bits: int = 4, block: int = 32, zero_p
     if zero_point:
         inputs[3] = "zp"
     if g_idx:
-        inits.append(numpy_helper.from_array(rng.permutation(np.arange(k) // block).astype(np.int32), "g_idx"))
+        groups = rng.integers(0, blocks, size=k) if g_idx == "uneven" else rng.permutation(np.arange(k) // block)
+        inits.append(numpy_helper.from_array(groups.astype(np.int32), "g_idx"))
         inputs[4] = "g_idx"
     if bias:
         inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(scale_type), "bias"))
