@@ -145,8 +145,11 @@ def check(model_path: str, vmfb: bytes, inputs: dict | None = None, dims: dict |
 
     proto = onnx.load(model_path, load_external_data=False)
     inputs = inputs if inputs is not None else make_inputs(proto, model_path, dims)
-    got = run_module(vmfb, proto, inputs)
-    exact, default, how = reference_runs(model_path, inputs)
+    try:
+        got = run_module(vmfb, proto, inputs)
+        exact, default, how = reference_runs(model_path, inputs)
+    except (KeyError, RuntimeError, ValueError) as e:  # a missing input; IREE's or onnxruntime's refusal
+        raise ValueError(f"--check: the inputs do not run: {' '.join(str(e).split())[:300]}") from None
     shapes = ", ".join(f"{k} {'x'.join(map(str, v.shape)) or 'scalar'}" for k, v in inputs.items())
     lines = [f"check: inputs {shapes}", f"check: exact = {how}; error = max |y - ref| / max |ref|",
              f"check: {'output':<24} {'iree vs exact':>14} {'iree vs ort':>12} {'ort vs exact':>13}"]  # fmt: skip
