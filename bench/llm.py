@@ -16,6 +16,9 @@ fresh process per route runs a warm-up then one timed decoding, the routes inter
   all cores) through `dequant.generate.greedy`: the KV cache stays in IREE's buffers;
 - ort: onnxruntime's default session (all optimizations; MatMulNBits at the model's accuracy_level
   4 quantizes activations to int8: approximate), the same loop (plain `run`, numpy in and out);
+- ort no-spin: the same with its pool's threads sleeping between calls
+  (`session.intra_op.allow_spinning` 0): on a loaded machine the default's spinning threads
+  compete with the work (72.8 against 32.1 ms a token at load 11 on 2 cores);
 - ort exact: onnxruntime with every MatMulNBits at accuracy_level 0 and no graph optimizations
   (the graph as written): the reference of the tokens;
 - genai: onnxruntime-genai's own generator (greedy; its KV buffer shared between past and
@@ -44,7 +47,7 @@ import numpy as np
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 MAKE = os.path.join(ROOT, "test", "models", "make_genai_models.py")
 CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dequant", "genai")
-ROUTES = ["iree+dq", "ort", "ort exact", "genai"]
+ROUTES = ["iree+dq", "ort", "ort no-spin", "ort exact", "genai"]
 GOAL = 1.25  # iree+dq within this factor of ort, prefill and decode (issue 42)
 
 
@@ -109,6 +112,8 @@ def run_route(route: str, folder: str, vmfb: str, prompt: list, new: int, rounds
         so = ort.SessionOptions()
         if route == "ort exact":
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        if route == "ort no-spin":
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         step = generate.ort_step(model, ort.InferenceSession(model.path, so, providers=["CPUExecutionProvider"]))
     for r in range(rounds + 1):
         out = generate.greedy(model, step, prompt, new, stop_at_eos=False)
@@ -161,7 +166,7 @@ def main(argv=None) -> int:
 
     model = generate.GenaiModel.load(folder)
     prompt = [int(i) for i in np.random.default_rng(0).integers(3, model.vocab_size, n_prompt)]
-    results, notes = {}, []
+    results, notes, load = {}, [], os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         vmfb = os.path.join(tmp, "model.vmfb")
         if "iree+dq" in args.routes:
@@ -215,6 +220,9 @@ def main(argv=None) -> int:
         first = next((i for i, (a, b) in enumerate(zip(r["tokens"], ref or [])) if a != b), None)
         same = "-" if ref is None else "yes" if first is None else f"no, from token {first}"
         lines.append(f"| {route} | {r['prefill_ms']:.2f} | {r['decode_ms']:.2f} | {1e3 / r['decode_ms']:.1f} | {vs[0]} | {vs[1]} | {same} |")
+    notes.append(f"load average (1 min) {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores")
+    if args.vmfb:
+        notes.append(f"iree+dq: the module given by --vmfb ({args.vmfb})")
     lines += ["", *(f"- {n}" for n in notes), f"- goal: iree+dq within {GOAL}x of ort on prefill and decode (issue 42)"]
     print("\n".join(lines))
     if args.out:
