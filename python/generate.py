@@ -221,7 +221,13 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         vmfb = cached_vmfb(model.path, args.vmfb, **({"extra_args": tuple(args.iree_args)} if args.iree_args else {}))
         load_s = time.perf_counter() - t
-    except (OSError, KeyError, ValueError, stage.IreeStageError) as e:
+    except OSError as e:
+        print(f"error: cannot read '{e.filename or args.model}': {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyError as e:
+        print(f"error: genai_config.json has no {e}: not a folder onnxruntime-genai's builder wrote", file=sys.stderr)
+        return 1
+    except (ValueError, stage.IreeStageError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     prompt = tok.encode(args.prompt).ids
