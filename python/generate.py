@@ -1,6 +1,6 @@
 """Run an onnxruntime-genai model compiled by dequant-iree: greedy decoding with the KV cache.
 
-    python -m dequant.generate MODEL_DIR [--prompt TEXT] [--max-new-tokens N]
+    python -m dequant.generate MODEL_DIR [--prompt TEXT] [--max-new-tokens N] [-- IREE_COMPILE_FLAGS]
 
 MODEL_DIR is what onnxruntime-genai's builder writes (`python -m onnxruntime_genai.models.builder
 ... -p int4 -e cpu`): model.onnx and its data file, genai_config.json (the decoder's input and
@@ -206,6 +206,7 @@ def main(argv=None) -> int:
     p.add_argument("--max-new-tokens", type=int, default=32)
     p.add_argument("--vmfb", default=None, help="the compiled module's cache file (default: beside the model)")
     p.add_argument("--ignore-eos", action="store_true", help="generate --max-new-tokens tokens even past the end token")
+    p.add_argument("iree_args", nargs="*", help="more iree-compile flags (after --)")
     args = p.parse_args(argv)
     try:
         from tokenizers import Tokenizer
@@ -218,9 +219,15 @@ def main(argv=None) -> int:
         model = GenaiModel.load(args.model)
         tok = Tokenizer.from_file(os.path.join(args.model, "tokenizer.json"))
         t = time.perf_counter()
-        vmfb = cached_vmfb(model.path, args.vmfb)
+        vmfb = cached_vmfb(model.path, args.vmfb, **({"extra_args": tuple(args.iree_args)} if args.iree_args else {}))
         load_s = time.perf_counter() - t
-    except (OSError, KeyError, ValueError, stage.IreeStageError) as e:
+    except OSError as e:
+        print(f"error: cannot read '{e.filename or args.model}': {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyError as e:
+        print(f"error: genai_config.json has no {e}: not a folder onnxruntime-genai's builder wrote", file=sys.stderr)
+        return 1
+    except (ValueError, stage.IreeStageError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     prompt = tok.encode(args.prompt).ids
