@@ -6,8 +6,6 @@ kernel (graph optimizations off), bit for bit; bad input is one `error:` line.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ ort = pytest.importorskip("onnxruntime")
 from dequant import iree as stage  # noqa: E402
 
 import iree_models as models  # noqa: E402
+from stage_cli import dequant_iree, one_error_line  # noqa: E402
 
 
 def run_vmfb(vmfb: bytes, x: np.ndarray) -> np.ndarray:
@@ -77,9 +76,6 @@ def test_table_stays_packed(tmp_path):
     assert len(stage.compile_onnx(path)) < 1.2 * os.path.getsize(path)
 
 
-def dequant_iree(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dequant.iree", *args], capture_output=True, text=True)
-
 
 def _edit(path: str, attrs: dict) -> str:
     m = onnx.load(path)
@@ -104,13 +100,7 @@ BAD = {
 def test_bad_gather_block_quantized_is_one_error_line(tmp_path, name):
     attrs, words = BAD[name]
     path = _edit(models.gather_block_quantized(tmp_path / "m.onnx", (100, 64)), dict(attrs))
-    run = dequant_iree(path, "-o", str(tmp_path / "x.vmfb"))
-    assert run.returncode == 1, run.stderr
-    errors = [ln for ln in run.stderr.splitlines() if "error:" in ln]
-    assert len(errors) == 1 and errors[0].startswith("dequant-iree: error: GatherBlockQuantized node 'y': "), run.stderr
-    assert "Traceback" not in run.stderr
-    for w in words:
-        assert w in errors[0], errors[0]
+    one_error_line(dequant_iree(path, "-o", str(tmp_path / "x.vmfb")), "error: GatherBlockQuantized node 'y': ", *words)
 
 
 def test_table_read_through_a_reshape(tmp_path):

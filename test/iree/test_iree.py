@@ -31,6 +31,7 @@ F32, F16 = np.float32, np.float16
 
 import iree_models  # noqa: E402
 import iree_models as models  # noqa: E402
+from stage_cli import dequant_iree, one_error_line  # noqa: E402
 
 
 def run_vmfb(vmfb: bytes, x: np.ndarray, function: str = "g") -> np.ndarray:
@@ -764,18 +765,6 @@ def test_dequant_iree_command(tmp_path):
     check(path, 128, out.read_bytes())
 
 
-def dequant_iree(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dequant.iree", *args], capture_output=True, text=True)
-
-
-def one_error_line(run: subprocess.CompletedProcess, *words: str) -> None:
-    """Exit 1, no traceback, and exactly one `error:` line, which holds `words`."""
-    assert run.returncode == 1, run.stderr
-    errors = [ln for ln in run.stderr.splitlines() if "error:" in ln]
-    assert len(errors) == 1 and errors[0].startswith("dequant-iree: error: "), run.stderr
-    assert "Traceback" not in run.stderr and "File \"" not in run.stderr, run.stderr
-    for w in words:
-        assert w in errors[0], errors[0]
 
 
 def test_dequant_iree_bad_inputs_are_one_error_line(tmp_path):

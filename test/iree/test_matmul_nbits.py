@@ -25,6 +25,7 @@ ort = pytest.importorskip("onnxruntime")
 from dequant import iree as stage  # noqa: E402
 
 import iree_models as models  # noqa: E402
+from stage_cli import dequant_iree, one_error_line  # noqa: E402
 
 
 def run_vmfb(vmfb: bytes, x: np.ndarray, function: str = "g") -> np.ndarray:
@@ -201,18 +202,6 @@ def test_iree_alone_cannot_compile_matmul_nbits(tmp_path):
     assert run.returncode != 0 and "failed to legalize operation 'torch.operator'" in run.stderr
 
 
-def dequant_iree(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dequant.iree", *args], capture_output=True, text=True)
-
-
-def one_error_line(run: subprocess.CompletedProcess, *words: str) -> None:
-    """Exit 1, no traceback, and exactly one `error:` line, which holds `words`."""
-    assert run.returncode == 1, run.stderr
-    errors = [ln for ln in run.stderr.splitlines() if "error:" in ln]
-    assert len(errors) == 1 and errors[0].startswith("dequant-iree: error: "), run.stderr
-    assert "Traceback" not in run.stderr and "File \"" not in run.stderr, run.stderr
-    for w in words:
-        assert w in errors[0], errors[0]
 
 
 def _edit(path: str, attrs: dict | None = None, init: tuple | None = None, opset: int | None = None) -> str:
