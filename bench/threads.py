@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
 
+from dequant import ops  # noqa: E402
 from dequant.runtime import Runtime  # noqa: E402
 
 CASES = ["onnx_i8_per_tensor", "onnx_u8_per_axis", "onnx_i4_block32_packed", "onnx_i16_per_axis",
@@ -71,7 +72,7 @@ def main(argv=None) -> int:
             fn, operands = case._call(mine)
             runners = {}
             for policy, rt in runtimes.items():
-                f = rt.function(fn.opdef.api)
+                f = ops.function(fn.opdef.api, rt)
                 runners[f"{policy}"] = (lambda: None, lambda f=f: f(*operands, out=out, **case.attrs))
                 bound = f.bind(*operands, out=out, **case.attrs)
                 runners[f"{policy}_bound"] = (lambda: None, bound)

@@ -13,6 +13,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from mlir import ir
+from mlir.dialects import irdl
+
 from .canonical import NAME as CANONICAL
 from .opdef import OpDef
 from .walking import walk
@@ -37,9 +40,6 @@ SPEC_OPS: tuple[OpDef, ...] = tuple(op for op in DEQUANTIZE_OPS.values() if op.a
 
 def definition():
     """The dialect as an IRDL module (`irdl.dialect @dq`), in a new module of the current context."""
-    from mlir import ir
-    from mlir.dialects import irdl
-
     module = ir.Module.create()
     with ir.InsertionPoint(module.body):
         d = irdl.dialect("dq")
@@ -51,9 +51,6 @@ def definition():
 
 def register(context) -> None:
     """Load the `dq` dialect into an `mlir.ir.Context` (once per context)."""
-    from mlir import ir
-    from mlir.dialects import irdl
-
     if context.is_registered_operation(CANONICAL):
         return
     with context, ir.Location.unknown():
@@ -62,8 +59,6 @@ def register(context) -> None:
 
 def dq_ops(root) -> list:
     """The dq ops under `root` (an operation), in pre-order."""
-    from mlir import ir
-
     found = []
 
     def visit(op):

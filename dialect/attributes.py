@@ -11,6 +11,7 @@ import operator
 from dataclasses import dataclass
 
 import numpy as np
+from mlir import ir
 
 from .elements import ELEMENTS, UnknownElementError, name_of, of_dtype
 
@@ -43,15 +44,11 @@ KIND_WORDS = {
 def text(attr) -> str:
     """A StringAttr's value for names and messages: its bytes as UTF-8, invalid bytes as `\\xNN`
     (reading `.value` of a non-UTF-8 string raises inside the bindings; found by fuzzing)."""
-    from mlir import ir
-
     return ir.StringAttr(attr).value_bytes.decode("utf-8", "backslashreplace")
 
 
 def read(op, attrs: tuple[Attr, ...]) -> dict:
     """Attribute values of `op` as Python values, with spec defaults for omitted ones."""
-    from mlir import ir
-
     values = {}
     for a in attrs:
         if a.name not in op.attributes:
@@ -85,8 +82,6 @@ def read(op, attrs: tuple[Attr, ...]) -> dict:
 
 def build(attrs: tuple[Attr, ...], values: dict) -> dict:
     """MLIR attributes for Python values (omitted or None values are left out)."""
-    from mlir import ir
-
     out = {}
     for a in attrs:
         v = values.get(a.name)

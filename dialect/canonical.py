@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from mlir import ir
+
 from .attributes import Attr
 from .elements import ELEMENTS
 from .opdef import Operand, OpDef
@@ -76,8 +78,6 @@ class Form:
 
 def affine_map(rank: int, reads: tuple):
     """The AffineMap of a canonical map over `rank` output dims."""
-    from mlir import ir
-
     exprs = []
     for r in reads:
         if r.dim is None:
@@ -91,8 +91,6 @@ def affine_map(rank: int, reads: tuple):
 
 def reads_of(m, rank: int) -> tuple | str:
     """The Reads of an AffineMap, or why it is not canonical."""
-    from mlir import ir
-
     if m.n_dims != rank or m.n_symbols != 0:
         return f"must have {rank} dims and no symbols"
     reads = []
@@ -230,8 +228,6 @@ OP = OpDef(
 
 def build(x, scale, zero_point, form: Form, result_type, *, loc=None, ip=None):
     """`dq.dequantize` for `form`; returns its result value."""
-    from mlir import ir
-
     rank = ir.RankedTensorType(result_type).rank
     values = {
         "scale_map": affine_map(rank, form.scale_map),

@@ -16,7 +16,9 @@ from __future__ import annotations
 import ctypes
 import os
 
+import mlir._mlir_libs as libs
 import numpy as np
+from mlir import ir
 
 from .elements import Element, of_type
 
@@ -29,8 +31,6 @@ class _CAPI:
     """The few C API functions the bindings do not expose for every element type."""
 
     def __init__(self):
-        import mlir._mlir_libs as libs
-
         lib = ctypes.CDLL(os.path.join(os.path.dirname(libs.__file__), "libMLIRPythonCAPI.so"))
         self.raw_data = lib.mlirDenseElementsAttrGetRawData
         self.raw_data.restype, self.raw_data.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
@@ -67,8 +67,6 @@ def _c() -> _CAPI:
 
 def elements_value(attr) -> np.ndarray | None:
     """The values of a DenseElementsAttr of a dq element type, shaped, or None for another attribute."""
-    from mlir import ir
-
     if not isinstance(attr, ir.DenseElementsAttr):
         return None
     dense = ir.DenseElementsAttr(attr)
@@ -115,8 +113,6 @@ def resource_view(attr) -> np.ndarray | None:
 
 def read(value) -> np.ndarray | None:
     """The value of `value` if it is an `arith.constant` dense tensor of a dq element type."""
-    from mlir import ir
-
     owner = value.owner
     if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "arith.constant":
         return None
@@ -125,8 +121,6 @@ def read(value) -> np.ndarray | None:
 
 def attribute(array: np.ndarray, element: Element, shape=None):
     """A DenseElementsAttr of `element` holding `array`'s values (converted to the element's dtype)."""
-    from mlir import ir
-
     shape = tuple(np.shape(array)) if shape is None else tuple(shape)
     values = np.asarray(array).astype(element.dtype).reshape(shape).copy(order="C")
     if element.kind == "int":  # the bindings read integers by value, of at least 8 bits

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from mlir import ir
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,6 @@ class Element:
 
 def _int(bits: int, signed: bool):
     def make():
-        from mlir import ir
-
         return ir.IntegerType.get_signless(bits) if signed else ir.IntegerType.get_unsigned(bits)
 
     return make
@@ -96,8 +95,6 @@ def _int(bits: int, signed: bool):
 
 def _float(cls_name: str):
     def make():
-        from mlir import ir
-
         return getattr(ir, cls_name).get()
 
     return make
@@ -153,8 +150,6 @@ class UnknownElementError(ValueError):
 
 def name_of(type_) -> str | None:
     """The element name of an MLIR type (`si8` reads as `i8`), or None for a type outside the table."""
-    from mlir import ir
-
     if isinstance(type_, ir.IntegerType):
         t = ir.IntegerType(type_)
         name = f"{'u' if t.is_unsigned else ''}i{t.width}"
@@ -203,8 +198,6 @@ def _dtype_words(dtype) -> str:
 
 def tensor_type(shape, element: Element | str):
     """A ranked tensor type; `None` in `shape` is a dynamic dim."""
-    from mlir import ir
-
     e = ELEMENTS[element] if isinstance(element, str) else element
     dims = [ir.ShapedType.get_dynamic_size() if d is None else int(d) for d in shape]
     return ir.RankedTensorType.get(dims, e.ir_type())

@@ -13,7 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from mlir import ir
+from mlir.dialects import irdl
+
 from . import attributes, constants
+from .elements import name_of, tensor_type
 from .signature import Rule, Signature, Tensor, check, same_shape, show, tensor_of
 
 
@@ -107,8 +111,6 @@ class OpDef:
 
     def create(self, operands: list, values: dict, result_type, *, loc=None, ip=None):
         """Create the op (None operands and attribute values are left out); its result value."""
-        from mlir import ir
-
         op = ir.Operation.create(
             self.name,
             results=[result_type],
@@ -122,10 +124,6 @@ class OpDef:
     def build(self, *operands, loc=None, ip=None, **values):
         """Build the op on MLIR values with attributes given by name (omitted: the spec
         defaults); the result type is inferred. Returns the result value."""
-        from mlir import ir
-
-        from .elements import tensor_type
-
         if self.result is None:
             raise TypeError(f"{self.name} infers no result type: use canonical.build")
         names = self.operand_names
@@ -134,8 +132,6 @@ class OpDef:
         for a in self.attrs:
             v = values.pop(a.name, None)
             if isinstance(v, ir.Type):
-                from .elements import name_of
-
                 v = name_of(v)
             attrs[a.name] = v
         if values:
@@ -152,9 +148,6 @@ class OpDef:
 
     def irdl(self) -> None:
         """Declare the op in IRDL at the current insertion point (inside `irdl.dialect`)."""
-        from mlir import ir
-        from mlir.dialects import irdl
-
         op = irdl.operation_(self.name.split(".", 1)[1])
         with ir.InsertionPoint(op.body):
             tensors = [irdl.base(base_name="!builtin.tensor") for _ in self.operands]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from mlir import ir
+
 from .elements import name_of
 
 
@@ -36,8 +38,6 @@ Rule = Callable[[Signature], "str | None"]
 def tensor_of(type_) -> Tensor | None:
     """A `Tensor` from an MLIR ranked tensor type (None for anything else). An element type outside
     the dq table keeps its printed spelling, for the rules' messages (which reject it)."""
-    from mlir import ir
-
     if not isinstance(type_, ir.RankedTensorType):
         return None
     t = ir.RankedTensorType(type_)

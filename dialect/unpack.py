@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from mlir import ir
+from mlir.dialects import irdl
 
 from .elements import Element, UnknownElementError, of_dtype, of_type
 
@@ -94,9 +96,6 @@ class UnpackDef:
     api = ""
 
     def irdl(self) -> None:
-        from mlir import ir
-        from mlir.dialects import irdl
-
         op = irdl.operation_(NAME.split(".", 1)[1])
         with ir.InsertionPoint(op.body):
             bytes_ = irdl.base(base_name="!builtin.tensor")
@@ -106,8 +105,6 @@ class UnpackDef:
 
     def check(self, op) -> str | None:
         """The first rule `op` breaks, or None."""
-        from mlir import ir
-
         operands = list(op.operands)
         if len(op.results) != 1 or not operands:
             return "takes a byte tensor and the result's dynamic dims, and has one result"
@@ -146,15 +143,11 @@ OP = UnpackDef()
 
 def build(bytes_, result_type, dims=(), *, loc=None, ip=None):
     """`dq.unpack` of `bytes_` into `result_type`, `dims` its dynamic dims (index values)."""
-    from mlir import ir
-
     return ir.Operation.create(NAME, results=[result_type], operands=[bytes_, *dims], loc=loc, ip=ip).result
 
 
 def dims_of(op) -> list:
     """The result's sizes: ints for static dims, the index operands for dynamic ones."""
-    from mlir import ir
-
     r = ir.RankedTensorType(op.results[0].type)
     dynamic = iter(list(op.operands)[1:])
     return [next(dynamic) if r.is_dynamic_dim(d) else r.shape[d] for d in range(r.rank)]

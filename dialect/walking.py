@@ -9,12 +9,12 @@ other exception stops the walk and is raised again after it, where Python can ha
 
 from __future__ import annotations
 
+from mlir import ir
+
 
 def walk(root, visit, order=None) -> None:
     """`root.walk(visit, order)` (pre-order by default for an explicit order, else the bindings'
     default), with `visit`'s exceptions handled as the module docstring says."""
-    from mlir import ir
-
     raised: list = []
 
     def guarded(op):

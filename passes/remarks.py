@@ -3,7 +3,9 @@ context's handlers (`--verify-diagnostics` checks them as `expected-remark`)."""
 
 from __future__ import annotations
 
-from mlir import ir
+from mlir import ir, passmanager
+from mlir.dialects import transform
+from mlir.dialects.transform import debug, structured
 
 from dequant.dialect.walking import walk
 
@@ -18,9 +20,6 @@ def emit_remarks(root, remarks: list) -> None:
     diagnostics reach the context's handlers; the IR under `root` is not changed."""
     if not remarks:
         return
-    from mlir.dialects import transform
-    from mlir.dialects.transform import debug, structured
-
     order: dict = {}  # op name -> the ops of that name under root, in post-order
 
     def visit(o):
@@ -45,8 +44,6 @@ def emit_remarks(root, remarks: list) -> None:
                         debug.EmitRemarkAtOp(handles[_index(ops, op)], message)
             transform.YieldOp([])
         root.clone(ip=ir.InsertionPoint.at_block_begin(scratch.body))
-        from mlir import passmanager
-
         pm = passmanager.PassManager.parse("builtin.module(transform-interpreter)")
         pm.enable_verifier(False)  # the clone may call functions it does not hold
         pm.run(scratch.operation)

@@ -122,7 +122,7 @@ def plan(op, d, sig):
 def _checked_type(storage, y, scales, zps, blocks, x, scale_name, zp_name):
     """The quantized tensor type, after the checks quant's type verifier would fail (its `get`
     asserts) or that it does not make; or why there is none."""
-    import ml_dtypes  # here, not at start-up (dialect/elements.py, Element.dtype)
+    import ml_dtypes  # on first use: start-up (docs/development.md#imports)
 
     expressed = ELEMENTS[y.elem]
     info = ml_dtypes.finfo(expressed.dtype)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
+from mlir.dialects import arith, tensor
 
 from dequant.dialect.elements import ELEMENTS, Element
 
@@ -90,8 +92,6 @@ def nodes(root, onnx_op: str) -> list:
 
 def to_builtin(value: ir.Value, t: TorchTensor) -> ir.Value:
     """`torch_c.to_builtin_tensor` of a torch value, then its unsigned view if dq reads one."""
-    from mlir.dialects import tensor
-
     v = ir.Operation.create(TO_BUILTIN, results=[t.builtin()], operands=[value]).result
     return v if t.builtin() == t.dq() else tensor.bitcast(t.dq(), v)
 
@@ -99,9 +99,6 @@ def to_builtin(value: ir.Value, t: TorchTensor) -> ir.Value:
 def byte_constant(data, name: str) -> ir.Value:
     """An `arith.constant` of packed bytes (`data`: a uint8/int8 array or bytes) as a 1-D i8
     `dense_resource` blob named after `name`, at the current insertion point."""
-    import numpy as np
-    from mlir.dialects import arith
-
     values = np.frombuffer(data, np.int8).copy() if isinstance(data, bytes) else np.asarray(data).view(np.int8).copy()
     blob = ir.DenseResourceElementsAttr.get_from_buffer(values, name, ir.RankedTensorType.get([values.size], ir.IntegerType.get_signless(8)))
     return arith.ConstantOp(blob.type, blob).result

@@ -46,7 +46,7 @@ ATTRS = {"torch.onnx.axis": "axis", "torch.onnx.block_size": "block_size", "torc
 def onnx_type_name(code: int) -> str | None:
     """The ONNX TensorProto.DataType name of a number (the onnx package's table), or None."""
     try:
-        from onnx import TensorProto
+        from onnx import TensorProto  # an optional dependency (docs/development.md#imports)
     except ImportError:
         return None
     try:

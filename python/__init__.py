@@ -59,7 +59,7 @@ def context() -> ir.Context:
 def run_pipeline(module: ir.Module, pipeline: str) -> None:
     """Run a textual pipeline (dq passes, upstream passes, named pipelines) on `module`;
     raises `mlir.ir.MLIRError` with the diagnostics on failure."""
-    from .pipeline import build
+    from .pipeline import build  # when called: layers (docs/development.md#imports)
 
     build(pipeline, module.context).run(module.operation)
 

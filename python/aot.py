@@ -25,7 +25,7 @@ from dequant.passes import checks
 from dequant.passes.nontemporal_entries import SUFFIX
 from dequant.passes.queries import public_functions
 
-from .kernel import signature
+from .kernel import check_compilable, external_symbols, signature
 from .runtime import NONTEMPORAL_MIN_BYTES
 
 
@@ -121,8 +121,6 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3) -> None:
     what it compiles, so each function the module only declares (dequant_report_error, which the
     caller defines, or any other) gets a stand-in for that link, never called; in the object it
     stays an undefined reference for the program's linker."""
-    from .kernel import check_compilable, external_symbols
-
     check_compilable(module, object_file=True)
     engine = ExecutionEngine(module, opt_level=opt_level)
     stand_in = ctypes.CFUNCTYPE(None)(lambda: None)

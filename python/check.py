@@ -20,6 +20,8 @@ import tempfile
 
 import numpy as np
 
+# onnx, onnxruntime and IREE's runtime are imported where used: optional dependencies (docs/development.md#imports).
+
 # Made inputs: the value of each symbolic dim by name (exporters' usual names), others DEFAULT_DIM.
 # A KV cache's total length is the past plus the new tokens; its last dim is the head size, read
 # from genai_config.json beside the model when there.

@@ -69,7 +69,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def version() -> str:
-    from importlib import metadata
+    from importlib import metadata  # for --version only: start-up (docs/development.md#imports)
 
     def of(package: str) -> str:
         try:
@@ -157,7 +157,7 @@ def chunks(text: str | bytes, split: bool) -> list[tuple[str | bytes, int]]:
 
 def emit_object(module: ir.Module, signatures: list | None, args) -> list[str]:
     """Lower what is left to LLVM, write the object to -o and its C header; notes to print."""
-    from . import aot
+    from . import aot  # for --emit=object only: start-up (docs/development.md#imports)
 
     if not aot.is_llvm(module):
         build("dq-to-llvm", module.context).run(module.operation)
@@ -199,7 +199,7 @@ def process(texts: list, name: str, args, pipeline: str | None) -> tuple[Callabl
             del text
             signatures = None
             if args.emit == "object":
-                from . import aot
+                from . import aot  # for --emit=object only: start-up (docs/development.md#imports)
 
                 if not aot.is_llvm(module):
                     signatures = aot.signatures(module)

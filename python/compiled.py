@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from dequant import dialect
+from dequant import context, dialect
 from dequant.dialect.elements import ELEMENTS
 from dequant.dialect.signature import Signature, Tensor, show
 
@@ -35,8 +35,6 @@ class CompiledFunction:
     """`entry` of a module, compiled once; call it with numpy/ml_dtypes arrays."""
 
     def __init__(self, text: str, entry: str, opt_level: int = 3, packed: bool = False):
-        from dequant import context
-
         ctx = context()
         with ctx, ir.Location.unknown():
             guards.check(text)

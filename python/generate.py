@@ -25,8 +25,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import version
 
 import numpy as np
+
+from . import iree as stage
+
+# onnx, IREE's runtime and tokenizers are imported where used: optional dependencies (docs/development.md#imports).
 
 
 @dataclass
@@ -156,10 +161,6 @@ def cached_vmfb(model_path: str, vmfb: str | None = None, **compile_args) -> byt
     """The model compiled by dequant.iree.compile_onnx, from the cache file `vmfb` (default: beside
     the model, named after a hash of the model's files, IREE's version and the arguments) when
     it is there, else compiled and written there (when the folder is writable)."""
-    from importlib.metadata import version
-
-    from . import iree as stage
-
     if vmfb is None:
         h = hashlib.sha256(repr((sorted(compile_args.items()), version("iree-base-compiler"))).encode())
         for f in sorted(os.listdir(os.path.dirname(os.path.abspath(model_path)))):
@@ -213,7 +214,6 @@ def main(argv=None) -> int:
     except ImportError:
         print("error: the example needs the tokenizers package: pip install 'dequant[genai]'", file=sys.stderr)
         return 1
-    from . import iree as stage
 
     try:
         model = GenaiModel.load(args.model)

@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from . import context, diagnostics, guards
+from dequant.passes.torch_onnx_to_dq import onnx_type_name
+
+from . import check, context, diagnostics, guards
 from .pipeline import build
 
 PIPELINE = "torch-onnx-to-iree"
@@ -125,8 +127,6 @@ def first_diagnostic(stderr: str, source: str | None = None) -> str:
         message = " ".join(message.split())  # a message of several lines, as one
         unknown = _UNKNOWN_ELEMENT.search(message)
         if unknown:
-            from dequant.passes.torch_onnx_to_dq import onnx_type_name
-
             code = int(unknown.group(1))
             return (f"the model holds ONNX element type {code} ({onnx_type_name(code) or 'unknown'}), which IREE 3.13's "
                     "ONNX importer does not read (it reads no float4, int2 or uint2 tensor)")  # fmt: skip
@@ -161,7 +161,7 @@ def installed() -> bool:
 def _normalised(model: str | os.PathLike, tmp: str) -> str:
     """The path of the model with its formats normalised (dequant.formats; written into `tmp`),
     or the model's own path where no node needs it."""
-    import onnx
+    import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
     from . import formats
 
@@ -309,8 +309,6 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.output, "wb") as f:
                 f.write(data)
         if args.check:
-            from . import check
-
             inputs = check.load_inputs(args.inputs) if args.inputs else None
             print("\n".join(check.check(args.model, data, inputs)))
     except ImportError as e:

@@ -22,6 +22,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
@@ -36,6 +37,8 @@ from dequant.passes.packed_arguments import PACKED, packed_arguments
 from dequant.passes.to_llvm import WITHOUT_NONTEMPORAL
 from dequant.passes.queries import function_name, function_type, public_functions
 from dequant.dialect.attributes import text
+
+from .pipeline import build
 
 GLOBAL_MARKER = 0xDEADBEEF  # `allocated` of a memref.get_global descriptor (MLIR's convention)
 OPT_LEVELS = (0, 1, 2, 3)
@@ -75,8 +78,6 @@ def _peek_works() -> bool:
     0-d, empty and read-only arrays, ml_dtypes arrays and a subclass."""
     if _WORDS is None or _HEADER % 8:
         return False
-    import ml_dtypes
-
     base = np.arange(64, dtype=np.float32)
     frozen = np.ones(3)
     frozen.flags.writeable = False
@@ -334,8 +335,6 @@ class Kernel:
 
         The kernel keeps no MLIR module or context: the engine's code needs neither, and a context
         held per kernel was 2.5 of its 3.4 MiB."""
-        from .pipeline import build
-
         if opt_level not in OPT_LEVELS:
             raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
         self.signature = signature(find_function(module, entry))
@@ -388,8 +387,6 @@ class Kernel:
         if self._source is not None:
             with self._nt_lock:
                 if self._source is not None:
-                    from .pipeline import build
-
                     module = self._source()
                     with module.context, ir.Location.unknown():
                         build("dq-to-llvm", module.context).run(module.operation)

@@ -39,18 +39,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith, func, tensor
 
 from dequant import dialect
 from dequant.dialect import constants, unpack
 from dequant.dialect import onnx as dq_onnx
 from dequant.dialect.elements import ELEMENTS, of_onnx, tensor_type
+from dequant.dialect.attributes import text as attr_text
 from dequant.dialect.signature import Signature, Tensor
 
+from . import context as new_context
 from . import diagnostics
-from dequant.dialect.attributes import text as attr_text
+from .packed import Packed
 
 if TYPE_CHECKING:
     import onnx
+# onnx is imported where used (`_onnx()`: the install hint): an optional dependency (docs/development.md#imports).
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 DENSE_LIMIT = 1024  # initializers with more elements become dense_resource blobs
@@ -86,8 +90,6 @@ def _onnx():
 def import_onnx(model: str | os.PathLike | onnx.ModelProto, context: ir.Context | None = None) -> ir.Module:
     """A module with one function per DequantizeLinear node of `model` (a path or a ModelProto);
     raises OnnxImportError (a ValueError) naming the node for a model it cannot import."""
-    from dequant import context as new_context
-
     onnx = _onnx()
     base_dir = ""
     if isinstance(model, (str, os.PathLike)):
@@ -271,8 +273,6 @@ class _Importer:
 
     def build(self, symbol: str, name: str, inputs: list, attrs: dict):
         """The func.func: arguments for non-constant inputs, constants for the others."""
-        from mlir.dialects import arith, func
-
         args = [i for i in inputs if i is not None and i.tensor is None]
         x, scale = inputs[0], inputs[1]
         result = tensor_type(x.shape, attrs.get("output_dtype") or scale.elem)
@@ -296,8 +296,6 @@ class _Importer:
         """The `arith.constant` of a constant input. A large unsigned one is a blob of the signless
         type of its width, `tensor.bitcast` to the unsigned type: native code reads storage as
         signless, and a blob cannot be retyped later (its values are not readable in IR)."""
-        from mlir.dialects import arith, tensor
-
         attr = self.elements(i)
         if ELEMENTS[i.elem].sub_byte:  # the packed bytes, read in place through dq.unpack
             return unpack.build(arith.ConstantOp(attr.type, attr).result, i.mlir_type())
@@ -307,8 +305,6 @@ class _Importer:
 
     def packed(self, i: "_Input"):
         """The packed bytes of a 4- or 2-bit constant input (a dequant.Packed), never unpacked."""
-        from .packed import Packed
-
         tensor = i.tensor
         if tensor.data_location == self.onnx.TensorProto.EXTERNAL:
             tensor = type(tensor)()

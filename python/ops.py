@@ -30,15 +30,17 @@ import weakref
 from array import array
 
 import numpy as np
+from mlir import ir
+from mlir.dialects import bufferization, func
 
-from dequant import dialect
+from dequant import context, dialect
 from dequant.dialect import attributes, canonical, unpack
-from dequant.dialect.elements import ELEMENTS, UnknownElementError, of_dtype
+from dequant.dialect.elements import ELEMENTS, UnknownElementError, of_dtype, tensor_type
 from dequant.dialect.opdef import OpDef
 from dequant.dialect.signature import Signature, Tensor
 
 from . import aliasing
-from .kernel import POINTER_HEADER, POINTER_WORDS, SCALAR_HEADER, CompileError, data_pointer, scalar_inline
+from .kernel import POINTER_HEADER, POINTER_WORDS, SCALAR_HEADER, CompileError, Kernel, data_pointer, scalar_inline
 from .packed import Packed
 from .runtime import DEFAULT, Runtime
 
@@ -748,8 +750,6 @@ def _compile(operands: list, shapes: list, packed: list, rows: list, result: Ten
     """kernel(x, scale[, zp], out) -> out, the dequantize written into `out`; packed operands
     marked `dq.packed` (their bytes are read in place), with their `dq.rows` hint. The module is
     built again, in a new context, if the `_nt` entry point is ever asked for."""
-    from .kernel import Kernel
-
     def source():
         return _module(operands, shapes, packed, rows, result, form)
 
@@ -758,12 +758,6 @@ def _compile(operands: list, shapes: list, packed: list, rows: list, result: Ten
 
 def _module(operands: list, shapes: list, packed: list, rows: list, result: Tensor, form: canonical.Form):
     """The module of `_compile`'s kernel, in a context of its own."""
-    from mlir import ir
-    from mlir.dialects import bufferization, func
-
-    from dequant import context
-    from dequant.dialect.elements import tensor_type
-
     with context(), ir.Location.unknown():
         module = ir.Module.create()
         in_types = [tensor_type(s, t.elem) for t, s in zip(operands, shapes)]
@@ -808,7 +802,12 @@ def __dir__() -> list:
 
 
 __test__ = {name: f.__doc__ for name, f in _FUNCTIONS.items()}  # their examples run under doctest
-__all__ = sorted(_FUNCTIONS) + ["bind", "set_num_threads", "get_num_threads", "OpFunction", "ShapePlan", "Bound"]
+__all__ = sorted(_FUNCTIONS) + ["bind", "function", "set_num_threads", "get_num_threads", "OpFunction", "ShapePlan", "Bound"]
+
+
+def function(name: str, runtime: Runtime = DEFAULT) -> OpFunction:
+    """The numpy function of spec op `name` (e.g. "onnx_dequantize_linear") on `runtime`."""
+    return OpFunction(spec_op(name), runtime)
 
 
 def bind(op: OpFunction, *operands, out=None, **attrs) -> Bound:

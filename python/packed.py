@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from dequant.dialect.elements import UnknownElementError, of_dtype
+from dequant.dialect.elements import UnknownElementError, of_dtype, of_onnx
 from dequant.dialect.unpack import pack_values, packed_bytes, unpack_values
 
 
@@ -91,9 +91,8 @@ class Packed:
     def from_onnx(cls, tensor) -> Packed:
         """The packed data of an ONNX TensorProto of a 4- or 2-bit type, without unpacking it:
         `raw_data` is the packed bytes; `int32_data` holds one packed byte per entry."""
-        from .onnx_importer import element_of_onnx
-
-        e = element_of_onnx(tensor.data_type)
+        types = type(tensor).DataType  # TensorProto's own enum: reading one needs no import of onnx here
+        e = of_onnx(types.Name(tensor.data_type)) if tensor.data_type in types.values() else None
         if e is None or not e.sub_byte:
             raise ValueError(f"Packed.from_onnx takes a tensor of a 4- or 2-bit type, got data type {tensor.data_type}")
         if tensor.data_location == 1:  # EXTERNAL

@@ -3,7 +3,7 @@
 A `Runtime` owns a bounded cache of compiled kernels, a bounded cache of plans (one per op,
 dtypes, shapes and attributes), a bounded cache of prepared calls (one per op, dtypes, shapes,
 strides and attributes as given) and a `WorkerPool`. `dequant.ops` uses `DEFAULT`; a program may
-make its own `Runtime` (e.g. with another thread count) and call `runtime.function(name)`.
+make its own `Runtime` (e.g. with another thread count) and call `dequant.ops.function(name, runtime)`.
 
 How a call chooses its entry point (non-temporal stores or not) and its threads, on the bytes it
 moves: docs/performance.md, "One decision per call" and "Thread policy" (the one description).
@@ -354,12 +354,6 @@ class Runtime:
     def get_num_threads(self) -> int:
         """The number of threads large calls are split over."""
         return self.pool.threads
-
-    def function(self, name: str):
-        """The numpy function of spec op `name` (e.g. "onnx_dequantize_linear") on this runtime."""
-        from .ops import OpFunction, spec_op
-
-        return OpFunction(spec_op(name), self)
 
 
 DEFAULT = Runtime()

@@ -34,6 +34,10 @@ from mlir import ir
 from mlir.dialects import arith, cf, func, llvm
 from mlir.execution_engine import ExecutionEngine
 
+from dequant import context
+
+from .pipeline import build
+
 IDLE, POSTED, DONE, SLEEPING, STOP, RUNNING = 0, 1, 2, 3, 4, 5
 SLOT_WORDS = 8  # one 64-byte cache line: no other data shares the line the worker polls
 STATE, FUNCTION, ARGUMENTS = 0, 1, 2  # words of a slot
@@ -243,9 +247,6 @@ class Helpers:
     """The compiled helpers (one engine) and the polls a second lasts (measured when built)."""
 
     def __init__(self):
-        from dequant import context
-        from .pipeline import build
-
         self._context = context()
         with self._context:
             m = module()

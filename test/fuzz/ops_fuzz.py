@@ -1246,7 +1246,7 @@ class Fuzzer:
             rt = self.runtimes[c.threads] = self.Runtime(c.threads)
         rt.min_parallel = c.min_parallel
         rt.nontemporal_min_bytes = 0 if c.nontemporal else self.nontemporal_min_bytes
-        return rt.function(c.op)
+        return self.ops.function(c.op, rt)
 
     def run(self, seed: int, index: int, verbose: bool = False) -> dict:
         c = self.make(seed, index)
@@ -1433,7 +1433,7 @@ def save_case(c: Case, case_id: str, directory: str) -> None:
     for n, a in c.arrays.items():
         if a is not None and not isinstance(a, np.ndarray):
             lines.append(f"{n} = {a!r}")
-    fn = f"ops.{c.op}" if not c.threads else f"Runtime({c.threads}).function({c.op!r})"
+    fn = f"ops.{c.op}" if not c.threads else f"ops.function({c.op!r}, Runtime({c.threads}))"
     if c.threads:
         lines.append(f"f = {fn}\nf.runtime.min_parallel = {c.min_parallel}")
         if c.nontemporal:

@@ -227,7 +227,7 @@ def test_row_splits_start_on_whole_bytes(cols):
     rng = np.random.default_rng(cols)
     x = values(rng, ml_dtypes.int4, (31, cols))
     s = rng.random(31).astype(np.float32)
-    got = runtime.function("onnx_dequantize_linear")(dequant.pack(x), s, axis=0)
+    got = ops.function("onnx_dequantize_linear", runtime)(dequant.pack(x), s, axis=0)
     assert_exact(got, onnx_reference(x, s, None, 21, axis=0))
 
 
@@ -251,7 +251,7 @@ def test_row_splits_with_packed_zero_points(name, granularity):
     rng = np.random.default_rng(len(shape) + zshape[0])
     x, zp = values(rng, dtype, shape), values(rng, dtype, zshape)
     s = (rng.random(zshape) + 0.5).astype(np.float32)
-    call = ops.bind(runtime.function("onnx_dequantize_linear"), dequant.pack(x), s, dequant.pack(zp), **attrs)
+    call = ops.bind(ops.function("onnx_dequantize_linear", runtime), dequant.pack(x), s, dequant.pack(zp), **attrs)
     assert len(call._calls) == 3
     assert_exact(call(), onnx_reference(x, s, zp, 25 if name == "uint2" else 21, **attrs))
 
@@ -280,7 +280,7 @@ def test_fields_both_ways(name, granularity, multishift, nontemporal, monkeypatc
     x, scale, zp, attrs, want = onnx_case(name, granularity)
     runtime = Runtime(1)
     runtime.nontemporal_min_bytes = 0 if nontemporal else 1 << 62
-    f = runtime.function("onnx_dequantize_linear")
+    f = ops.function("onnx_dequantize_linear", runtime)
     assert_exact(f(dequant.pack(x), scale, None if zp is None else dequant.pack(zp), **attrs), want)
 
 
@@ -327,7 +327,7 @@ def test_numpy_api_kernels_follow_the_rows():
     for cols in (8, 9, 10, 11):
         x = values(rng, ml_dtypes.uint4, (3, cols))
         s = rng.random(cols).astype(np.float32)
-        got = runtime.function("onnx_dequantize_linear")(dequant.pack(x), s, axis=1)
+        got = ops.function("onnx_dequantize_linear", runtime)(dequant.pack(x), s, axis=1)
         assert_exact(got, onnx_reference(x, s, None, 21, axis=1))
     assert len(runtime.kernels) == 2
 

@@ -313,9 +313,9 @@ def test_split_bound_call_with_sleeping_workers_matches_one_thread():
     one = Runtime(1)
     x = np.random.default_rng(0).integers(-128, 128, (64, 1000), dtype=np.int8)
     s = np.linspace(0.5, 2, 1000, dtype=np.float32)
-    want = one.function("onnx_dequantize_linear")(x, s, axis=1)
+    want = ops.function("onnx_dequantize_linear", one)(x, s, axis=1)
     out = np.empty_like(want)
-    call = ops.bind(rt.function("onnx_dequantize_linear"), x, s, axis=1, out=out)
+    call = ops.bind(ops.function("onnx_dequantize_linear", rt), x, s, axis=1, out=out)
     for k in range(50):
         out.fill(np.nan)
         call()
@@ -334,7 +334,7 @@ def test_set_num_threads_rejects_non_counts(n):
 
 def test_kernel_cache_is_bounded():
     runtime = Runtime(1)
-    f = runtime.function("onnx_dequantize_linear")
+    f = ops.function("onnx_dequantize_linear", runtime)
     x = np.ones((2, 256), np.int8)
     for b in range(2, 2 + KERNEL_CACHE_SIZE + 4):
         f(x, np.ones((2, -(-256 // b)), np.float32), axis=1, block_size=b)
@@ -348,7 +348,7 @@ def test_an_evicted_kernel_is_freed_and_its_calls_compile_it_again():
     with it, a cycle the garbage collector cannot see, and plans held their kernels: none was
     ever freed."""
     runtime = Runtime(1, kernel_cache_size=1)
-    f = runtime.function("onnx_dequantize_linear")
+    f = ops.function("onnx_dequantize_linear", runtime)
     x = np.arange(-64, 64, dtype=np.int8)
     s4, s8 = np.full(32, 0.5, np.float32), np.full(16, 0.25, np.float32)
     want4, want8 = x.astype(np.float32) * 0.5, x.astype(np.float32) * 0.25
@@ -382,11 +382,12 @@ def test_memory_stays_bounded_over_new_signatures():
         """
         import gc, os
         import numpy as np
+        from dequant import ops
         from dequant.runtime import Runtime
         def resident():
             gc.collect()
             return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        f = Runtime(1, kernel_cache_size=2).function("onnx_dequantize_linear")
+        f = ops.function("onnx_dequantize_linear", Runtime(1, kernel_cache_size=2))
         x = np.ones(4096, np.int8)
         for b in range(1, 1001):
             if b == 501:
@@ -436,7 +437,7 @@ def test_compiler_failure_is_a_compile_error(monkeypatch, bind):
     dequant.CompileError naming the signature, not as a raw MLIRError from a pass; the same through
     `bind`."""
     _fail_vectorizing(monkeypatch)
-    f = Runtime(1).function("onnx_dequantize_linear")
+    f = ops.function("onnx_dequantize_linear", Runtime(1))
     with pytest.raises(dequant.CompileError) as info:
         ops.bind(f, *ARRAYS, **ATTRS) if bind else f(*ARRAYS, **ATTRS)
     _assert_compile_error(info, "kernel")
@@ -446,7 +447,7 @@ def test_compiler_failure_of_the_nontemporal_entry_is_a_compile_error(monkeypatc
     """The `_nt` entry point, compiled at the first call that takes it, fails the same way."""
     runtime = Runtime(1)
     runtime.nontemporal_min_bytes = 0
-    f = runtime.function("onnx_dequantize_linear")
+    f = ops.function("onnx_dequantize_linear", runtime)
     f.prepare(*ARRAYS, **ATTRS)[0].kernel()  # the plain entry point compiled, the `_nt` one not yet
     _fail_vectorizing(monkeypatch)
     with pytest.raises(dequant.CompileError) as info:
@@ -458,7 +459,7 @@ def test_bad_input_is_refused_before_compiling(monkeypatch):
     """Arrays that break a rule get the rule's ValueError, never a CompileError: the rules are
     checked before anything compiles."""
     _fail_vectorizing(monkeypatch)
-    f = Runtime(1).function("onnx_dequantize_linear")
+    f = ops.function("onnx_dequantize_linear", Runtime(1))
     with pytest.raises(ValueError, match="block_size 47 is out of the accepted range"):
         f(ARRAYS[0], ARRAYS[1], axis=1, block_size=47, output_dtype=ml_dtypes.bfloat16)
 

@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from dequant import ops
 from dequant.passes.target_features import host_has_avx512bf16
 from dequant.runtime import Runtime
 
@@ -61,7 +62,7 @@ class On:
         self.runtime = runtime
 
     def __getattr__(self, name):
-        return self.runtime.function(name)
+        return ops.function(name, self.runtime)
 
 
 def disassembly(case, nontemporal: bool = False) -> str:

@@ -6,6 +6,9 @@ the package dequant) import both. Checked twice:
 - on a fresh interpreter: `import dequant.passes` loads no module of python/ but the package's
   `__init__` (so no numpy kernels, no runtime), and `import dequant` still gives `dequant.ops`,
   `dequant.jit`, ... on first use (PEP 562).
+And no import cycle among dequant's modules (every package, the same walk of the source): module
+A imports B imports ... A. The registries' discovery (`importlib.import_module` of the names
+`pkgutil` finds, in dequant.dialect and dequant.passes) is not an import the walk reads.
 """
 
 from __future__ import annotations
@@ -94,6 +97,110 @@ def test_the_walk_sees_every_module():
     names = {m for m, _, _ in MODULES}
     assert {"dequant.dialect", "dequant.dialect.unpack", "dequant.passes", "dequant.passes.to_linalg"} <= names
     assert len(names) > 40
+
+
+def every_module() -> dict:
+    """Every module of dequant's source tree, sub-packages included: dotted name -> (path, is_package)."""
+    found = {}
+    for package, root in DIRS.items():
+        for path in sorted(root.rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if package == "dequant" and parts[0] in ("dialect", "passes"):
+                continue  # not in the source tree; DIRS maps the sub-packages apart
+            is_package = parts[-1] == "__init__"
+            found[".".join([package] + parts[: -1 if is_package else None])] = (path, is_package)
+    return found
+
+
+def import_graph(sources: dict) -> dict:
+    """module -> {modules of `sources` it imports}; `sources`: name -> (text, is_package). An import
+    of a name inside a module (`from dequant import context`) is an import of that module."""
+    graph = {}
+    for module, (text, is_package) in sources.items():
+        graph[module] = set()
+        for _, name in imports(text, module, is_package):
+            while name and name not in sources:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].add(name)
+    return graph
+
+
+def cycles(graph: dict) -> list[list[str]]:
+    """The import cycles of `graph`: its strongly connected components of more than one module,
+    each sorted (Tarjan's algorithm, iterative)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, edges = work[-1]
+            w = next(edges, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+# dequant.formats imports its format modules at its end, and they import `Graph` and `FormatError`
+# from it: the one cycle left (python/formats/ was out of this change's reach). Fixing it empties
+# this list, and this test then asks for that.
+KNOWN_CYCLES = [sorted(["dequant.formats", "dequant.formats.attention", "dequant.formats.emit",
+                        "dequant.formats.gather_block_quantized", "dequant.formats.matmul_nbits",
+                        "dequant.formats.normalization", "dequant.formats.qoperator"])]  # fmt: skip
+
+
+def test_no_import_cycle():
+    found = cycles(import_graph({m: (path.read_text(), is_package) for m, (path, is_package) in every_module().items()}))
+    new = [c for c in found if c not in KNOWN_CYCLES]
+    assert not new, "import cycles: " + "; ".join(" <-> ".join(c) for c in new)
+    assert found == KNOWN_CYCLES, "a known cycle is gone: take it out of KNOWN_CYCLES"
+
+
+def test_the_cycle_walk_sees_every_package():
+    names = every_module()
+    assert {"dequant.ops", "dequant.formats.matmul_nbits", "dequant.passes.kernels.routes", "dequant.dialect.unpack"} <= set(names)
+
+
+# The cycle walk, on modules written for the purpose.
+CYCLES = [
+    ({"dequant.a": "from . import b", "dequant.b": "def f():\n    from .a import g"}, [["dequant.a", "dequant.b"]]),
+    ({"dequant.a": "import dequant.b", "dequant.b": "from dequant.c import x", "dequant.c": "from dequant import a"},
+     [["dequant.a", "dequant.b", "dequant.c"]]),
+    ({"dequant.p": "from .m import f", "dequant.p.m": "from dequant.p import g"}, [["dequant.p", "dequant.p.m"]]),
+    ({"dequant.a": "from . import b\nimport numpy", "dequant.b": "from dequant.dialect import c", "dequant.dialect.c": ""}, []),
+    ({"dequant.a": "from . import b", "dequant.b": "from . import c", "dequant.c": "import dequant.z"}, []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("sources, want", CYCLES)
+def test_the_cycle_walk_finds_a_cycle(sources, want, monkeypatch):
+    packages = {m for m in sources if any(n.startswith(m + ".") for n in sources)}
+    monkeypatch.setattr(sys.modules[__name__], "is_module", lambda name: name in sources)
+    assert cycles(import_graph({m: (s, m in packages) for m, s in sources.items()})) == want
 
 
 # The walk itself, on imports written for the purpose: each names the line it should flag.
