@@ -43,9 +43,8 @@ class Element:
     @functools.cached_property
     def dtype(self) -> np.dtype:
         """The numpy / ml_dtypes dtype (one element per byte below 8 bits). ml_dtypes is imported
-        here, on the first use of one of its types, not with the table: `import ml_dtypes` took
-        1 s (0.7.0) on a 2-core AVX2 host, which start-up (`dequant-opt --help`, the IREE stage)
-        does not pay for a type it never uses."""
+        here, on the first use of one of its types, not with the table: start-up (`dequant-opt
+        --help`, the IREE stage) does not pay for a type it never uses (docs/development.md#imports)."""
         module, _, name = self.dtype_name.rpartition(".")
         if module == "ml_dtypes":
             import ml_dtypes

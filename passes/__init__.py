@@ -4,9 +4,8 @@ A module defining `PASS` (a `Pass`) or `PIPELINES` (`Pipeline`s) is registered b
 new pass is one new module. `dequant-opt --help` lists them; python/pipeline.py runs them.
 
 Every module is imported with the package, so each takes `mlir.dialects.linalg` and
-`mlir.dialects.llvm` from passes/lazy.py, which imports them on first use: their imports took 80
-and 20 ms of every dequant-opt start (linalg's runs its Python DSL), also of the runs no pass of
-which uses them (test/tools/test_layers.py checks it).
+`mlir.dialects.llvm` from passes/lazy.py, which imports them on first use: start-up
+(docs/development.md#imports; test/tools/test_layers.py checks it).
 """
 
 from __future__ import annotations

@@ -83,8 +83,8 @@ def sign_extend_in_bytes(root) -> None:
     `fold_extsi` made of a k-bit field) becomes `extsi((b << (8 - k)) >>s (8 - k))`: the field
     sign-extended within its byte, then widened. On x86 with GFNI the byte shifts are one
     `vgf2p8affineqb` pair per 64 bytes and the widening a plain `vpmovsxbd`, where the wide form
-    shifts every 16 lanes twice: int4 blocked kernels 1.03-1.25x faster on the cached-store
-    path, the same speed in one-line non-temporal tiles (docs/performance.md)."""
+    shifts every 16 lanes twice: int4 blocked kernels faster on the cached-store path, the same
+    speed in one-line non-temporal tiles (docs/performance.md#4-bit-fields-sign-extended-in-their-byte)."""
     found = []
 
     def visit(o):
@@ -210,7 +210,7 @@ def fields_in_bytes(root, multishift: bool = False) -> None:
     - unsigned, `(extui(..) >>u bits * (i % k)) & (2^bits - 1)`:
       `extui(interleave(f_0, ..))`, f_j = `(b >>u bits * j) & (2^bits - 1)`.
     k byte shifts for k fields (`vgf2p8affineqb` with GFNI), where the wide form shifts every 16
-    lanes of i32: int4 blocked-32 packed 1.04-1.11x faster (docs/performance.md).
+    lanes of i32: int4 blocked-32 packed faster (docs/performance.md#packed-fields-cut-from-their-bytes).
 
     With `multishift` (AVX-512 VBMI: dq-target-features' `dq.avx512vbmi`), an i32 result of a
     multiple of 16 lanes from whole qwords of bytes is made by `_multishifted` instead: one

@@ -2,8 +2,8 @@
 `mlir.dialects.llvm`, each imported on the first read of one of its names.
 
 Every module of dequant.passes is imported with the package (passes/__init__.py), and importing
-these two took 80 and 20 ms of every dequant-opt start (linalg's runs its Python DSL), also of
-the runs no pass of which uses them. A pass imports them from here at its top
+these two is a cost of every dequant-opt start, also of the runs no pass of which uses them
+(docs/development.md#imports). A pass imports them from here at its top
 (`from .lazy import linalg`) and uses them as the modules; test/tools/test_layers.py checks that a
 start loads neither.
 

@@ -9,7 +9,7 @@ becomes
 
 so the scale and zero point of a block are loaded once per block and the inner loop, contiguous
 in x and y, vectorizes. Its constant trip count c lets LLVM cover a block with whole vectors (a
-dynamic count sent blocks of 32 to the scalar remainder loop under AVX-512: 2.6x slower). Runs on
+dynamic count sent blocks of 32 to the scalar remainder loop under AVX-512; docs/performance.md#vectorization). Runs on
 the loops `convert-linalg-to-loops` makes for blocked maps.
 """
 

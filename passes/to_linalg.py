@@ -354,8 +354,8 @@ def zero_point_operand(shapes: Shapes, zp: ir.Value | None) -> tuple:
     unpacked first, into i8 values (f32 for float4): it is as small as the scale. The unpacking
     generic reads the bytes per row as the dequantize reads packed x (`by_rows`), which
     dq-vectorize vectorizes, or as one row of the whole tensor when rows are not whole bytes
-    (`flat_fields`); a per-element read at the linear index stays scalar (an int4 zero point
-    blocked by 32 took 13% of a 16M-element call that way: docs/performance.md)."""
+    (`flat_fields`); a per-element read at the linear index stays scalar, a measurable part of a
+    large call (docs/performance.md#packed-rows-that-are-not-whole-bytes)."""
     if zp is None:
         return None, None
     e = of_type(ir.RankedTensorType(zp.type).element_type)

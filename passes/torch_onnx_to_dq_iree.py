@@ -4,11 +4,11 @@ something to: those IREE cannot lower, and those read only by MatMuls it compute
 IREE (3.13) lowers many DequantizeLinear nodes itself, and folds a DequantizeLinear feeding a
 Conv, MatMul or Gemm with a quantized activation into integer arithmetic (an i8 x i8 -> i32
 contraction and one float scale after it). For a Conv that is the faster route: dq's float
-dequantize in its place made QDQ CNNs 1.2-1.95x slower than IREE alone (the f32 convolution, and
-each activation dequantize a dispatch of its own; docs/iree.md). For a large MatMul it is the
-slower one: dq's float route (its matmul kernel reading the int8 weights, the activation's QDQ
-pair in f32) ran QDQ transformer blocks of 32 to 128 rows, hidden 256 and 768, in 0.75-1.00x
-IREE alone's time. So a node is left to IREE when
+dequantize in its place made QDQ CNNs slower than IREE alone (the f32 convolution, and each
+activation dequantize a dispatch of its own; docs/semantics.md#qdq-graphs-through-iree). For a
+large MatMul it is the slower one: dq's float route (its matmul kernel reading the int8 weights,
+the activation's QDQ pair in f32) ran QDQ transformer blocks of 32 to 128 rows faster than IREE
+alone (docs/iree.md#qdq-models). So a node is left to IREE when
 
 - IREE lowers its form (`IREE_LOWERS`: checked against onnx.reference, bit for bit, by test/iree:
   8-, 16- and 32-bit integers per tensor or per axis, float8 per tensor; scales f32, f16 or bf16,
@@ -44,18 +44,14 @@ from .torch_onnx_to_dq import read_attrs, rewrite
 INTEGERS = ("i8", "ui8", "i16", "i32")
 FLOATS = ("f32", "f16", "bf16")
 # A QDQ MatMul (quantized activation) takes dq's float route from MIN_ROWS rows and a B of
-# MIN_WEIGHTS elements per matrix. Measured on QDQ transformer blocks (docs/iree.md, "QDQ models"),
-# IREE + dq against IREE alone with every MatMul-only node taken: 1.1-1.4x at 2 to 12 rows (dq's
-# exact f32 weight panel is shared by too few rows), 1.03-1.17x at 16, 0.92-0.94x at 32 x 256,
-# 0.75-0.86x at 128 x 768; 1.10-1.11x at 32 x 128, where the MatMuls are too small for the product
-# to pay for the dispatch each adds.
+# MIN_WEIGHTS elements per matrix: below 32 rows dq's exact f32 weight panel is shared by too few
+# rows, and below MIN_WEIGHTS the product does not pay for the dispatch each MatMul adds
+# (measured on QDQ transformer blocks: docs/iree.md#qdq-models).
 MIN_ROWS = 32
 MIN_WEIGHTS = 1 << 16
-# dq's integer kernel (VNNI) is faster than IREE's contraction at fewer rows too. QDQ transformer
-# blocks with every QDQ MatMul on it, IREE + dq against IREE alone (medians of per-call ratios, a
-# shared machine): 0.59x at 1 x 768 (589,824 multiply-adds a MatMul), 0.71x at 32 x 128, 0.73x at
-# 8 x 256 (524,288), 0.56x at 16 x 256; 0.90x at 32 x 64, 0.95x at 1 x 256 and 1.00x at 1 x 64 and
-# 1 x 128, within the noise, where the kernel's dispatch each adds is left out.
+# dq's integer kernel (VNNI) is faster than IREE's contraction at fewer rows too, from 2^19
+# multiply-adds a MatMul; below that the gain is within the noise and the kernel's dispatch each
+# adds is left out (docs/iree.md#qdq-models).
 MIN_INTEGER_MACS = 1 << 19
 # x's element -> granularities IREE lowers it at (IREE 3.13; test/iree checks each against
 # onnx.reference). "tensor": one scale; "axis": one scale per index of `axis`.

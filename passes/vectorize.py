@@ -101,11 +101,10 @@ LEAN_ANNOTATION = "#llvm.loop_annotation<interleave = <count = 1>, unroll = <run
 LINE = 64  # bytes of output per tile without blocks: one cache line
 MAX_TILE_BYTES = 512  # a blocked tile's output at most (vector<128xf32>), with cached stores
 # with non-temporal stores at most one line: a 512-byte tile's 16-byte stores, interleaved over 8
-# lines by LLVM's scheduler, ran 2-8x slower in some runs (int4 blocked-128, 16M: 26.3 ms against
-# 3.1 ms; 64M on 2 threads: 61 ms against 11.4 ms; docs/performance.md)
+# lines by LLVM's scheduler, were intermittently much slower (docs/performance.md#non-temporal-tiles-of-one-line)
 NT_MAX_TILE_BYTES = LINE
-# a packed tile's output at most, with cached stores: 1.02-1.13x faster than one line for int4
-# blocked-32 and per-axis, 1.14-1.34x for blocked-128, 1.17-1.58x for float4 (docs/performance.md)
+# a packed tile's output at most, with cached stores: faster than one line in every packed case
+# (docs/performance.md#longer-packed-tiles)
 PACKED_TILE_BYTES = 256
 MIN_TILE_BYTES = 16  # smaller tiles are left to LLVM
 INNER_BYTES = LINE  # a short static last dim the body indexes (a byte's fields) stays whole in a tile
@@ -297,8 +296,8 @@ def _branches(g, ok: ir.Value) -> tuple:
 
 def _line_eligible(p: Plan) -> bool:
     """Whether generic `p` is split at a column into a prefix and whole lines (`_lines`): a bf16
-    output (measured, docs/performance.md: its compute-bound kernel ran 5-14% faster with one
-    64-byte store per line; f32 outputs ran 2-10% slower, f16 ones -1% to +9%), element reads
+    output (its compute-bound kernel runs faster with one 64-byte store per line, where f32 and f16
+    outputs do not: docs/performance.md#bf16-outputs, "Whole-line stores"), element reads
     along the columns (no blocks, no packed fields), every operand a plain buffer, tiles of whole
     lines."""
     out = ir.MemRefType(_output(p.generic).type).element_type
@@ -697,7 +696,8 @@ def _tile(root, plans: list) -> None:
     every row stay one generic, for LLVM. The first part is tiled by rows, its row loop peeled
     (the partial rows: one generic), then by columns; the column loop's peeled remainder is then
     empty and erased (`_erase_empty_remainders`). Left in place, that R x (n mod T) generic was
-    unrolled R times by LLVM, whose loop strength reduction then took 0.2-0.6 s per kernel."""
+    unrolled R times by LLVM, whose loop strength reduction then multiplied the first call's
+    compile time (docs/performance.md#per-axis-rows-tiles-of-4-rows)."""
     index = ir.IndexType.get()
     for i, p in enumerate(plans):
         out = _output(p.generic)
@@ -802,7 +802,7 @@ def unroll_rows(tile) -> bool:
     the x read and the output write become R row loads and stores, every elementwise op on
     vector<R x T> becomes R ops on vector<T>, made once when its operands are the same in every
     row (a broadcast scale or zero point and its conversions). Left 2-D, the tile became
-    `to_elements`/`from_elements` of R x T scalars, which LLVM took 0.3-0.6 s to compile. False
+    `to_elements`/`from_elements` of R x T scalars, which LLVM compiled slowly. False
     (nothing changed) when the tile holds an op this does not know."""
     block = tile.regions[0].blocks[0]
     ops = list(block.operations)[:-1]
@@ -922,9 +922,9 @@ def _wanted_plain(p: Plan) -> bool:
     docs/performance.md): 16-bit float outputs (bf16: it scalarizes the rounding), packed data
     (its innermost loop is the 2 or 4 fields of a byte), and blocks of fewer than
     `LLVM_BLOCKS_FROM` elements along the columns (after dq-strip-mine-blocks, LLVM unrolled a
-    block of 16 or 32 whole and vectorized across blocks with gathers and scatters: int4
-    blocked-32 without a zero point took 1175 µs at 1M elements, 81-97 µs here; from blocks of
-    64 it vectorizes them well, and blocks of 128 ran up to 2.6x faster there than here)."""
+    block of 16 or 32 whole and vectorized across blocks with gathers and scatters, many times
+    slower; from blocks of 64 it vectorizes them well, and blocks of 128 ran faster there than
+    here)."""
     out = ir.MemRefType(_output(p.generic).type).element_type
     return isinstance(out, (ir.BF16Type, ir.F16Type)) or p.inner > 1 or 0 < p.block < LLVM_BLOCKS_FROM
 
@@ -935,14 +935,14 @@ def _row_tile(p: Plan) -> int:
     a tile loads and converts it once for ROWS rows; else 1. Only where every input map is a
     projected permutation, an input read along the tiled dim reads it contiguously (its last
     index), and the output is not bf16 (its per-tile rounding steps work on one row's vector;
-    4-row tiles measured 1.4x slower there).
+    4-row tiles measured slower there).
 
-    Measured (docs/performance.md, "Per-axis rows"): uint8 per-axis 1.2-1.5x faster from 64K to 4M
-    elements, oneDNN's s32 zero points 1.4-1.7x (their exact split is made once per 4 rows).
-    Unrolling and jamming the scalar loops for LLVM instead does not work: its loop vectorizer
-    hoists the runtime alias checks out of the row loop, where the 4 rows' output ranges (one
-    buffer, a dynamic stride) overlap, and runs the scalar loop (5x slower). With non-temporal
-    stores 4-row tiles were 0.6-1.2x (4 write-combining streams), so `_nt` entries keep rows of 1."""
+    Faster for uint8 per-axis and oneDNN's s32 zero points (their exact split is made once per 4
+    rows). Unrolling and jamming the scalar loops for LLVM instead does not work: its loop
+    vectorizer hoists the runtime alias checks out of the row loop, where the 4 rows' output
+    ranges (one buffer, a dynamic stride) overlap, and runs the scalar loop. With non-temporal
+    stores 4-row tiles gained nothing (4 write-combining streams), so `_nt` entries keep rows of 1.
+    Measurements: docs/performance.md#per-axis-rows-tiles-of-4-rows."""
     g = p.generic
     out = ir.MemRefType(_output(g).type)
     if ROWS <= 1 or p.vdim < 1 or p.inner > 1 or p.block or isinstance(out.element_type, ir.BF16Type):
@@ -1072,8 +1072,8 @@ def _lean_loops(root) -> None:
     fallbacks) to loops annotated LEAN_ANNOTATION: LLVM's vectorizer still serves them (a shape
     of fewer rows than a row tile runs in them whole), but one vector per iteration with no
     run-time unrolled remainder. With LLVM's defaults (four interleaved vectors, a vectorized
-    epilogue, a remainder unrolled 4-8 times), the partial tiles of int16 per-axis took 25-35 ms of
-    its 115 ms first call (docs/performance.md, "Compile time"). Each generic is first moved into
+    epilogue, a remainder unrolled 4-8 times), the partial tiles took a large part of a kernel's
+    first call (docs/performance.md#compile-time, "Partial tiles compiled lean"). Each generic is first moved into
     an scf.execute_region, the anchor that finds its loops."""
     regions = []
     for g in ops_named(root, "linalg.generic"):
@@ -1099,9 +1099,9 @@ def _nt_table_tile(p: Plan) -> bool:
     packed 4-bit code (an op tagged dq.field_code) and otherwise from values the same across a
     tile (no input but one reads the tiled dim itself: per-tensor, blocked or grouped scales), so
     that vectorize_x86.tables replaces the tile's arithmetic by a per-tile table, which needs TABLE_MIN_CHUNKS
-    vectors. Measured on OpenPPL's int4x4 (f16, groups of 128), one thread, 4-line / 1-line
-    tiles: 1.35-1.54x faster at 4M-64M (two threads 1.04-1.23x); f32 outputs, memory bound, gain
-    nothing from it (0.91-1.06x), so their non-temporal tiles stay one line (docs/performance.md)."""
+    vectors. Faster on OpenPPL's int4x4 (f16, groups of 128); f32 outputs, memory bound, gain
+    nothing from it, so their non-temporal tiles stay one line
+    (docs/performance.md#per-tile-tables-avx-512bw-hosts)."""
     g = p.generic
     out = ir.MemRefType(_output(g).type).element_type
     if not isinstance(out, ir.F16Type):

@@ -186,7 +186,7 @@ def _looked_up(values: ir.Value, codes: ir.Value, n: int) -> ir.Value:
     AVX512BW) per 512 bits. The intrinsic, not extracts LLVM could recognize as a permute:
     a non-temporal store declared 16-byte aligned is split into 16-byte stores, and LLVM then
     splits the extracts too and loses the permute (scalar loads from a copy of the table on the
-    stack; measured 3x slower)."""
+    stack; measured slower: docs/performance.md#per-tile-tables-avx-512bw-hosts)."""
     t = ir.VectorType(values.type)
     bits = element_bits(t.element_type)
     chunk, it = 512 // bits, ir.IntegerType.get_signless(bits)

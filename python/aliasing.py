@@ -8,14 +8,11 @@ When such an operand advances through memory at the rate the stores do (read alo
 last dim, one element per column, of the output's element size) and sits a few hundred bytes
 below the output modulo 4096, every one of those loads matches a pending store and waits.
 
-Measured 2026-11-27 on this project's host (AMD EPYC, Zen 4), one thread, bound, oneDNN u8
-per-channel with an s32 zero point to f32, 4096 columns, the zero point placed at offsets
-from the output's modulo 4096 (steps of 32 bytes near it, 128 further; scale kept 2048 bytes
-away): 16M elements took 2.9-3.7 ms at offsets outside 32-256 bytes below the output, and
-3.7-8.0 ms inside (8.0 ms at 96 bytes below); 1M took 91-96 µs outside and 97-140 µs inside
-(docs/performance.md, "Loads clear of the output's stores"). The f32 scale gives the same curve. Arrays from
-numpy's small allocations (a 16 KiB scale row) land at any 16-byte offset, so about one allocation
-in sixteen per operand is slow; it was the benchmark's "slow mode" of oneDNN u8 per-channel.
+The window is 32-256 bytes below the output, for a zero point and a scale alike; a call with an
+operand inside it is measurably slower, so such operands are moved out of it (the scan by offset:
+docs/performance.md#loads-clear-of-the-outputs-stores-4k-aliasing). Arrays from numpy's small
+allocations (a 16 KiB scale row) land at any 16-byte offset, so about one allocation in sixteen
+per operand falls in it; it was the benchmark's "slow mode" of oneDNN u8 per-channel.
 
 `StoreAliasing` finds such operands of a plan once, and a call whose operand sits in the window
 reads a copy of it placed half a grain away instead (a copy per call: the caller may change the

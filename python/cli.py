@@ -24,7 +24,7 @@ from mlir import ir
 from dequant import context, dialect
 from dequant.passes import PASSES, PIPELINES
 
-from . import diagnostics, guards  # aot (the kernels' runtime, 50 ms to import) for --emit=object only
+from . import diagnostics, guards  # aot (the kernels' runtime) for --emit=object only: docs/development.md#imports
 from .pipeline import UPSTREAM_NAMES, PipelineError, build
 
 SPLIT = "// -----"
@@ -305,9 +305,8 @@ def reuse_freed_memory() -> None:
     large, where by default it returns blocks over 128 KiB (a threshold it raises to 32 MiB at
     most) to the system, to be faulted in again, zeroed, page by page. On a model, the input's
     text is freed once parsed, then the repacked weights and the printer's buffers reuse its
-    memory: at 105 MB of weights the passes and the print took 4,200 page faults instead of
-    133,000, 0.05-0.13 s of system time instead of 0.55-0.85 (three runs each). Nothing on other
-    C libraries."""
+    memory, with far fewer page faults (docs/iree.md#the-stages-own-time). Nothing on other C
+    libraries."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):

@@ -44,8 +44,9 @@ class Target:
     flags: tuple
 
 
-# -O3 for the CPU: measured 2-3x faster than the default level on the fused int4 MatMul
-# (docs/iree.md). The GPU chips are defaults a user overrides with their own --iree-*-target=.
+# -O3 for the CPU: faster than the default level on the fused int4 MatMul
+# (docs/iree.md#the-int4-matmul-fused-contraction). The GPU chips are defaults a user overrides
+# with their own --iree-*-target=.
 TARGETS = {
     "llvm-cpu": Target(PIPELINE, ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
                                   "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3")),

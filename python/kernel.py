@@ -60,9 +60,8 @@ class CompileError(RuntimeError):
 
 # An ndarray's data pointer read straight from its C struct: `PyArrayObject_fields.data` is the
 # first field after the object header (numpy 1.x and 2.x), read through a view of the address space
-# as 8-byte words (id() is the object's address). 0.3 us against 2-3 us for `a.ctypes.data` or
-# `a.__array_interface__` (both build Python objects), which dominated a cached call on small
-# arrays. It depends on numpy's struct layout and CPython's object header, so it is used only
+# as 8-byte words (id() is the object's address): `a.ctypes.data` and `a.__array_interface__`
+# build Python objects, which dominated a cached call on small arrays (docs/performance.md#call-overhead). It depends on numpy's struct layout and CPython's object header, so it is used only
 # after `_peek_works` compared it with `a.ctypes.data` on arrays of several kinds (in this
 # process, with this numpy); otherwise `data_pointer` is `a.ctypes.data`.
 _HEADER = object.__basicsize__  # ob_refcnt, ob_type: 16 bytes on a 64-bit non-free-threaded CPython

@@ -237,8 +237,9 @@ class WorkerPool:
     def resize(self, threads: int) -> None:
         """Run later calls over `threads`. Workers beyond the new count are kept, asleep once
         their spin ends (a sleeping worker costs no CPU), for when the count grows again: making
-        a worker costs its first call 0.7-1.2 ms here, which a program switching between one
-        thread and more (the benchmark does, every round) paid at every switch."""
+        a worker costs its first call more than the call itself, which a program switching between
+        one thread and more (the benchmark does, every round) paid at every switch
+        (docs/performance.md#thread-policy)."""
         self._threads = threads
 
     def stop(self) -> None:

@@ -3,9 +3,8 @@
 A worker of `runtime.WorkerPool` waits in native code, without the GIL: it polls a *slot* (one
 cache line: the state word, then a kernel's packed entry point and its packed argument array) with
 a pause instruction between polls, for a budget of polls, and runs a posted job itself. Only when
-the budget runs out does it go to sleep on a Python lock. This VM takes 25-45 us to wake a thread
-that sleeps; a spinning worker starts its range within a microsecond (docs/performance.md,
-"Workers that spin").
+the budget runs out does it go to sleep on a Python lock: waking a thread that sleeps costs a call
+far more than a spinning worker takes to start its range (docs/performance.md#workers-that-spin).
 
 States of a slot (word 0), and who moves them:
 - IDLE -> POSTED: the caller posts a job (`post`, a compare-and-swap);
@@ -41,7 +40,7 @@ from .pipeline import build
 IDLE, POSTED, DONE, SLEEPING, STOP, RUNNING = 0, 1, 2, 3, 4, 5
 SLOT_WORDS = 8  # one 64-byte cache line: no other data shares the line the worker polls
 STATE, FUNCTION, ARGUMENTS = 0, 1, 2  # words of a slot
-YIELD_POLLS = 1024  # a worker's polls between two sched_yield calls (about 26 us here)
+YIELD_POLLS = 1024  # a worker's polls between two sched_yield calls (docs/performance.md#workers-that-spin)
 # The pause between polls, per architecture: it tells the core this is a spin-wait (it saves
 # power and frees the sibling hyper-thread); elsewhere the loop polls without one.
 PAUSE = {"x86_64": ("llvm.x86.sse2.pause", None), "AMD64": ("llvm.x86.sse2.pause", None), "aarch64": ("llvm.aarch64.hint", 1), "arm64": ("llvm.aarch64.hint", 1)}  # fmt: skip
