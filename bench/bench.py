@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import datetime
 import gc
-import json
 import os
 import platform
 import statistics
@@ -100,6 +98,7 @@ BYTES = (
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
+import report  # noqa: E402
 from peers import NA  # noqa: E402  (an implementation cannot run a case; the message says why)
 
 
@@ -1024,12 +1023,8 @@ def main(argv=None) -> int:
     set_threads(CORES)
     data["meta"]["seconds"] = round(time.perf_counter() - start, 1)
     data["meta"]["load_average_end"] = os.getloadavg()
-    stem = os.path.join(args.out, f"bench-{datetime.date.today().isoformat()}")
-    with open(stem + ".json", "w") as f:
-        json.dump(data, f, indent=1, default=str)
     text = markdown(data)
-    with open(stem + ".md", "w") as f:
-        f.write(text + "\n")
+    stem = report.write(args.out, "bench", [text], data)
     plot(data, stem + ".png")
     print(text)
     log(f"wrote {stem}.md, .json, .png")

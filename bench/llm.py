@@ -31,7 +31,6 @@ the CPU and its AVX-512 / VNNI flags (lscpu).
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib.util
 import json
 import os
@@ -43,6 +42,8 @@ import tempfile
 import time
 
 import numpy as np
+
+import report
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 MAKE = os.path.join(ROOT, "test", "models", "make_genai_models.py")
@@ -230,12 +231,8 @@ def main(argv=None) -> int:
     lines += ["", *(f"- {n}" for n in notes), f"- goal: iree+dq within {GOAL}x of ort on prefill and decode (issue 42)"]
     print("\n".join(lines))
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        stem = os.path.join(args.out, f"llm-{datetime.datetime.now().strftime('%Y-%m-%d-%H%M')}")
-        with open(stem + ".md", "w") as f:
-            f.write("\n".join(lines) + "\n")
-        with open(stem + ".json", "w") as f:
-            json.dump({"model": folder, "prompt_tokens": n_prompt, "new_tokens": new, "rounds": rounds, "results": results}, f, indent=1)
+        data = {"model": folder, "prompt_tokens": n_prompt, "new_tokens": new, "rounds": rounds, "results": results}
+        report.write(args.out, "llm", lines, data, minute=True)
     return 1 if "failed" in results.get("iree+dq", {}) else 0
 
 

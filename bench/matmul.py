@@ -22,8 +22,6 @@ than f32 rounding (EXACT) stops the benchmark with status 1. Writes <out>/matmul
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
 import platform
 import statistics
@@ -39,6 +37,7 @@ from onnx.reference import ReferenceEvaluator
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "iree"))
 import iree_models  # noqa: E402
+import report  # noqa: E402  (bench/, this script's folder)
 
 from dequant import iree as stage  # noqa: E402
 from dequant import ops  # noqa: E402
@@ -130,11 +129,7 @@ def main(argv=None) -> int:
         cells = " | ".join(f"{ms[k]:.3f} ({e[k]:.1e})" for k in ROUTES)
         ratios = f"{ms['dq+numpy'] / ms['iree+dq']:.2f}x | {ms['ort exact'] / ms['iree+dq']:.2f}x | {ms['iree+dq'] / ms['ort default']:.2f}x"
         lines.append(f"| {r['M']} | {r['K']} | {r['N']} | {cells} | {ratios} |")
-    stem = os.path.join(out, f"matmul-{datetime.date.today().isoformat()}")
-    with open(stem + ".md", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    with open(stem + ".json", "w") as f:
-        json.dump(rows, f, indent=1)
+    report.write(out, "matmul", lines, rows)
     print("\n".join(lines))
     return 0
 

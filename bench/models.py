@@ -46,7 +46,6 @@ status 1. Writes <out>/models-<date>.md and .json when --out is given.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import logging
 import os
@@ -64,6 +63,7 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "iree"))
 import iree_models  # noqa: E402
+import report  # noqa: E402  (bench/, this script's folder)
 
 from dequant import iree as stage  # noqa: E402
 
@@ -278,12 +278,7 @@ def main(argv=None) -> int:
     lines += ["", *(f"- {k}: {v}" for k, v in failed.items())] if failed else []
     print("\n".join(lines))
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        stem = os.path.join(args.out, f"models-{datetime.date.today().isoformat()}")
-        with open(stem + ".md", "w") as f:
-            f.write("\n".join(lines) + "\n")
-        with open(stem + ".json", "w") as f:
-            json.dump({n: vars(r) for n, r in results.items()}, f, indent=1)
+        report.write(args.out, "models", lines, {n: vars(r) for n, r in results.items()})
     return status
 
 

@@ -11,6 +11,7 @@ import copy
 import numpy as np
 import onnx
 from onnx import helper
+from onnxruntime_reference import run as run_ort  # noqa: F401 - the reference, by its name here
 
 OPSET = 21  # what onnxruntime-genai's model builder writes
 
@@ -22,16 +23,6 @@ def model(nodes, inputs, outputs, inits=(), opset: int = OPSET) -> onnx.ModelPro
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)])
     m.ir_version = 10
     return m
-
-
-def run_ort(m: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.intra_op_num_threads = 1
-    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return s.run(None, feeds)
 
 
 def rewritten(m: onnx.ModelProto, keep=frozenset()) -> onnx.ModelProto:

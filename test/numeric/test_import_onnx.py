@@ -33,6 +33,7 @@ from onnx.reference import ReferenceEvaluator
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 
 import dequant
+import onnxruntime_reference
 from dequant.dialect.elements import ELEMENTS as ELEMS
 
 FOUR_BIT = ("i4", "ui4", "f4E2M1FN")
@@ -45,18 +46,10 @@ def rng(request):
 # References and helpers
 
 
-def ort_run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
-
-
 def reference_run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
     """onnxruntime; ONNX's reference evaluator where onnxruntime has no kernel (float4e2m1)."""
     try:
-        return ort_run(model, feeds)
+        return onnxruntime_reference.run(model, feeds)
     except ort.capi.onnxruntime_pybind11_state.NotImplemented:
         return ReferenceEvaluator(model).run(None, feeds)
 
@@ -425,7 +418,7 @@ def test_opset23_output_dtype(rng):
     assert str(op.attributes["output_dtype"]) == "f16" and str(op.results[0].type) == "tensor<4x64xf16>"
     assert ir.IntegerAttr(op.attributes["block_size"]).value == 32
     got = dequant.jit(str(module), "dq23")()
-    (want,) = ort_run(model, {})
+    (want,) = onnxruntime_reference.run(model, {})
     # one rounding of the exact product to f16 (docs/semantics.md#arithmetic); onnxruntime rounds its f32 product again
     product = numpy_helper.to_array(x).astype(np.float64) * np.repeat(numpy_helper.to_array(s), 32, axis=1)
     exact = product.astype(np.float16)
