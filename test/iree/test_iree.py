@@ -962,13 +962,18 @@ PARTIAL_BLOCKS = {
     "int4-zero-point-k300-block128": dict(k=300, n=48, dtype=ml_dtypes.int4, block=128, zero_point=True),
     "uint8-gemm-transb-one-partial-block": dict(k=72, n=40, dtype=np.uint8, block=128, zero_point=True, gemm=True),
     "uint8-k200-block64-one-row": dict(k=200, n=100, dtype=np.uint8, block=64, rows=1),  # stage:4545:108
+    # whole blocks along the axis int4 bytes pack: the read was `d floordiv 16` of the byte index
+    # ("tile size 24 ... must divide or be divisible by the step 16"; stage:1201:22)
+    "int4-gemm-transb-k96-block32-bf16-cast": dict(k=96, n=31, dtype=ml_dtypes.int4, block=32, zero_point=True, scale_dtype=ml_dtypes.bfloat16, cast=True, gemm=True),
+    "int4-gemm-transb-k96-block32": dict(k=96, n=31, dtype=ml_dtypes.int4, block=32, gemm=True),
 }
 
 
 @pytest.mark.parametrize("name", list(PARTIAL_BLOCKS))
 def test_partial_last_block_of_any_block_axis_and_form(tmp_path, name):
     """A partial last block longer than IREE's tiles (K = 200, block 128), on either axis (Gemm
-    transB=1 blocks axis 1), 4- and 8-bit, the only block partial too: no `floordiv` read
+    transB=1 blocks axis 1), 4- and 8-bit, the only block partial too; and whole int4 blocks along
+    the axis the bytes pack (Gemm transB=1, K = 96, block 32): no `floordiv` read
     reaches IREE, which refused them ("tiling is not supported for the semi-affine indexing map:
     tile size 12 ... must divide or be divisible by the step 128") while the split-off tail was
     still a blocked dequantize."""
