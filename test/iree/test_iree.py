@@ -944,6 +944,37 @@ def test_int4_initializer_with_extra_raw_bytes_reads_the_leading_ones(tmp_path):
     check(path, 64)
 
 
+def _in_typed_fields(path) -> None:
+    """Rewrite a model's initializers into the typed fields (`int32_data`: the 16-bit floats' bits,
+    int4 values one per entry), as onnx.helper.make_tensor stores them unless told raw=True."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    m = onnx.load(path)
+    for t in m.graph.initializer:
+        a = numpy_helper.to_array(t)
+        floats = t.data_type in (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
+        vals = a.astype(np.float32) if floats else a.astype(np.int64)  # make_tensor rounds them to the type
+        t.CopyFrom(helper.make_tensor(t.name, t.data_type, t.dims, vals.flatten().tolist()))
+        assert not t.HasField("raw_data")
+    onnx.save(m, path)
+
+
+@pytest.mark.parametrize("scale_dtype", [ml_dtypes.bfloat16, np.float16])
+def test_initializers_in_typed_fields(tmp_path, scale_dtype):
+    """Int4 weights and 16-bit float scales stored in `int32_data`, not `raw_data` (valid ONNX:
+    onnx.helper's default): IREE's importer stops on them ("Unhandled ONNX TensorProto data"), so
+    the stage moves them to raw_data first; the numbers are onnx.reference's. Through --check,
+    which says where onnxruntime has no kernel (DequantizeLinear-21 of bf16 scales)."""
+    path = models.weights_matmul(tmp_path / "m.onnx", 64, 32, ml_dtypes.int4, block=32, zero_point=True, scale_dtype=scale_dtype, cast=True)
+    _in_typed_fields(path)
+    run = dequant_iree(str(path), "--check", "-q")
+    assert run.returncode == 0, run.stderr
+    m = re.search(r"^check: y\s+(\S+)\s+(\S+)\s+(\S+)$", run.stdout, re.M)
+    assert m and float(m.group(1)) <= 1e-6, run.stdout
+    assert ("n/a" in m.group(2) and "onnxruntime cannot run the model" in run.stdout) == (scale_dtype == ml_dtypes.bfloat16), run.stdout
+
+
 def test_int4_initializer_with_missing_raw_bytes_is_left_with_a_reason(tmp_path):
     """A blob shorter than its dims need (the importer's checker refuses such a model, so the
     torch form is cut here): the node stays, with the reason, instead of IREE reading past it."""
