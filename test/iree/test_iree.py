@@ -779,6 +779,26 @@ def test_dequant_iree_command(tmp_path):
     check(path, 128, out.read_bytes())
 
 
+def test_routes_follow_the_cpu_compiled_for_not_the_host(tmp_path):
+    """`-- --iree-llvmcpu-target-cpu=haswell` (after the options, as the help says): the stage's
+    kernels are the AVX2 ones (8 lanes, no vpdpbusd) whatever CPU runs the stage, and the module
+    runs here with onnx.reference's numbers. On a VNNI host the stage once tagged the module with
+    the host's features and iree-compile stopped ("LLVM ERROR: Do not know how to split the
+    result of this operator!"); and argparse took no iree-compile flag after an option. A CPU
+    with VNNI gets the one-row route; a CPU dq's table does not know gets AVX2 routes and a note."""
+    path = models.int4_blocked_matmul(tmp_path / "m.onnx", 128, 64, 32)
+    out = tmp_path / "m.vmfb"
+    run = dequant_iree(path, "-o", str(out), "--", "--iree-llvmcpu-target-cpu=haswell")
+    assert run.returncode == 0, run.stderr
+    check(path, 128, out.read_bytes(), m=1)
+    for cpu, kernel in (("haswell", "dq_matmul_i4_k128_n64_b32_l8"), ("cascadelake", "dq_matmul_digits_i4_k128_n64_b32_l16_anyrows"),
+                        ("skylake-avx512", "dq_matmul_i4_k128_n64_b32_l16"), ("no-such-cpu", "dq_matmul_i4_k128_n64_b32_l8")):  # fmt: skip
+        run = dequant_iree(path, "--emit-mlir", "-o", str(tmp_path / f"{cpu}.mlir"), "--", f"--iree-llvmcpu-target-cpu={cpu}")
+        assert run.returncode == 0, run.stderr
+        assert set(re.findall(r"@(dq_matmul_\w+)::", (tmp_path / f"{cpu}.mlir").read_text())) == {kernel}, cpu
+        assert ("CPU 'no-such-cpu' is not in dq's table" in run.stderr) == (cpu == "no-such-cpu"), run.stderr
+
+
 
 
 def test_dequant_iree_bad_inputs_are_one_error_line(tmp_path):
