@@ -346,9 +346,12 @@ class StageFuzzer:
         path = os.path.join(directory, "model.onnx")
         with open(path, "wb") as f:
             f.write(case.data)
+        # DEQUANT_FUZZ_CPU: compile for that CPU (an LLVM name, e.g. haswell: an AVX2 host's
+        # routes on any host that runs its code), not the host
+        cpu = ["--", f"--iree-llvmcpu-target-cpu={os.environ['DEQUANT_FUZZ_CPU']}"] if os.environ.get("DEQUANT_FUZZ_CPU") else []
         if case.kind == "model":
-            return self.stage.main, [path, "--emit-mlir", "-o", os.path.join(directory, "out.mlir")]
-        return self.stage.main, [path, "-q", "-o", os.path.join(directory, "out.vmfb")]
+            return self.stage.main, [path, "--emit-mlir", "-o", os.path.join(directory, "out.mlir"), *cpu]
+        return self.stage.main, [path, "-q", "-o", os.path.join(directory, "out.vmfb"), *cpu]
 
     def run(self, seed: int, index: int) -> dict:
         case = self.make(seed, index)
