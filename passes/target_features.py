@@ -1,5 +1,6 @@
-"""dq-target-features: record on the module what the host CPU offers that dq-vectorize's
-schedules depend on (the ExecutionEngine and `--emit=object` compile for this host).
+"""dq-target-features: record on the module what its CPU (the host, or the CPU the module names)
+offers that dq-vectorize's schedules and dq's IREE kernels depend on (the ExecutionEngine and
+`--emit=object` compile for this host).
 
 `dq.avx512bw` (unit attribute): the host has AVX-512F and AVX-512BW. dq-vectorize then
 (passes/vectorize_x86.py, `X86.of(module)`; `Target.of` in passes/kernels/target.py is the one
@@ -19,7 +20,11 @@ packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 la
 int8-activation matmul kernel needs (passes/kernels/int8.py; numpy calls it `AVX512VNNI`).
 
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
-on this machine.
+on this machine. A module compiled for another CPU says so: `dq.target_cpu` (a string attribute,
+an LLVM CPU name as `--iree-llvmcpu-target-cpu` takes it; dequant-iree sets it from that flag)
+and optionally `dq.target_cpu_features` (`+avx512vnni,...`, as `--iree-llvmcpu-target-cpu-features`
+spells them); the tags are then that CPU's (`CPUS`), never the host's. A CPU name the table does
+not know gets no tag (every route that needs none; dequant-iree's summary line says so).
 
 A module holding any of these attributes already (set by hand, e.g. in a test) is left as it is.
 """
@@ -71,13 +76,58 @@ def host_has_avx512vnni() -> bool:
     return host_has_avx512bw() and bool(_features().get("AVX512VNNI"))
 
 
+TARGET_CPU = "dq.target_cpu"
+TARGET_CPU_FEATURES = "dq.target_cpu_features"
+
+# LLVM's x86 CPU names (llvm/lib/Target/X86/X86.td) -> the tags their features give. Any CPU not
+# here that LLVM knows has none of them: AVX2 and older (haswell ... skylake, znver1-3,
+# x86-64-v3), AVX-VNNI without AVX-512 (alderlake and its successors), Xeon Phi (no AVX-512BW).
+_BW, _BF16, _VBMI, _VNNI = (AVX512BW,), (AVX512BW, AVX512BF16), (AVX512BW, AVX512VBMI), (AVX512BW, AVX512VNNI)
+_ALL = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
+CPUS = {
+    "skylake-avx512": _BW, "skx": _BW, "x86-64-v4": _BW,
+    "cascadelake": _VNNI, "cooperlake": (AVX512BW, AVX512BF16, AVX512VNNI), "cannonlake": _VBMI,
+    "icelake-client": (AVX512BW, AVX512VBMI, AVX512VNNI), "icelake-server": (AVX512BW, AVX512VBMI, AVX512VNNI),
+    "tigerlake": (AVX512BW, AVX512VBMI, AVX512VNNI), "rocketlake": (AVX512BW, AVX512VBMI, AVX512VNNI),
+    "sapphirerapids": _ALL, "emeraldrapids": _ALL, "graniterapids": _ALL, "graniterapids-d": _ALL, "diamondrapids": _ALL,
+    "znver4": _ALL, "znver5": _ALL,
+    **{c: () for c in ("generic", "x86-64", "x86-64-v2", "x86-64-v3", "nehalem", "westmere", "sandybridge", "ivybridge", "haswell",
+                       "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "arrowlake", "arrowlake-s", "lunarlake",
+                       "gracemont", "sierraforest", "grandridge", "clearwaterforest", "pantherlake", "knl", "knm", "btver2",
+                       "bdver4", "znver1", "znver2", "znver3")},
+}  # fmt: skip
+# `-mattr`-style features -> the tag they give (all of a tag's features needed, AVX-512F too).
+_FEATURES = {AVX512BW: ("avx512f", "avx512bw"), AVX512BF16: ("avx512f", "avx512bw", "avx512dq", "avx512bf16"),
+             AVX512VBMI: ("avx512f", "avx512bw", "avx512vbmi"), AVX512VNNI: ("avx512f", "avx512bw", "avx512vnni")}  # fmt: skip
+
+
+def cpu_tags(cpu: str, features: str = "") -> tuple[tuple, str | None]:
+    """(the tags of LLVM CPU `cpu` with `features` (`+f,-g`) on top, why not known or None)."""
+    if cpu == "host":
+        tags = {t for t, has in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni())) if has}
+        why = None
+    else:
+        why = None if cpu in CPUS else f"CPU '{cpu}' is not in dq's table: no AVX-512 route is taken"
+        tags = set(CPUS.get(cpu, ()))
+    if features:
+        given = {f[1:]: f[0] == "+" for f in features.split(",") if f[:1] in "+-" and len(f) > 1}
+        for tag, needs in _FEATURES.items():
+            if all(given.get(f, tag in tags) for f in needs):
+                tags.add(tag)
+            if any(given.get(f) is False for f in needs):
+                tags.discard(tag)
+    return tuple(t for t in TAGS if t in tags), why
+
+
 def run(op) -> bool:
     if op.name != "builtin.module" or any(tag in op.attributes for tag in TAGS):
         return True  # tagged by hand (a test) or already
-    for tag, present in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni())):
-        if present:
-            op.attributes[tag] = ir.UnitAttr.get()
+    cpu = ir.StringAttr(op.attributes[TARGET_CPU]).value if TARGET_CPU in op.attributes else "host"
+    features = ir.StringAttr(op.attributes[TARGET_CPU_FEATURES]).value if TARGET_CPU_FEATURES in op.attributes else ""
+    tags, _ = cpu_tags(cpu, features)  # an unknown CPU: no tag (dequant-iree's summary says so)
+    for tag in tags:
+        op.attributes[tag] = ir.UnitAttr.get()
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni)", run)
+PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni)", run)

@@ -15,9 +15,10 @@ is kept packed: an `arith.constant` of its ONNX bytes (1-D i8, the same bytes th
 blob holds) read through `dq.unpack`, so no 4-bit constant reaches the next compiler (IREE 3.13
 cannot serialize a 4-bit `dense_resource` and miscomputes a 4-bit `dense`); a blob longer than
 the dims need is read by its leading bytes, as onnx.reference reads `raw_data`, and a shorter one
-leaves the node with a remark. A blocked node whose last block along a static x is partial
-becomes `dq.dequantize`s reading no `floordiv` (the whole blocks in a [.., K / B, B, ..] view, the
-tail) joined by `tensor.concat` (`split_blocks`).
+leaves the node with a remark. A blocked node whose last block along a static x is partial, or
+whose sub-byte x is blocked along the axis its bytes pack, becomes `dq.dequantize`s reading no
+`floordiv` (the whole blocks in a [.., K / B, B, ..] view, the tail) joined by `tensor.concat`
+(`split_blocks`, `block_view`).
 
 Everything else is untouched. A DequantizeLinear dq cannot express stays as it was, with a remark
 at its location naming why: a type dq does not read, an attribute the spec does not define, a
@@ -102,16 +103,20 @@ def packed_constant(data, tt: t.TorchTensor) -> ir.Value:
     return unpack.build(t.byte_constant(data, f"dq_packed_{tt.element.name}"), tt.dq())
 
 
-def partial_block(sig: Signature, types: list) -> tuple[int, int] | None:
-    """(axis, full) of a blocked node whose last block along a static axis is partial (the only
-    one too): `full` elements of whole blocks (a multiple of the block, maybe 0), then a shorter
-    tail; else None."""
+def block_view(sig: Signature, types: list) -> tuple[int, int] | None:
+    """(axis, full) of a blocked node read through the [.., K / B, B, ..] view (split_blocks):
+    `full` elements of whole blocks (a multiple of the block, maybe 0), then a shorter tail; else
+    None. Two forms: the last block along a static axis is partial; or a sub-byte x is blocked
+    along its last axis, the one its bytes pack, where the block read would be a `floordiv` of
+    the byte index (`d floordiv B/2` for int4), which IREE tiles only when its tile divides B/2
+    (a [31, 96] int4 weight, block 32: "tile size 24 ... must divide or be divisible by the step
+    16")."""
     b, x = sig.attrs["block_size"], types[0]
     if b <= 0 or not x.shape or None in x.shape:
         return None
     axis = sig.attrs["axis"] % len(x.shape)
     d = x.shape[axis]
-    if d is None or d % b == 0:
+    if d % b == 0 and not (x.element.sub_byte and axis == len(x.shape) - 1 and d > b):
         return None
     return axis, d - d % b
 
@@ -147,7 +152,7 @@ def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: in
 
 
 def split_blocks(operands, types, packed, attrs, result, axis: int, full: int) -> ir.Value:
-    """A blocked dequantize whose last block is partial, as `dq.dequantize`s that read no
+    """A blocked dequantize read through its blocks' view (`block_view`), as `dq.dequantize`s that read no
     `floordiv` (IREE cannot tile a `floordiv` read inside a contraction unless its tile sizes
     divide the block: "tiling is not supported for the semi-affine indexing map"): the whole
     blocks with x viewed as [..., full / B, B, ...], the scale and zero point read at the block's
@@ -216,7 +221,7 @@ def rewrite(op, check_only: bool = False) -> str | None:
     if why or check_only:
         return why
     with ir.InsertionPoint(op), op.location:
-        cut = partial_block(sig, types)
+        cut = block_view(sig, types)
         if cut is None:
             ins = [packed_constant(p, tt) if p is not None else t.to_builtin(v, tt) for v, tt, p in zip(operands, types, packed)]
             y = dq_onnx.OP.create(ins + [None] * (3 - len(ins)), attrs, result.dq())

@@ -99,8 +99,14 @@ def exact_model(model_path: str, tmp: str) -> str:
     return path
 
 
-def reference_runs(model_path: str, inputs: dict) -> tuple[list, list, str]:
-    """(exact outputs, onnxruntime default outputs, what computed exact), in graph output order."""
+def _ort_refusal(e: Exception) -> str:
+    """onnxruntime's reason, one line (its exceptions name the op it has no kernel for)."""
+    return " ".join(str(e).split())[:200]
+
+
+def reference_runs(model_path: str, inputs: dict) -> tuple[list, list | str, str]:
+    """(exact outputs, onnxruntime default outputs or why it cannot run the model, what computed
+    exact), in graph output order."""
     import onnx
     import onnxruntime as ort
 
@@ -108,7 +114,12 @@ def reference_runs(model_path: str, inputs: dict) -> tuple[list, list, str]:
     names = [o.name for o in proto.graph.output]
     quiet = ort.SessionOptions()
     quiet.log_severity_level = 3  # errors only: not its warnings about the model's unused initializers
-    default = ort.InferenceSession(model_path, quiet, providers=["CPUExecutionProvider"]).run(names, inputs)
+    try:
+        default = ort.InferenceSession(model_path, quiet, providers=["CPUExecutionProvider"]).run(names, inputs)
+    except Exception as e:  # onnxruntime's own exception types (NotImplemented, Fail, ...) share no base but Exception
+        if _contrib(proto):
+            raise RuntimeError(f"onnxruntime cannot run the model: {_ort_refusal(e)}") from None
+        default = _ort_refusal(e)
     if not _contrib(proto):
         from onnx.reference import ReferenceEvaluator
 
@@ -158,8 +169,12 @@ def check(model_path: str, vmfb: bytes, inputs: dict | None = None, dims: dict |
     shapes = ", ".join(f"{k} {'x'.join(map(str, v.shape)) or 'scalar'}" for k, v in inputs.items())
     lines = [f"check: inputs {shapes}", f"check: exact = {how}; error = max |y - ref| / max |ref|",
              f"check: {'output':<24} {'iree vs exact':>14} {'iree vs ort':>12} {'ort vs exact':>13}"]  # fmt: skip
+    if isinstance(default, str):
+        lines.insert(1, f"check: onnxruntime cannot run the model ({default}): its columns are n/a")
+        default = [None] * len(got)
     for o, y, e, d in zip(proto.graph.output, got, exact, default):
-        lines.append(f"check: {o.name:<24} {error(y, e):>14.2e} {error(y, d):>12.2e} {error(d, e):>13.2e}")
+        vs_ort, ort_exact = (f"{error(y, d):>12.2e}", f"{error(d, e):>13.2e}") if d is not None else (f"{'n/a':>12}", f"{'n/a':>13}")
+        lines.append(f"check: {o.name:<24} {error(y, e):>14.2e} {vs_ort} {ort_exact}")
     return lines
 
 

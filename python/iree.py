@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from dequant.passes.target_features import TARGET_CPU, TARGET_CPU_FEATURES, cpu_tags
 from dequant.passes.torch_onnx_to_dq import onnx_type_name
 
 from . import check, context, diagnostics, guards
@@ -83,6 +84,7 @@ class Summary:
     left: int  # still DequantizeLinear after the stage (IREE's to lower, or to refuse)
     fused: int  # MatMuls that now read their weights quantized
     remarks: list = field(default_factory=list)  # "location: why" of each node left, in order
+    cpu_note: str | None = None  # why the target CPU's features are not known (no AVX-512 route)
 
     def reasons(self) -> list:
         """The distinct reasons a node was left, each with its count, first seen first."""
@@ -93,6 +95,9 @@ class Summary:
         return [f"{why}{f' (x{n})' if n > 1 else ''}" for why, n in counts.items()]
 
     def line(self) -> str:
+        return self._line() + (f"; {self.cpu_note}" if self.cpu_note else "")
+
+    def _line(self) -> str:
         if not self.nodes:
             return "dq stage: no DequantizeLinear in the model; it is IREE's alone"
         text = f"dq stage: {self.nodes - self.left} of {self.nodes} DequantizeLinear to dq, {self.fused} MatMul(s) fused"
@@ -197,12 +202,27 @@ def import_onnx(model: str | os.PathLike) -> str:
             return f.read()
 
 
-def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = False) -> tuple[str, Summary]:
+def target_cpu(flags) -> tuple[str, str]:
+    """(CPU, CPU features) that iree-compile `flags` compile for: the last
+    `--iree-llvmcpu-target-cpu=` (default host) and `--iree-llvmcpu-target-cpu-features=`."""
+    cpu, features = "host", ""
+    for f in flags:
+        name, _, value = f.partition("=")
+        if name == "--iree-llvmcpu-target-cpu":
+            cpu = value
+        elif name == "--iree-llvmcpu-target-cpu-features":
+            features = value
+    return cpu, features
+
+
+def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = False, cpu: str = "host", cpu_features: str = "") -> tuple[str, Summary]:
     """Run the dq stage (dequant-opt --allow-unregistered-dialect --torch-onnx-to-iree) on an
     imported module's text: (the text iree-compile takes, the Summary). A DequantizeLinear dq
     leaves to IREE is a remark, kept in the summary; errors raise IreeStageError.
     `int8_activations`: run dq-int8-activations first (CPU pipeline only; approximate: dq's
-    matmul kernel quantizes x to int8 per block, docs/semantics.md#int8-activations)."""
+    matmul kernel quantizes x to int8 per block, docs/semantics.md#int8-activations).
+    `cpu`, `cpu_features`: the CPU iree-compile compiles for (`target_cpu`), whose features pick
+    dq's kernel routes (dq-target-features): the host's only for "host"."""
     if int8_activations:
         if pipeline != PIPELINE:
             raise ValueError(f"int8 activations are for the llvm-cpu target (pipeline {PIPELINE}), not {pipeline}")
@@ -217,6 +237,9 @@ def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = F
                 raise IreeStageError(f"the imported module nests {depth} deep; the dq stage takes at most {guards.MAX_NESTING}")
             guards.check(text)
             module = ir.Module.parse(text)
+            if cpu != "host" or cpu_features:
+                module.operation.attributes[TARGET_CPU] = ir.StringAttr.get(cpu)
+                module.operation.attributes[TARGET_CPU_FEATURES] = ir.StringAttr.get(cpu_features)
             build(pipeline, ctx).run(module.operation)
         except ir.MLIRError as e:
             collected.add_error(e)
@@ -230,7 +253,7 @@ def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = F
             raise IreeStageError(f"the dq stage failed: {errors[0].splitlines()[0]}{more}")
         out = module.operation.get_asm(assume_verified=True)
         remarks = [d.render().splitlines()[0] for d in collected.diags if d.severity == "remark" and _LEFT in d.render()]
-    summary = Summary(nodes, out.count('"onnx.DequantizeLinear"'), matmuls - out.count('"onnx.MatMul"'), remarks)
+    summary = Summary(nodes, out.count('"onnx.DequantizeLinear"'), matmuls - out.count('"onnx.MatMul"'), remarks, cpu_tags(cpu, cpu_features)[1])
     return out, summary
 
 
@@ -239,14 +262,15 @@ def prepare(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = Fal
     return run_stage(text, pipeline, int8_activations=int8_activations)[0]
 
 
-def _stage_model(model: str | os.PathLike, target: str, int8_activations: bool) -> tuple[str, Summary]:
+def _stage_model(model: str | os.PathLike, target: str, int8_activations: bool, extra_args=()) -> tuple[str, Summary]:
     """run_stage on an ONNX model for an IREE backend of TARGETS (ValueError for another, or for
-    int8 activations on a target other than llvm-cpu)."""
+    int8 activations on a target other than llvm-cpu), for the CPU the flags name."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     if int8_activations and target != "llvm-cpu":
         raise ValueError(f"int8 activations are for the llvm-cpu target, not {target}")
-    return run_stage(import_onnx(model), TARGETS[target].pipeline, int8_activations=int8_activations)
+    cpu, features = target_cpu(_flags(TARGETS[target], extra_args)) if target == "llvm-cpu" else ("host", "")
+    return run_stage(import_onnx(model), TARGETS[target].pipeline, int8_activations=int8_activations, cpu=cpu, cpu_features=features)
 
 
 def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_args=(), report=None, int8_activations: bool = False) -> bytes:
@@ -258,7 +282,7 @@ def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_ar
     (their remarks). `int8_activations` (llvm-cpu on a host with AVX-512 VNNI only; opt-in,
     approximate): dq's matmul kernel quantizes x to int8 per row and block of K, as onnxruntime's
     MatMulNBits does at accuracy_level 4 (docs/semantics.md#int8-activations)."""
-    text, summary = _stage_model(model, target, int8_activations)
+    text, summary = _stage_model(model, target, int8_activations, extra_args)
     t = TARGETS[target]
     if report is not None:
         report(summary)
@@ -289,7 +313,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the module and print, per output, its error against an exact reference and onnxruntime (dequant/check.py)")
     p.add_argument("--inputs", help="with --check: the inputs (.npz by input name) instead of made ones")
     p.add_argument("iree_args", nargs="*", help="more iree-compile flags (after --)")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after `--` is iree-compile's, wherever the options stand (argparse gives a
+    # `nargs="*"` positional only the words right after the model).
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_args(argv[:cut])
+    args.iree_args += argv[cut + 1 :]
     if not args.output and not args.check:
         p.error("the following arguments are required: -o/--output (or --check)")
     if args.check and (args.emit_mlir or args.target != "llvm-cpu"):
@@ -301,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.emit_mlir:
-            text, summary = _stage_model(args.model, args.target, args.int8_activations)
+            text, summary = _stage_model(args.model, args.target, args.int8_activations, args.iree_args)
             report(summary)
             data = text.encode()
         else:

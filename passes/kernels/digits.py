@@ -42,7 +42,8 @@ class Digits(Quantize):
     """The dispatch writing x [M, K] as base-256 digits per block of `block` values: xq [M, K]
     i32 (word 4 * (k / 4) + p holds digit p of x[4 * (k / 4)] ... x[4 * (k / 4) + 3], the first
     in the low byte), xs [M, 2 * K / block] f32 (two powers of two per block whose product is
-    2^(e - 30), x = X * 2^(e - 30); NaN where the block holds a NaN or an infinity), xsum [M, 4 *
+    2^(e - 30), x = X * 2^(e - 30); (inf, 1) where the block holds infinities, X their signs; NaN
+    where it holds a NaN), xsum [M, 4 *
     K / block] i32 (each digit's sum over the block)."""
 
     def name(self) -> str:
@@ -83,15 +84,23 @@ class Digits(Quantize):
             # [-126, 88] (|Y| < 2^39: Y * 2^t1 stays normal) and t2 = t - t1 in [-30, 10].
             t = arith.subi(big, scalar(i32, 156))
             t1 = arith.minsi(arith.maxsi(t, scalar(i32, -126)), scalar(i32, 88))
+            # A block holding infinities and no NaN: X = +-1 where x = +-inf, 0 elsewhere, and the
+            # scales (inf, 1), so the block adds inf * s * sum +-(w - z): +-inf, or NaN where the
+            # weight equals its zero point, as f32 arithmetic gives (docs/semantics.md).
+            inf = scalar(f32, float("inf"))
+            infinite = arith.cmpf(arith.CmpFPredicate.OEQ, amax, inf)
             nan = scalar(f32, float("nan"))
-            for i, part in enumerate((t1, arith.subi(t, t1))):
+            for i, (part, other) in enumerate(((t1, inf), (arith.subi(t, t1), scalar(f32, 1.0)))):
                 at = arith.addi(arith.muli(b, const(2)), const(i)) if i else arith.muli(b, const(2))
-                memref.store(arith.select(finite, power(part), nan), v["xs"], [r, at])
+                memref.store(arith.select(finite, power(part), arith.select(infinite, other, nan)), v["xs"], [r, at])
             fill = scf.ForOp(const(0), const(self.block), const(width), [zero_i] * DIGITS)
             with ir.InsertionPoint(fill.body):
                 k = arith.addi(k0, fill.induction_variable)
-                x = arith.select(finite, vector.load(vf, v["x"], [r, k]), zero_f)
+                loaded = vector.load(vf, v["x"], [r, k])
+                x = arith.select(finite, loaded, zero_f)
                 rest = arith.fptosi(vi, math.roundeven(arith.mulf(arith.mulf(x, f1), f2)))  # |X| <= 2^30
+                signs = arith.subi(*(arith.extui(vi, arith.cmpf(arith.CmpFPredicate.OEQ, loaded, splat(vf, ir.FloatAttr.get_f32(v_), v_))) for v_ in (float("inf"), float("-inf"))))
+                rest = arith.select(infinite, signs, rest)
                 digits = []
                 for p in range(DIGITS):
                     if p + 1 < DIGITS:

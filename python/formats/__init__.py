@@ -118,14 +118,34 @@ def _key(node: onnx.NodeProto) -> tuple[str, str]:
     return ("" if node.domain == "ai.onnx" else node.domain, node.op_type)
 
 
+# Element types IREE's importer (3.13) reads only from `raw_data`: stored in the typed fields
+# (`int32_data`, as onnx.helper.make_tensor writes them by default) it stops with "Unhandled ONNX
+# TensorProto data" (docs/iree.md#model-formats).
+_RAW_ONLY = frozenset(
+    getattr(onnx.TensorProto, name) for name in ("FLOAT16", "BFLOAT16", "INT4", "UINT4", "FLOAT4E2M1", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+                                                 "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0", "INT2", "UINT2") if hasattr(onnx.TensorProto, name)
+)  # fmt: skip
+
+
+def _typed_fields(model: onnx.ModelProto) -> list:
+    """The top-level initializers and Constant values of a type IREE's importer reads only from
+    `raw_data`, stored in the typed fields."""
+    tensors = [*model.graph.initializer, *(a.t for n in model.graph.node if n.op_type == "Constant" for a in n.attribute if a.name == "value")]
+    return [t for t in tensors if t.data_type in _RAW_ONLY and not t.HasField("raw_data") and t.data_location != onnx.TensorProto.EXTERNAL]
+
+
 def needs_rewrite(model: onnx.ModelProto) -> bool:
-    """Whether any node of the model's top-level graph is one the table rewrites."""
-    return any(_key(n) in REWRITES for n in model.graph.node)
+    """Whether any node of the model's top-level graph is one the table rewrites, or a tensor is
+    stored where IREE's importer does not read it."""
+    return any(_key(n) in REWRITES for n in model.graph.node) or bool(_typed_fields(model))
 
 
 def normalise(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict]:
-    """The model with every top-level node the table knows rewritten (in place); and how many
-    nodes of each (domain, op type) were. Raises FormatError for a node no rewrite takes."""
+    """The model with every top-level node the table knows rewritten (in place), and its tensors
+    in `raw_data`; and how many nodes of each (domain, op type) were. Raises FormatError for a
+    node no rewrite takes."""
+    for t in _typed_fields(model):
+        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t), t.name))
     _raise_opset(model)
     graph = Graph(model)
     nodes, counts, replaced = [], {}, set()

@@ -158,10 +158,14 @@ func.func @weight_only_int8_becomes_dq(%x: !torch.vtensor<[2,4],f32>, %ws: !torc
 
 // -----
 
-// Forms IREE cannot lower become dq: blocked int4, uint16, float8 per axis. int32 per axis
-// (a QDQ model's bias) stays.
+// Forms IREE cannot lower become dq: blocked int4 (blocked along the axis its bytes pack: read
+// through the blocks' view, no floordiv), uint16, float8 per axis. int32 per axis (a QDQ model's
+// bias) stays.
 // CHECK-LABEL: func.func @what_iree_cannot_lower
-// CHECK-COUNT-3: dq.onnx_dequantize_linear
+// CHECK: tensor.expand_shape {{.*}} : tensor<8x4xi4> into tensor<8x2x2xi4>
+// CHECK: dq.dequantize
+// CHECK-SAME: (tensor<8x2x2xi4>, tensor<8x2xf32>) -> tensor<8x2x2xf32>
+// CHECK-COUNT-2: dq.onnx_dequantize_linear
 // CHECK-NOT: dq.onnx_dequantize_linear
 // CHECK: "onnx.DequantizeLinear"
 // CHECK-SAME: -> !torch.vtensor<[8],f32>

@@ -4,6 +4,9 @@
     python test/fuzz/run.py --repro ops:S:I [--save DIR]      # rerun one case verbosely
     python test/fuzz                                           # the same (test/fuzz/__main__.py)
 
+DEQUANT_FUZZ_CPU=haswell (an LLVM CPU name) makes the stage fuzzer compile for that CPU instead of
+the host: an AVX2 host's routes, on any host that runs AVX2 code.
+
 (`python -m test.fuzz` cannot work: `test` is the standard library's regression-test package.)
 
 Each fuzzer runs its cases in one child process at a time (fuzz_harness.py) and prints its count of
