@@ -59,7 +59,7 @@ computes those nodes too and the dispatch's result, xq of the next layer, stands
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 from mlir import ir
@@ -75,7 +75,7 @@ from .int8_activations import INT8_ACTIVATIONS
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
-from .kernels.routes import Choice, choose
+from .kernels.routes import choose
 from .kernels.target import Target
 from .queries import made_by
 from .remarks import emit_remarks
@@ -160,9 +160,20 @@ def _per_block(reads: tuple, values: np.ndarray, k: int, n: int) -> tuple | str:
     return "its scale is not per tensor, per column or blocked along K"
 
 
-def _weights(m: Match) -> tuple | str:
-    """(the weights' element, the weights as stored (`_stored`: codes [K, N] for 8 bits), (block,
-    scale [KB, N] f32), zero point [KB, N] or None), or why no kernel reads them."""
+class _Weights(NamedTuple):
+    """A MatMul's constant weights [K, N] as its kernel's `repack` takes them: their element,
+    as stored (`_stored`: codes [K, N] for 8 bits), the block along K, the scale [KB, N] f32 and
+    the zero point [KB, N] (None: none, or all zero)."""
+
+    element: object
+    stored: np.ndarray
+    block: int
+    scale: np.ndarray
+    zero_point: np.ndarray | None
+
+
+def _weights(m: Match) -> _Weights | str:
+    """The weights of a MatMul, or why no kernel reads them."""
     k, n = m.kn
     v = m.definition.by_role(m.dq_op)
     e = of_type(ir.RankedTensorType(v["data"].type).element_type)
@@ -188,25 +199,63 @@ def _weights(m: Match) -> tuple | str:
         if zp[0] != scale[0]:
             return "its zero point is blocked differently from its scale"
         zp = None if not zp[1].any() else zp[1]
-    return e, q, scale, zp
+    return _Weights(e, q, scale[0], scale[1], zp)
 
 
-def _problem(m: Match) -> tuple | str:
-    """(the Problem, the weights as stored (`_stored`), scale [KB, N] f32, zero point [KB, N] or
-    None) of a weight-only MatMul, or why no kernel reads its weights."""
-    got = _weights(m)
-    if isinstance(got, str):
-        return got
-    e, q, (block, scale), zp = got
+class _Matched(NamedTuple):
+    """A MatMul as the routes see it (`problem`), what its kernel's constants are made of, and
+    `note`: why a QDQ MatMul's activation is read as f32 (its remark where a route is taken)."""
+
+    problem: Problem
+    weights: _Weights
+    activation: _Activation | None = None  # the integer activation the problem reads
+    qdq: tuple | None = None  # (s [1, N] = sx * sw f32, c [1, N]): the QDQ kernel's constants
+    note: str | None = None
+
+
+def _match(m: Match) -> _Matched | str:
+    """The Problem of a MatMul (a QDQ MatMul: its integer activation, where dq reads it), or why
+    no kernel reads its weights."""
+    w = _weights(m)
+    if isinstance(w, str):
+        return w
     lead = m.a.shape[:-1]
     rows = None if None in lead else int(np.prod(lead))
-    return Problem(*m.kn, block, e.bits, e.signed, zp is not None, rows), q, np.ascontiguousarray(scale), zp
+    problem = Problem(*m.kn, w.block, w.element.bits, w.element.signed, w.zero_point is not None, rows)
+    act = _activation(m)
+    if not isinstance(act, _Activation):
+        return _Matched(problem, w, note=act)
+    if w.element.bits != 8:  # the QDQ route refuses it: its algebra below is of 8-bit codes
+        return _Matched(dataclasses.replace(problem, activation="u8" if act.unsigned else "i8"), w)
+    return _integer(problem, w, act)
+
+
+def _integer(problem: Problem, w: _Weights, act: _Activation) -> _Matched:
+    """A QDQ MatMul of 8-bit weights: its Problem with the integer activation, the bound on |d|
+    and the QDQ kernel's constants; or, where their scales' product leaves f32's normal range,
+    the weight-only Problem with why. The integer algebra and its bound:
+    docs/semantics.md#qdq-graphs-through-iree."""
+    wq = (w.stored.view(np.int8) if w.element.signed else w.stored).astype(np.int64)
+    centred = wq - (w.zero_point.astype(np.int64) if w.zero_point is not None else 0)  # wq - zw [K, N]
+    low, high = (0, 255) if act.unsigned else (-128, 127)
+    zx = act.zero_point
+    largest = max(zx - low, high - zx) * int(np.abs(centred).sum(axis=0).max())  # >= |d| for every x
+    with np.errstate(over="ignore", under="ignore"):
+        s = act.scale * w.scale  # f32 x f32, rounded once to f32
+    if not np.all(np.isfinite(s) & ((s == 0) | (np.abs(s) >= np.finfo(np.float32).tiny))):
+        return _Matched(problem, w, note="the product of its activation's and weights' scales leaves f32's normal range")
+    shift = zx - 128 if act.unsigned else zx  # xq - zx = v - shift, v = xq (int8) or xq - 128 (uint8)
+    c = -shift * centred.sum(axis=0, keepdims=True)  # |c| <= largest < 2^31 where the route fits
+    kind = "u8" if act.unsigned else "i8"
+    integer = dataclasses.replace(problem, activation=kind, x_scale=float(act.scale), x_zero_point=zx, bound=largest)
+    return _Matched(integer, w, act, (s, c))
 
 
 class _Made(NamedTuple):
-    """What one dequantize's MatMuls share: the route chosen and the repacked constants."""
+    """What the MatMuls of one dequantize (and one QDQ activation) share: the kernel chosen and
+    its repacked constants."""
 
-    choice: Choice
+    kernel: object
     consts: list
 
 
@@ -297,24 +346,61 @@ def _replace(m: Match, a_nd: ir.Value, call, also: list = ()) -> ir.Operation:
     return out.owner
 
 
-def rewrite(m: Match, module, made: dict, target: Target, options: Options):
-    """Rewrite one MatMul into a kernel dispatch: why not (a str; nothing changed), or the op
-    now standing for the MatMul (at its location)."""
-    key = m.dq_op.operation
-    if key not in made:
-        got = _problem(m)
-        if isinstance(got, str):
-            return got
-        problem, stored, scale, zp = got
-        choice = choose(problem, target, options)
-        if choice.kernel is None:
-            return choice.why_not
-        w, s, z = choice.kernel.repack(stored, scale, zp)
-        f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
+def _constants(kernel, matched: _Matched) -> list:
+    """The kernel's repacked constants as `dense_resource`s, at the insertion point."""
+    w = matched.weights
+    f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+    if isinstance(kernel, QdqKernel):
+        packed = kernel.repack(w.stored, *matched.qdq[:1], w.zero_point, matched.qdq[1])
+    else:
+        packed = kernel.repack(w.stored, np.ascontiguousarray(w.scale), w.zero_point)
+    out = [_resource(packed[0], i8, "dq_kernel_w"), _resource(packed[1], f32, "dq_kernel_s")]
+    out += [_resource(packed[2], i8, "dq_kernel_z")] if packed[2] is not None else []
+    return out + ([_resource(packed[3], i32, "dq_kernel_c")] if isinstance(kernel, QdqKernel) else [])
+
+
+@dataclasses.dataclass
+class _State:
+    """What the pass keeps across MatMuls: each (dequantize, activation)'s match and the route
+    chosen for it, and each kernel's constants (`_Made`: one set per dequantize, for the QDQ
+    kernel per activation too)."""
+
+    chosen: dict = dataclasses.field(default_factory=dict)
+    made: dict = dataclasses.field(default_factory=dict)
+
+
+def rewrite(m: Match, module, state: _State, target: Target, options: Options, remarks: list):
+    """Rewrite one MatMul into a kernel dispatch (match -> choose -> rewrite): why not (a str;
+    nothing changed), or the op now standing for the MatMul (at its location) or for the
+    QuantizeLinear the QDQ kernel's epilogue computes. A refused route the user or the model
+    asked for is a remark (in `remarks`)."""
+    a = m.activation[0] if m.activation is not None else m.matmul.operands[0].owner
+    key = (m.dq_op.operation, a.operation if isinstance(a, (ir.Operation, ir.OpView)) else None)
+    if key not in state.chosen:
+        matched = _match(m)
+        state.chosen[key] = (matched, None if isinstance(matched, str) else choose(matched.problem, target, options))
+    matched, choice = state.chosen[key]
+    if isinstance(matched, str):
+        return matched
+    if choice.kernel is None:
+        return choice.why_not
+    qdq = isinstance(choice.kernel, QdqKernel)
+    made = key if qdq else m.dq_op.operation  # the float routes' constants: one set per dequantize
+    if made not in state.made:
         with ir.InsertionPoint(m.dq_op), m.matmul.location:  # dominates every MatMul reading the weights
-            made[key] = _Made(choice, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
-                              + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []))  # fmt: skip
-    kernel, consts = made[key].choice.kernel, made[key].consts
+            state.made[made] = _Made(choice.kernel, _constants(choice.kernel, matched))
+    kernel, consts = state.made[made]
+    notes = ([f"QDQ MatMul given dq's float route, not its integer kernel: {matched.note}"] if matched.note else []) + choice.remarks()
+    if qdq:
+        done = _rewrite_qdq(m, module, kernel, consts, matched.activation, remarks)
+    else:
+        done = _rewrite_float(m, module, kernel, consts)
+    remarks += [(done, text) for text in notes]
+    return done
+
+
+def _rewrite_float(m: Match, module, kernel, consts: list) -> ir.Operation:
+    """The MatMul as a dispatch of `kernel` (after the Quantize dispatch of x its kernel reads)."""
     n, f32 = m.kn[1], ir.F32Type.get()
     name = _executable(kernel, module)
 
@@ -334,11 +420,22 @@ def rewrite(m: Match, module, made: dict, target: Target, options: Options):
     return _replace(m, a_nd, call)
 
 
-def _activation(m: Match) -> tuple | str | None:
-    """(a function making xq as a signless i8 tensor [b..., M, K] at the insertion point, sx,
-    zx, whether xq is uint8, the dequantize) of a MatMul whose A is a dequantized activation, per
-    tensor: a dq op (the stage took the node) or a DequantizeLinear left to IREE (it has other
-    readers too); why the QDQ kernel does not read it; or None (A is no dequantize)."""
+class _Activation(NamedTuple):
+    """A QDQ MatMul's quantized activation: `codes()` makes xq as a signless i8 tensor [b...,
+    M, K] at the insertion point; its scale sx, zero point zx, whether xq is uint8, and its
+    dequantize."""
+
+    codes: Callable
+    scale: np.float32
+    zero_point: int
+    unsigned: bool
+    op: object
+
+
+def _activation(m: Match) -> _Activation | str | None:
+    """The activation of a MatMul whose A is a dequantized activation, per tensor: a dq op (the
+    stage took the node) or a DequantizeLinear left to IREE (it has other readers too); why the
+    QDQ kernel does not read it; or None (A is no dequantize)."""
     if m.activation is not None:
         op, definition, sig = m.activation
         v, form = definition.by_role(op), definition.canonical(sig)
@@ -376,7 +473,7 @@ def _activation(m: Match) -> tuple | str | None:
         return "its activation is not dequantized to f32"
     if sx is None or zx is None or sx.dtype != np.float32:
         return "its activation's scale is not an f32 constant, or its zero point not a constant, of the model"
-    return codes, np.float32(sx.reshape(-1)[0]), int(zx.reshape(-1)[0]), not e.signed, op
+    return _Activation(codes, np.float32(sx.reshape(-1)[0]), int(zx.reshape(-1)[0]), not e.signed, op)
 
 
 # QuantizeLinear's attributes the kernel's epilogue takes, and the values it takes (output_dtype
@@ -498,56 +595,10 @@ def _requantize(m: Match) -> _Epilogue | str | None:
     return _Epilogue([q, add, dq, first], np.array([*last[:2], *got[:2], *back], np.float32), last[2], got[2], *bias)
 
 
-def _qdq_inputs(m: Match) -> tuple | str:
-    """(QdqKernel, xq, the repacked weights, s, zw or None, c) of a QDQ MatMul, or why it keeps
-    the float route. The integer algebra and its bound: docs/semantics.md#qdq-graphs-through-iree."""
-    k, n = m.kn
-    act = _activation(m)
-    if act is None or isinstance(act, str):
-        return act
-    codes_x, sx, zx, unsigned_x, _ = act
-    got = _weights(m)
-    if isinstance(got, str):
-        return got
-    e, codes, (block, sw), zw = got  # 8-bit weights (below): their codes [K, N] as stored
-    if e.bits != 8 or block != k:
-        return f"its weights are {e.name} blocked by {block} (the kernel reads 8-bit weights per tensor or per column)"
-    wq = (codes.view(np.int8) if e.signed else codes).astype(np.int64)
-    centred = wq - (zw.astype(np.int64) if zw is not None else 0)  # wq - zw [K, N]
-    low, high = (0, 255) if unsigned_x else (-128, 127)
-    largest = max(zx - low, high - zx) * int(np.abs(centred).sum(axis=0).max())  # >= |d| for every x
-    kernel = QdqKernel(k, n, k, 8, e.signed, zw is not None, unsigned_x=unsigned_x)
-    why = QdqKernel.why_not(k, n, e.bits, largest)
-    if why:
-        return why
-    shift = zx - 128 if unsigned_x else zx  # xq - zx = v - shift, v = xq (int8) or xq - 128 (uint8)
-    c = -shift * centred.sum(axis=0, keepdims=True)  # |c| <= largest < 2^31
-    with np.errstate(over="ignore", under="ignore"):
-        s = sx * sw  # f32 x f32, rounded once to f32
-    if not np.all(np.isfinite(s) & ((s == 0) | (np.abs(s) >= np.finfo(np.float32).tiny))):
-        return "the product of its activation's and weights' scales leaves f32's normal range"
-    return kernel, codes_x, kernel.repack(codes, s, zw, c)
-
-
-class _QdqMade(NamedTuple):
-    """What one QDQ MatMul's weights and activation share: `_qdq_inputs` and the constants."""
-
-    inputs: tuple
-    consts: list
-
-
-def rewrite_qdq(m: Match, module, made: dict, remarks: list):
-    """Rewrite one QDQ MatMul (A and B dequantized) into a dispatch of the exact integer kernel
-    reading xq, and the QuantizeLinear reading its result into the kernel's epilogue where it
-    can (else a remark): why not (a str; nothing changed), None (A is no dequantize), or the op
-    now standing for the MatMul (or its QuantizeLinear)."""
-    a = m.activation[0] if m.activation is not None else m.matmul.operands[0].owner
-    key = (m.dq_op.operation, a.operation if isinstance(a, (ir.Operation, ir.OpView)) else None)
-    got = _qdq_inputs(m) if key not in made else made[key].inputs
-    if got is None or isinstance(got, str):
-        return got
-    kernel, codes_x, (w, s, z, c) = got
-    f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: _Activation, remarks: list) -> ir.Operation:
+    """The QDQ MatMul as a dispatch of the exact integer kernel reading xq, and the
+    QuantizeLinear reading its result as the kernel's epilogue where it can (else a remark)."""
+    f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
     requantize = _requantize(m)
     if isinstance(requantize, str):
         remarks.append((next(iter(m.matmul.results[0].uses)).owner, f"QuantizeLinear not fused into dq's QDQ kernel: {requantize}"))
@@ -556,13 +607,9 @@ def rewrite_qdq(m: Match, module, made: dict, remarks: list):
     else:  # the same kernel, its epilogue the QuantizeLinear reading y (after a bias)
         kernel = dataclasses.replace(kernel, requantize=requantize.out, mid=requantize.mid, bias_add=requantize.bias is not None)
     name = _executable(kernel, module)
-    if key not in made:
-        with ir.InsertionPoint(m.dq_op), m.matmul.location:
-            made[key] = _QdqMade(got, [_resource(w, i8, "dq_kernel_w"), _resource(s, f32, "dq_kernel_s")]
-                                 + ([_resource(z, i8, "dq_kernel_z")] if z is not None else []) + [_resource(c, i32, "dq_kernel_c")])  # fmt: skip
-    consts, also, out = made[key].consts, [], f32
+    also, out = [], f32
     with m.matmul.location, ir.InsertionPoint(m.matmul):
-        xq = codes_x()
+        xq = act.codes()
         if requantize is not None:  # this MatMul's own bias, scales and zero points
             also, out, r = requantize.ops, i8, requantize.r
             if requantize.bias is not None:
@@ -587,24 +634,16 @@ def run(root, int8_activations: bool = False) -> bool:
         root.location.emit_error(f"int8 activations ({INT8_ACTIVATIONS}) need AVX-512 VNNI, which the target lacks "
                                  f"(dq-target-features tags the module {AVX512VNNI} where the host has it)")  # fmt: skip
         return False
-    made, done, activations = {}, set(), set()
+    state, done, activations = _State(), set(), set()
     for m in found:
-        got = rewrite_qdq(m, root, made, remarks) if target.avx512vnni else None
-        if got is not None and not isinstance(got, str):
-            done.add(m.dq_op)
-            if m.activation is not None:
-                activations.add(m.activation[0])
-            continue
-        qdq = got
-        got = rewrite(m, root, made, target, options)
+        got = rewrite(m, root, state, target, options, remarks)
         if isinstance(got, str):
             remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {got}"))
             continue
-        if qdq is not None:
-            remarks.append((got, f"QDQ MatMul given dq's float route, not its integer kernel: {qdq}"))
         done.add(m.dq_op)
-        remarks += [(got, text) for text in made[m.dq_op.operation].choice.remarks()]
-    erase_unused(done | activations)  # an activation's dequantize no MatMul reads any more
+        if m.activation is not None:
+            activations.add(m.activation[0])
+    erase_unused(done | activations)  # an activation's dequantize no MatMul reads any more (QDQ kernel)
     emit_remarks(root, remarks)
     return True
 
