@@ -202,6 +202,14 @@ def _weights(m: Match) -> _Weights | str:
     return _Weights(e, q, scale[0], scale[1], zp)
 
 
+class _QdqConstants(NamedTuple):
+    """What the QDQ kernel's constants are made of besides the weights: s [1, N] = sx * sw (f32)
+    and the corrections c [1, N] (docs/semantics.md#the-integer-route-of-qdq-matmuls)."""
+
+    s: np.ndarray
+    c: np.ndarray
+
+
 class _Matched(NamedTuple):
     """A MatMul as the routes see it (`problem`), what its kernel's constants are made of, and
     `note`: why a QDQ MatMul's activation is read as f32 (its remark where a route is taken)."""
@@ -209,7 +217,7 @@ class _Matched(NamedTuple):
     problem: Problem
     weights: _Weights
     activation: _Activation | None = None  # the integer activation the problem reads
-    qdq: tuple | None = None  # (s [1, N] = sx * sw f32, c [1, N]): the QDQ kernel's constants
+    qdq: _QdqConstants | None = None
     note: str | None = None
 
 
@@ -248,7 +256,7 @@ def _integer(problem: Problem, w: _Weights, act: _Activation) -> _Matched:
     c = -shift * centred.sum(axis=0, keepdims=True)  # |c| <= largest < 2^31 where the route fits
     kind = "u8" if act.unsigned else "i8"
     integer = dataclasses.replace(problem, activation=kind, x_scale=float(act.scale), x_zero_point=zx, bound=largest)
-    return _Matched(integer, w, act, (s, c))
+    return _Matched(integer, w, act, _QdqConstants(s, c))
 
 
 class _Made(NamedTuple):
@@ -351,12 +359,12 @@ def _constants(kernel, matched: _Matched) -> list:
     w = matched.weights
     f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
     if isinstance(kernel, QdqKernel):
-        packed = kernel.repack(w.stored, *matched.qdq[:1], w.zero_point, matched.qdq[1])
+        packed = kernel.repack(w.stored, matched.qdq.s, w.zero_point, matched.qdq.c)
     else:
         packed = kernel.repack(w.stored, np.ascontiguousarray(w.scale), w.zero_point)
-    out = [_resource(packed[0], i8, "dq_kernel_w"), _resource(packed[1], f32, "dq_kernel_s")]
-    out += [_resource(packed[2], i8, "dq_kernel_z")] if packed[2] is not None else []
-    return out + ([_resource(packed[3], i32, "dq_kernel_c")] if isinstance(kernel, QdqKernel) else [])
+    out = [_resource(packed.w, i8, "dq_kernel_w"), _resource(packed.s, f32, "dq_kernel_s")]
+    out += [_resource(packed.z, i8, "dq_kernel_z")] if packed.z is not None else []
+    return out + ([_resource(packed.c, i32, "dq_kernel_c")] if packed.c is not None else [])
 
 
 @dataclasses.dataclass

@@ -15,6 +15,7 @@ from .f32 import GROUPS, Kernel
 from .f32 import _Body as _F32Body
 from .int8 import LANES, VPDPBUSD, Int8Kernel, Quantize, _Body
 from .loops import Hoisted, each_block
+from .problem import Problem
 
 
 # --- The exact one-row route: x as four base-256 digits per block --------------------------------
@@ -116,7 +117,7 @@ class Digits(Quantize):
 @dataclass(frozen=True)
 class DigitKernel(Int8Kernel):
     """The exact one-row kernel of 4-bit weights (16 lanes: AVX-512 VNNI), reading x as `Digits`
-    writes it and the weights in Int8Kernel's layout. With `any_rows` (a MatMul whose row count
+    writes it and the weights in Int8Kernel's layout. With `any_rows` (a problem whose row count
     is known only at run time) it reads x too, and takes more than one row by the f32 kernel's
     several-rows body on the same weights (`_Panel`); without, the stage gives it MatMuls of one
     row, and more rows would each take the one-row body. Per (row, block of x, column):
@@ -125,18 +126,21 @@ class DigitKernel(Int8Kernel):
     the integer sum_k X[k] * (q - z) rounded once to f32), then y += (s * 2^t2) * (Y * 2^t1), one
     fused multiply-add (both factors exact: powers of two), blocks in order."""
 
-    any_rows: bool = False
+    @property
+    def any_rows(self) -> bool:
+        return self.problem.rows is None
 
     @staticmethod
-    def why_not(k: int, n: int, block: int, bits: int, any_rows: bool = False) -> str | None:
-        """Why a weight shape does not fit the one-row integer kernel, or None."""
+    def why_not(p: Problem) -> str | None:
+        """Why a problem's weights do not fit the one-row integer kernel, or None."""
+        k, n, block, bits, any_rows = p.k, p.n, p.block, p.bits, p.rows is None
         if bits != 4:
             return f"{bits}-bit weights (the one-row integer kernel reads 4 bits)"
         if k % block or x_block(block) is None:
             return f"block {block} must be a multiple of 8 dividing K = {k}"
         if n % (LANES * GROUPS):
             return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
-        if any_rows and Kernel(k, n, block, bits, True, False, LANES).chunk % 8:
+        if any_rows and Kernel(p, LANES).chunk % 8:
             return f"block {block} has no K chunk of the several-rows body that is a multiple of 8"
         return None
 

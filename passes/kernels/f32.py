@@ -35,6 +35,7 @@ NaN, as in the product ONNX states).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from mlir import ir
@@ -43,6 +44,7 @@ from mlir.dialects import arith, memref, scf, vector
 from dequant.dialect import unpack
 
 from .loops import Hoisted
+from .problem import Problem
 
 # Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
 GROUPS = 4
@@ -62,19 +64,31 @@ def codes(stored: np.ndarray, bits: int, k: int, n: int) -> np.ndarray:
     return stored.reshape(k, n) if bits == 8 else unpack.unpack_codes(stored.reshape(-1), bits, k * n).reshape(k, n)
 
 
+class Packed(NamedTuple):
+    """A kernel's constants in its layout (`repack`): weights, scales, zero points (None: the
+    bias alone) and, for the QDQ kernel, the per-column corrections c."""
+
+    w: np.ndarray
+    s: np.ndarray
+    z: np.ndarray | None
+    c: np.ndarray | None = None
+
+
 @dataclass(frozen=True)
 class Kernel:
-    """One kernel's static shape: K, N, the block along K, 4 or 8 bits, signedness, whether a
-    zero point buffer is read, and the vector width in f32 lanes."""
+    """The kernel of a Problem (its weights: K, N, the block along K, 4 or 8 bits, signedness,
+    whether a zero point buffer is read) at a vector width of `lanes` f32 lanes."""
 
-    k: int
-    n: int
-    block: int
-    bits: int
-    signed: bool
-    zero_point: bool
+    problem: Problem
     lanes: int = 8
     results = ("y",)  # the dispatch's results among the roles of `types`, in order
+
+    k = property(lambda self: self.problem.k)
+    n = property(lambda self: self.problem.n)
+    block = property(lambda self: self.problem.block)
+    bits = property(lambda self: self.problem.bits)
+    signed = property(lambda self: self.problem.signed)
+    zero_point = property(lambda self: self.problem.zero_point)
 
     @property
     def width(self) -> int:
@@ -106,8 +120,9 @@ class Kernel:
         return max(c for c in range(2, CHUNK + 1, 2) if self.block % c == 0)
 
     @staticmethod
-    def why_not(k: int, n: int, block: int, bits: int, lanes: int = 8) -> str | None:
-        """Why a weight shape does not fit the kernel, or None."""
+    def why_not(p: Problem, lanes: int = 8) -> str | None:
+        """Why a problem's weights do not fit the kernel at `lanes`, or None."""
+        k, n, block, bits = p.k, p.n, p.block, p.bits
         if bits not in (4, 8):
             return f"{bits}-bit weights (the kernel reads 4 and 8 bits)"
         if k % block or block % 2:
@@ -124,7 +139,7 @@ class Kernel:
 
     # --- the constants' layout --------------------------------------------------------------
 
-    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
         """The kernel's (weights, scales, zero points or None) from the weights as the model
         stores them, `stored` (uint8: for 8 bits a code per weight, [K, N]; for 4 bits K * N / 2
         bytes in ONNX order, weight (k, n) in bits 4 * (n mod 2) of byte (k * N + n) / 2), the
@@ -161,7 +176,7 @@ class Kernel:
             for r0 in range(0, rows, step):
                 part = codes8[r0 : r0 + step] ^ np.uint8(self.bias) if self.bias else codes8[r0 : r0 + step]
                 w[:, r0 : r0 + step] = part.reshape(-1, wgs, width).transpose(1, 0, 2)
-        return (w, *self.repack_blocks(scale, zero_point))
+        return Packed(w, *self.repack_blocks(scale, zero_point))
 
     def repack_blocks(self, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
         """(scales, zero points or None) [N / W, KB, W] from [KB, N]: f32, and `z + bias` bytes."""

@@ -27,8 +27,9 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from ..lazy import llvm
-from .f32 import GROUPS, Kernel, codes
+from .f32 import GROUPS, Kernel, Packed, codes
 from .loops import Hoisted, each_block
+from .problem import Problem
 
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 LANES = 16
@@ -99,8 +100,9 @@ class Int8Kernel(Kernel):
         return 32 // self.bits
 
     @staticmethod
-    def why_not(k: int, n: int, block: int, bits: int) -> str | None:
-        """Why a weight shape does not fit the int8-activation kernel, or None."""
+    def why_not(p: Problem) -> str | None:
+        """Why a problem's weights do not fit the int8-activation kernel, or None."""
+        k, n, block, bits = p.k, p.n, p.block, p.bits
         if bits not in (4, 8):
             return f"{bits}-bit weights (the kernel reads 4 and 8 bits)"
         step = 32 // bits
@@ -119,7 +121,7 @@ class Int8Kernel(Kernel):
         """The dispatch writing what the kernel reads of x."""
         return Quantize(self.k, self.block)
 
-    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
         """(weights, scales, zero points or None) in the layout of the module docstring, from
         the weights as `Kernel.repack` takes them."""
         wgs, width, step = self.workgroups, self.width, self.rows_per_lane
@@ -128,7 +130,7 @@ class Int8Kernel(Kernel):
         rows = u.reshape(self.k // step, step, wgs, width)  # [K / L, L, wg, W]
         packed = rows[:, :4] | (rows[:, 4:] << 4) if self.bits == 4 else rows  # [K / L, 4, wg, W]
         w = np.ascontiguousarray(packed.transpose(2, 0, 3, 1)).reshape(wgs, self.k // step, width * 4)
-        return (w, *self.repack_blocks(scale, zero_point))
+        return Packed(w, *self.repack_blocks(scale, zero_point))
 
     def types(self, m: int | None = None) -> dict:
         dyn = ir.ShapedType.get_dynamic_size() if m is None else m

@@ -39,15 +39,13 @@ class Route:
 def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:
     if not t.avx512vnni:
         return "the target lacks AVX-512 VNNI"
-    if p.bits != 8 or p.block != p.k:
-        return f"its weights are {p.weights} blocked by {p.block} (the kernel reads 8-bit weights per tensor or per column)"
-    return QdqKernel.why_not(p.k, p.n, p.bits, p.bound)
+    return QdqKernel.why_not(p)
 
 
 def _int8_fits(p: Problem, t: Target, o: Options) -> str | None:
     if not t.avx512vnni:
         return "the target lacks AVX-512 VNNI"
-    return Int8Kernel.why_not(p.k, p.n, p.block, p.bits)
+    return Int8Kernel.why_not(p)
 
 
 def _digits_fits(p: Problem, t: Target, o: Options) -> str | None:
@@ -55,28 +53,28 @@ def _digits_fits(p: Problem, t: Target, o: Options) -> str | None:
         return "the target lacks AVX-512 VNNI"
     if p.rows not in (1, None):
         return f"{p.rows} rows (the one-row route takes 1, or a row count known only at run time)"
-    return DigitKernel.why_not(p.k, p.n, p.block, p.bits, any_rows=p.rows is None)
+    return DigitKernel.why_not(p)
 
 
 def _f32_wide_fits(p: Problem, t: Target, o: Options) -> str | None:
-    return Kernel.why_not(p.k, p.n, p.block, p.bits, 16) if t.lanes == 16 else "the target lacks AVX-512"
+    return Kernel.why_not(p, 16) if t.lanes == 16 else "the target lacks AVX-512"
 
 
 def _f32_fits(p: Problem, t: Target, o: Options) -> str | None:
-    return Kernel.why_not(p.k, p.n, p.block, p.bits, 8)
+    return Kernel.why_not(p, 8)
 
 
 ROUTES = (
     # QDQ MatMuls: the model's own integer activation
-    Route("qdq", _qdq_fits, lambda p, t: QdqKernel(p.k, p.n, p.k, 8, p.signed, p.zero_point, unsigned_x=p.activation == "u8"),
+    Route("qdq", _qdq_fits, lambda p, t: QdqKernel(p),
           remark="QDQ MatMul given dq's float route, not its integer kernel", activations=("u8", "i8")),
     # every MatMul: x as f32
-    Route("int8-activations", _int8_fits, lambda p, t: Int8Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point),
+    Route("int8-activations", _int8_fits, lambda p, t: Int8Kernel(p),
           asked=lambda o: o.int8_activations, remark="MatMul given dq's exact kernel, not the int8-activation one"),
-    Route("one-row", _digits_fits, lambda p, t: DigitKernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, any_rows=p.rows is None),
+    Route("one-row", _digits_fits, lambda p, t: DigitKernel(p),
           asked=lambda o: not o.int8_activations),
-    Route("f32-16-lanes", _f32_wide_fits, lambda p, t: Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, 16)),
-    Route("f32", _f32_fits, lambda p, t: Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, 8)),
+    Route("f32-16-lanes", _f32_wide_fits, lambda p, t: Kernel(p, 16)),
+    Route("f32", _f32_fits, lambda p, t: Kernel(p, 8)),
 )
 
 

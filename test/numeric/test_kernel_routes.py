@@ -67,4 +67,4 @@ def test_qdq_route_first_for_an_integer_activation_else_the_float_route_with_a_r
     assert type(too_long.kernel) is Kernel and too_long.remarks()[0].endswith("K = 256 is too long for an exact i32 sum (|d| up to 2147483648)")
     blocked = choose(Problem(256, 64, 32, 8, True, False, activation="i8", bound=1), VNNI, Options())
     assert blocked.remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: its weights are i8 blocked by 32 (the kernel reads 8-bit weights per tensor or per column)"]
-    assert choose(dataclasses.replace(qdq, activation="f32"), VNNI, Options()).kernel.__class__ is Kernel  # weight-only: no QDQ route
+    assert type(choose(dataclasses.replace(qdq, activation="f32"), VNNI, Options()).kernel) is Kernel  # weight-only: no QDQ route
