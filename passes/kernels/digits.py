@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from ..lazy import llvm
 from .f32 import GROUPS, Kernel
 from .f32 import _Body as _F32Body
-from .int8 import LANES, VPDPBUSD, Int8Kernel, Quantize, _Body
-from .loops import Hoisted, each_block
+from .int8 import LANES, Int8Kernel, Quantize, _Body
+from .loops import Hoisted, each_block, rows_blocks, vpdpbusd
 from .problem import Problem
 
 
@@ -192,8 +191,9 @@ class _Panel(_F32Body):
         lows, highs = [], []
         for b in range(4):  # byte b of each lane, zero-extended (one vpshufb): rows 8i + b, 8i + 4 + b
             byte = vector.bitcast(self.i32, vector.shuffle(data, zero, [4 * j + b if i == 0 else 4 * LANES for j in range(LANES) for i in range(4)]))
-            lows.append(arith.andi(byte, self.mask))
-            highs.append(arith.shrui(byte, self.four))
+            low, high = self.nibbles(byte)
+            lows.append(low)
+            highs.append(high)
         return lows + highs
 
 
@@ -204,47 +204,45 @@ class _DigitBody(_Body):
         kern, v, i32 = self.k, self.v, ir.IntegerType.get_signless(32)
         gs = range(GROUPS)
         zero_f = self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero_f")
-        mask = self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 15), "mask")
-        four = self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 4), "four")
+        self.splat_int(self.bytes, 15), self.splat_int(self.bytes, 4)  # `nibbles`' masks, made here: the hoisted constants' order
         i256 = self.splat(self.i32, ir.IntegerAttr.get(i32, 256), 256)
         f65536 = self.splat(self.f32, ir.FloatAttr.get_f32(65536.0), "f65536")
         steps = kern.xblock // kern.rows_per_lane  # 8 rows of K (two words of each digit) a step
-        rows = scf.ForOp(self.const(0), self.m, self.const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            blocks = scf.ForOp(self.const(0), self.const(kern.k // kern.xblock), self.const(1), [zero_f] * GROUPS)
-            with ir.InsertionPoint(blocks.body):
-                b, acc = blocks.induction_variable, list(blocks.inner_iter_args)
-                kb = arith.divui(arith.muli(b, self.const(kern.xblock)), self.const(kern.block))
-                # D_p starts at -(z + bias) * sum c_p: the zero point's share.
-                sums = [memref.load(v["xsum"], [r, arith.addi(arith.muli(b, self.const(DIGITS)), self.const(p))]) for p in range(DIGITS)]
-                start = self.starts(sums, kb, [(p, g) for g in gs for p in range(DIGITS)], list(gs))
-                inner = scf.ForOp(self.const(0), self.const(steps), self.const(1), start)
-                with ir.InsertionPoint(inner.body):
-                    row = arith.addi(arith.muli(b, self.const(steps)), inner.induction_variable)
-                    # Word of digit p of rows 8 row + 4 h ... + 3: xq[r, 4 (2 row + h) + p].
-                    base = arith.muli(row, self.const(2 * DIGITS))
-                    words = [[vector.bitcast(self.bytes, vector.broadcast(self.i32, memref.load(v["xq"], [r, arith.addi(base, self.const(h * DIGITS + p))])))
-                              for h in range(2)] for p in range(DIGITS)]  # fmt: skip
-                    d = list(inner.inner_iter_args)
-                    for g in gs:
-                        wv = vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * LANES * 4)])
-                        parts = [arith.andi(wv, mask), arith.shrui(wv, four)]
-                        for p in range(DIGITS):
-                            i = g * DIGITS + p
-                            for h, part in enumerate(parts):
-                                d[i] = llvm.call_intrinsic(self.i32, VPDPBUSD, [d[i], part, words[p][h]], [], [])
-                    scf.YieldOp(d)
-                xs1, xs2 = (vector.broadcast(self.f32, memref.load(v["xs"], [r, arith.addi(arith.muli(b, self.const(2)), self.const(i))])) for i in range(2))
-                out = []
+
+        def block(r, b, acc):
+            kb = arith.divui(arith.muli(b, self.const(kern.xblock)), self.const(kern.block))
+            # D_p starts at -(z + bias) * sum c_p: the zero point's share.
+            sums = [memref.load(v["xsum"], [r, arith.addi(arith.muli(b, self.const(DIGITS)), self.const(p))]) for p in range(DIGITS)]
+            start = self.starts(sums, kb, [(p, g) for g in gs for p in range(DIGITS)], list(gs))
+            inner = scf.ForOp(self.const(0), self.const(steps), self.const(1), start)
+            with ir.InsertionPoint(inner.body):
+                row = arith.addi(arith.muli(b, self.const(steps)), inner.induction_variable)
+                # Word of digit p of rows 8 row + 4 h ... + 3: xq[r, 4 (2 row + h) + p].
+                base = arith.muli(row, self.const(2 * DIGITS))
+                words = [[vector.bitcast(self.bytes, vector.broadcast(self.i32, memref.load(v["xq"], [r, arith.addi(base, self.const(h * DIGITS + p))])))
+                          for h in range(2)] for p in range(DIGITS)]  # fmt: skip
+                d = list(inner.inner_iter_args)
                 for g in gs:
-                    dg = list(inner.results[g * DIGITS : (g + 1) * DIGITS])
-                    high = arith.sitofp(self.f32, arith.addi(arith.muli(dg[3], i256), dg[2]))
-                    low = arith.sitofp(self.f32, arith.addi(arith.muli(dg[1], i256), dg[0]))
-                    y = vector.fma(high, f65536, low)
-                    scale = vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)])
-                    out.append(vector.fma(arith.mulf(scale, xs2), arith.mulf(y, xs1), acc[g]))
-                scf.YieldOp(out)
+                    wv = vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * LANES * 4)])
+                    parts = self.nibbles(wv)
+                    for p in range(DIGITS):
+                        i = g * DIGITS + p
+                        for h, part in enumerate(parts):
+                            d[i] = vpdpbusd(d[i], part, words[p][h])
+                scf.YieldOp(d)
+            xs1, xs2 = (vector.broadcast(self.f32, memref.load(v["xs"], [r, arith.addi(arith.muli(b, self.const(2)), self.const(i))])) for i in range(2))
+            out = []
             for g in gs:
-                vector.store(blocks.results[g], v["y"], [r, arith.addi(self.col0, self.const(g * LANES))])
-            scf.YieldOp([])
+                dg = list(inner.results[g * DIGITS : (g + 1) * DIGITS])
+                high = arith.sitofp(self.f32, arith.addi(arith.muli(dg[3], i256), dg[2]))
+                low = arith.sitofp(self.f32, arith.addi(arith.muli(dg[1], i256), dg[0]))
+                y = vector.fma(high, f65536, low)
+                scale = vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)])
+                out.append(vector.fma(arith.mulf(scale, xs2), arith.mulf(y, xs1), acc[g]))
+            return out
+
+        def store(r, totals):
+            for g in gs:
+                vector.store(totals[g], v["y"], [r, arith.addi(self.col0, self.const(g * LANES))])
+
+        rows_blocks(self.const, self.m, kern.k // kern.xblock, [zero_f] * GROUPS, block, store)

@@ -34,6 +34,7 @@ NaN, as in the product ONNX states).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -43,7 +44,7 @@ from mlir.dialects import arith, memref, scf, vector
 
 from dequant.dialect import unpack
 
-from .loops import Hoisted
+from .loops import Hoisted, rows_blocks
 from .problem import Problem
 
 # Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
@@ -230,7 +231,7 @@ class _Body(Hoisted):
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def splat_i32(self, v: int) -> ir.Value:
-        return self.splat(self.i32, ir.IntegerAttr.get(self.i32.element_type, v), ("i32", v))
+        return self.splat_int(self.i32, v)
 
     def zeros(self) -> ir.Value:
         return self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero")
@@ -258,7 +259,7 @@ class _Body(Hoisted):
         v = arith.extui(self.i32, b)
         if self.k.bits == 8:
             return [v]
-        return [arith.andi(v, self.mask), arith.shrui(v, self.four)]
+        return self.nibbles(v)
 
     # The zero point z' of group g, block kb as an i32 vector (the bias alone without a buffer).
     def zero_point(self, g: int, kb) -> ir.Value:
@@ -285,30 +286,29 @@ class _Body(Hoisted):
         a byte spilled)."""
         kern, f32 = self.k, self.f32
         gs, fields = range(GROUPS), kern.per_byte
-        rows = scf.ForOp(self.const(0), self.m, self.const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            blocks = scf.ForOp(self.const(0), self.const(kern.blocks), self.const(1), [self.zero] * GROUPS)
-            with ir.InsertionPoint(blocks.body):
-                kb = blocks.induction_variable
-                zs = [self.zero_point(g, kb) for g in gs]
-                scales = [self.scale(g, kb) for g in gs]
-                per_block = kern.block // fields
-                first_row = arith.muli(kb, self.const(per_block))
-                inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), list(blocks.inner_iter_args))
-                with ir.InsertionPoint(inner.body):
-                    j, acc = inner.induction_variable, list(inner.inner_iter_args)
-                    row = arith.addi(first_row, j)
-                    k0 = arith.muli(row, self.const(fields))
-                    xs = [vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i)) if i else k0])) for i in range(fields)]
-                    for g in gs:
-                        for xv, field in zip(xs, self.fields(g, row)):
-                            acc[g] = vector.fma(xv, self.dequantized(field, zs[g], scales[g]), acc[g])
-                    scf.YieldOp(acc)
-                scf.YieldOp(list(inner.results))
-            for g, total in zip(gs, blocks.results):
+
+        def block(r, kb, sums):
+            zs = [self.zero_point(g, kb) for g in gs]
+            scales = [self.scale(g, kb) for g in gs]
+            per_block = kern.block // fields
+            first_row = arith.muli(kb, self.const(per_block))
+            inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), sums)
+            with ir.InsertionPoint(inner.body):
+                j, acc = inner.induction_variable, list(inner.inner_iter_args)
+                row = arith.addi(first_row, j)
+                k0 = arith.muli(row, self.const(fields))
+                xs = [vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i)) if i else k0])) for i in range(fields)]
+                for g in gs:
+                    for xv, field in zip(xs, self.fields(g, row)):
+                        acc[g] = vector.fma(xv, self.dequantized(field, zs[g], scales[g]), acc[g])
+                scf.YieldOp(acc)
+            return list(inner.results)
+
+        def store(r, totals):
+            for g, total in zip(gs, totals):
                 vector.store(total, self.y, [r, self.column(g)])
-            scf.YieldOp([])
+
+        rows_blocks(self.const, self.m, kern.blocks, [self.zero] * GROUPS, block, store)
 
     def rows(self) -> None:
         """Several rows: per half of the workgroup's columns, per K chunk, the exact dequantized
@@ -320,7 +320,7 @@ class _Body(Hoisted):
         # as long (K = 2048, N = 5632, M = 2, 16, 64; IREE's benchmark, three runs each).
         panel_type = ir.MemRefType.get([kern.chunk, PANEL_GROUPS], self.f32)
         self.panel = memref.alloca(panel_type, [], [])
-        full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
+        full = self.whole_tiles(self.m, ROWS)
         for half in range(GROUPS // PANEL_GROUPS):
             gs = range(half * PANEL_GROUPS, (half + 1) * PANEL_GROUPS)
             chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(kern.chunk))
@@ -328,11 +328,9 @@ class _Body(Hoisted):
                 kc = chunks.induction_variable
                 self.fill_panel(gs, kc)
                 first = arith.cmpi(arith.CmpIPredicate.eq, kc, self.const(0))
-                loop = scf.ForOp(self.const(0), full, self.const(ROWS))
-                with ir.InsertionPoint(loop.body):
-                    self.tile(gs, kc, first, loop.induction_variable, ROWS)
-                    scf.YieldOp([])
-                self.tail_rows(full, self.m, ROWS, lambda r0, rows, gs=gs, kc=kc, first=first: self.tile(gs, kc, first, r0, rows))
+                tile = functools.partial(self.tile, gs, kc, first)  # tile(r0, rows)
+                self.full_tiles(full, ROWS, tile)
+                self.tail_rows(full, self.m, ROWS, tile)
                 scf.YieldOp([])
 
     def fill_panel(self, gs: list, kc) -> None:

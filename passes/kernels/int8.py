@@ -26,12 +26,10 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from ..lazy import llvm
 from .f32 import GROUPS, Kernel, Packed, codes
-from .loops import Hoisted, each_block
+from .loops import Hoisted, each_block, vpdpbusd
 from .problem import Problem
 
-VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 LANES = 16
 # Rows of x per register tile and column groups per pass over the weights: ROWS x HALF i32
 # accumulators (one block's sums) and as many f32 ones (y), 2 x HALF unpacked weight vectors.
@@ -162,12 +160,9 @@ class _Body(Hoisted):
         HALF groups), then the last m mod ROWS rows by tiles of the powers of two below ROWS (at
         most one each) over all GROUPS groups at once."""
         m = self.m
-        full = arith.muli(arith.divui(m, self.const(ROWS)), self.const(ROWS))
+        full = self.whole_tiles(m, ROWS)
         for half in range(GROUPS // HALF):
-            loop = scf.ForOp(self.const(0), full, self.const(ROWS))
-            with ir.InsertionPoint(loop.body):
-                self.tile(list(range(half * HALF, (half + 1) * HALF)), loop.induction_variable, ROWS)
-                scf.YieldOp([])
+            self.full_tiles(full, ROWS, lambda r0, rows, gs=list(range(half * HALF, (half + 1) * HALF)): self.tile(gs, r0, rows))
         self.tail_rows(full, m, ROWS, lambda r0, rows: self.tile(list(range(GROUPS)), r0, rows))
 
     def tile(self, gs: list, r0, rows: int) -> None:
@@ -191,15 +186,11 @@ class _Body(Hoisted):
                 d = list(inner.inner_iter_args)
                 for gi, g in enumerate(gs):
                     wv = vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * LANES * 4)])
-                    if kern.bits == 4:
-                        parts = [arith.andi(wv, self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 15), "mask")),
-                                 arith.shrui(wv, self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 4), "four"))]  # fmt: skip
-                    else:
-                        parts = [wv]
+                    parts = self.nibbles(wv) if kern.bits == 4 else [wv]
                     for ri in range(rows):
                         i = ri * len(gs) + gi
                         for h, part in enumerate(parts):
-                            d[i] = llvm.call_intrinsic(self.i32, VPDPBUSD, [d[i], part, xb[ri][h]], [], [])
+                            d[i] = vpdpbusd(d[i], part, xb[ri][h])
                 scf.YieldOp(d)
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))

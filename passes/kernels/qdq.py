@@ -11,10 +11,9 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from ..lazy import llvm
-from .f32 import GROUPS
-from .f32 import Packed
-from .int8 import LANES, VPDPBUSD, Int8Kernel, _Body
+from .f32 import GROUPS, Packed
+from .int8 import LANES, Int8Kernel, _Body
+from .loops import vpdpbusd
 from .problem import Problem
 
 
@@ -127,7 +126,7 @@ class _QdqBody(_Body):
             loop = scf.ForOp(self.const(0), self.const(full), self.const(4 * LANES), [zero])
             with ir.InsertionPoint(loop.body):
                 v = self.flip(vector.load(self.bytes, self.v["xq"], [r, loop.induction_variable]))
-                scf.YieldOp([llvm.call_intrinsic(self.i32, VPDPBUSD, [loop.inner_iter_args[0], ones, v], [], [])])
+                scf.YieldOp([vpdpbusd(loop.inner_iter_args[0], ones, v)])
             total = vector.reduction(i32, vector.CombiningKind.ADD, loop.results[0])
             if rest:
                 tail = self.flip(vector.load(ir.VectorType.get([rest], i8), self.v["xq"], [r, self.const(full)]))
