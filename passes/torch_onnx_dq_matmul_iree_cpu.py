@@ -21,7 +21,8 @@ target: GPU targets take torch-onnx-dq-matmul's fused contraction instead (the n
 passes/to_iree.py). A MatMul this pass does not take gets a remark saying why and is left to
 torch-onnx-dq-matmul.
 
-On a module tagged `dq.int8_activations` (dq-int8-activations: opt-in, approximate) and
+With the option `int8-activations=true` (opt-in, approximate:
+`torch-onnx-dq-matmul-iree-cpu{int8-activations=true}` in a pipeline) on a module tagged
 `dq.avx512vnni`, a MatMul the int8-activation kernel takes becomes two dispatches instead, x
 quantized per row and block of K, then that kernel (passes/kernels/int8.py):
 
@@ -71,7 +72,6 @@ from dequant.dialect.elements import of_type
 
 from . import Pass
 from . import torch_onnx as t
-from .int8_activations import INT8_ACTIVATIONS
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
@@ -637,9 +637,9 @@ def run(root, int8_activations: bool = False) -> bool:
     if found and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
         root.location.emit_error("torch-onnx-dq-matmul-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
         return False
-    target, options = Target.of(root), Options(int8_activations or INT8_ACTIVATIONS in root.attributes)
+    target, options = Target.of(root), Options(int8_activations)
     if options.int8_activations and not target.avx512vnni:
-        root.location.emit_error(f"int8 activations ({INT8_ACTIVATIONS}) need AVX-512 VNNI, which the target lacks "
+        root.location.emit_error("int8 activations (int8-activations=true) need AVX-512 VNNI, which the target lacks "
                                  f"(dq-target-features tags the module {AVX512VNNI} where the host has it)")  # fmt: skip
         return False
     state, done, activations = _State(), set(), set()
