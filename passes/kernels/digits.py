@@ -20,13 +20,12 @@ from .problem import Problem
 # --- The exact one-row route: x as four base-256 digits per block --------------------------------
 #
 # At one row (a token) the exact kernel is bound by its two conversions and two FMAs per 32
-# weights; summing integers instead takes half the time (K = 2048, N = 5632 int4, one thread,
-# weights in L3: 0.28 ms where the f32 body took 0.54, in a C model of the two inner loops). Per
-# block of x (XBLOCK values, within a block of the weights), x is the integer X = roundeven(x *
-# 2^(30 - e)), 2^e the power of two just above the block's largest |x| (every |x| of at least
-# 2^-6 of that largest exactly, the rest within 2^-30 of it), X = sum_p c_p 256^p with balanced
-# digits c_p in [-128, 127], and each digit's sum against the weights is exact in i32
-# (docs/semantics.md#the-exact-one-row-route).
+# weights; summing integers instead takes about half the time
+# (docs/iree.md#the-kernels-tile-shapes). Per block of x (XBLOCK values, within a block of the
+# weights), x is the integer X = roundeven(x * 2^(30 - e)), 2^e the power of two just above the
+# block's largest |x| (every |x| of at least 2^-6 of that largest exactly, the rest within 2^-30
+# of it), X = sum_p c_p 256^p with balanced digits c_p in [-128, 127], and each digit's sum
+# against the weights is exact in i32 (docs/semantics.md#the-exact-one-row-route).
 
 XBLOCK = 32  # x's block: the longest multiple of 8 up to this that divides the weights' block
 DIGITS = 4

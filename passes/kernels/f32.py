@@ -51,11 +51,11 @@ from .problem import Problem
 GROUPS = 4
 # Several-rows body: ROWS x PANEL_GROUPS column groups of accumulators (8 of 16 AVX2 registers,
 # 4 more for the panel's row, one for x), K chunk of the stack panel (CHUNK x 32 f32: 16 KiB at 8
-# lanes). Measured on the decoder layer's K = 2048, N = 5632 kernel at M = 16 (IREE's dispatch
-# benchmark, CPU time): 2 x 4 groups took 6.4-9.8 ms where 4 x 2 groups took 9.5-12.7 ms and
-# 6 x 2 more still: each row of the tile is a stream of x read at K * 4 bytes from the next.
+# lanes); few rows per tile, as each row of a tile is a stream of x of its own
+# (docs/iree.md#the-kernels-tile-shapes).
 ROWS, PANEL_GROUPS, CHUNK = 2, 4, 128
-# `Kernel.repack` lays out this many bytes of weights at a time: its temporaries stay in cache.
+# `Kernel.repack` lays out this many bytes of weights at a time: its temporaries stay in cache
+# (docs/iree.md#the-kernels-tile-shapes).
 REPACK_BYTES = 1 << 18
 
 
@@ -147,8 +147,7 @@ class Kernel:
         scale [KB, N] and the zero point [KB, N] (integers, or None), as numpy arrays in the
         layout above. A signed code c holds q = c - 2^bits * (c >= 2^(bits - 1)), so q + bias =
         c ^ bias (the bias flips the code's top bit, of each code in a byte at once). The weights
-        are laid out REPACK_BYTES at a time (a model's 8 MB of int4 weights: 4 ms, where unpacking
-        them to a byte each first took 25 ms and 40 MB of temporaries)."""
+        are laid out REPACK_BYTES at a time, never unpacked to a byte each first."""
         wgs, width = self.workgroups, self.width
         rows = self.k // self.per_byte  # byte rows
         w = np.empty((wgs, rows, width), np.uint8)
@@ -316,8 +315,7 @@ class _Body(Hoisted):
         m mod ROWS rows by tiles of the powers of two below ROWS (at most one each)."""
         kern = self.k
         # Elements of vector type: the stack slot gets the vector's alignment, so no access splits
-        # a cache line. With f32 elements (4-byte aligned) the several-rows body took 1.1-1.3x
-        # as long (K = 2048, N = 5632, M = 2, 16, 64; IREE's benchmark, three runs each).
+        # a cache line (docs/iree.md#the-kernels-tile-shapes).
         panel_type = ir.MemRefType.get([kern.chunk, PANEL_GROUPS], self.f32)
         self.panel = memref.alloca(panel_type, [], [])
         full = self.whole_tiles(self.m, ROWS)

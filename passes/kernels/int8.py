@@ -32,12 +32,9 @@ from .problem import Problem
 
 LANES = 16
 # Rows of x per register tile and column groups per pass over the weights: ROWS x HALF i32
-# accumulators (one block's sums) and as many f32 ones (y), 2 x HALF unpacked weight vectors.
-# K = 2048, N = 5632 int4 blocked 32, one thread, CPU time (iree-benchmark-module, local-sync,
-# medians of 7, a loaded machine): M = 16 took 1.16-1.20 ms for ROWS x HALF of 4 x 2, 4 x 4, 8 x 1
-# and 8 x 2, about the vpdpbusd count at one per cycle; 4 x 2 keeps every accumulator in a
-# register. The last rows (and M = 1) take all GROUPS at once: M = 1 took 0.10 ms where tiles of
-# 1 row by 2 groups took 0.15 (x's blocks and the scales read once, not per pass).
+# accumulators (one block's sums) and as many f32 ones (y), 2 x HALF unpacked weight vectors, all
+# in registers; the last rows (and M = 1) take all GROUPS at once, x's blocks and the scales read
+# once, not per pass (docs/iree.md#the-kernels-tile-shapes).
 ROWS, HALF = 4, 2
 
 
