@@ -170,7 +170,7 @@ class DigitKernel(Int8Kernel):
             one.emit()
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
-            many.zero, many.mask, many.four = many.zeros(), many.splat_i32(15), many.splat_i32(4)
+            many.hoist()
             many.rows()
             scf.YieldOp([])
 

@@ -235,8 +235,14 @@ class _Body(Hoisted):
     def zeros(self) -> ir.Value:
         return self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero")
 
+    def hoist(self) -> None:
+        """The constants every path of the body reads, first at the block's top: f32 zeros, then
+        `nibbles`' masks."""
+        self.zero = self.zeros()
+        self.splat_i32(15), self.splat_i32(4)
+
     def emit(self) -> None:
-        self.zero, self.mask, self.four = self.zeros(), self.splat_i32(15), self.splat_i32(4)
+        self.hoist()
         one = arith.cmpi(arith.CmpIPredicate.ule, self.m, self.const(1))
         branch = scf.IfOp(one, has_else=True)
         with ir.InsertionPoint(branch.then_block):
