@@ -36,6 +36,7 @@ from mlir import ir
 
 from . import Pass
 from . import torch_onnx as t
+from .kernels.problem import Problem
 from .kernels.qdq import QdqKernel
 from .remarks import emit_remarks
 from .target_features import AVX512VNNI
@@ -121,7 +122,8 @@ def integer_route(matmul) -> bool:
     if shapes is None or len(shapes[1]) != 2 or not _dequantized(a, False) or not _dequantized(b, True):
         return False
     k, n = shapes[1]
-    return QdqKernel.why_not(k, n, 8, 255 * 255 * k) is None  # 255 * 255 * k bounds |d| for any 8-bit operands
+    problem = Problem(k, n, k, 8, True, False, activation="i8", bound=255 * 255 * k)  # 255 * 255 * k bounds |d| for any 8-bit operands
+    return QdqKernel.why_not(problem) is None
 
 
 def weight_only(op) -> bool:

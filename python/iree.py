@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from dequant.passes import PIPELINES
 from dequant.passes.target_features import TARGET_CPU, TARGET_CPU_FEATURES, cpu_tags
 from dequant.passes.torch_onnx_to_dq import onnx_type_name
 
@@ -34,7 +35,8 @@ from . import check, context, diagnostics, guards
 from .pipeline import build
 
 PIPELINE = "torch-onnx-to-iree"
-INT8_PASS = "dq-int8-activations"
+KERNEL_PASS = "torch-onnx-dq-matmul-iree-cpu"
+INT8_OPTION = "int8-activations=true"  # the kernel pass's option (docs/iree.md#int8-activations-opt-in-approximate)
 
 
 @dataclass(frozen=True)
@@ -219,14 +221,16 @@ def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = F
     """Run the dq stage (dequant-opt --allow-unregistered-dialect --torch-onnx-to-iree) on an
     imported module's text: (the text iree-compile takes, the Summary). A DequantizeLinear dq
     leaves to IREE is a remark, kept in the summary; errors raise IreeStageError.
-    `int8_activations`: run dq-int8-activations first (CPU pipeline only; approximate: dq's
-    matmul kernel quantizes x to int8 per block, docs/semantics.md#int8-activations).
+    `int8_activations`: the kernel pass with its option int8-activations=true (CPU pipeline
+    only; approximate: dq's matmul kernel quantizes x to int8 per block,
+    docs/semantics.md#int8-activations).
     `cpu`, `cpu_features`: the CPU iree-compile compiles for (`target_cpu`), whose features pick
     dq's kernel routes (dq-target-features): the host's only for "host"."""
     if int8_activations:
         if pipeline != PIPELINE:
             raise ValueError(f"int8 activations are for the llvm-cpu target (pipeline {PIPELINE}), not {pipeline}")
-        pipeline = f"{INT8_PASS},{pipeline}"
+        passes = PIPELINES[PIPELINE].elements.split(",")  # a flat list of pass names
+        pipeline = ",".join(f"{p}{{{INT8_OPTION}}}" if p == KERNEL_PASS else p for p in passes)
     ctx = context()
     ctx.allow_unregistered_dialects = True
     nodes, matmuls = text.count('"onnx.DequantizeLinear"'), text.count('"onnx.MatMul"')

@@ -10,23 +10,22 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from ..lazy import llvm
 from .f32 import GROUPS, Kernel
 from .f32 import _Body as _F32Body
-from .int8 import LANES, VPDPBUSD, Int8Kernel, Quantize, _Body
-from .loops import Hoisted, each_block
+from .int8 import LANES, Int8Kernel, Quantize, _Body
+from .loops import Hoisted, each_block, rows_blocks, vpdpbusd
+from .problem import Problem
 
 
 # --- The exact one-row route: x as four base-256 digits per block --------------------------------
 #
 # At one row (a token) the exact kernel is bound by its two conversions and two FMAs per 32
-# weights; summing integers instead takes half the time (K = 2048, N = 5632 int4, one thread,
-# weights in L3: 0.28 ms where the f32 body took 0.54, in a C model of the two inner loops). Per
-# block of x (XBLOCK values, within a block of the weights), x is the integer X = roundeven(x *
-# 2^(30 - e)), 2^e the power of two just above the block's largest |x| (every |x| of at least
-# 2^-6 of that largest exactly, the rest within 2^-30 of it), X = sum_p c_p 256^p with balanced
-# digits c_p in [-128, 127], and each digit's sum against the weights is exact in i32
-# (docs/semantics.md#the-exact-one-row-route).
+# weights; summing integers instead takes about half the time
+# (docs/iree.md#the-kernels-tile-shapes). Per block of x (XBLOCK values, within a block of the
+# weights), x is the integer X = roundeven(x * 2^(30 - e)), 2^e the power of two just above the
+# block's largest |x| (every |x| of at least 2^-6 of that largest exactly, the rest within 2^-30
+# of it), X = sum_p c_p 256^p with balanced digits c_p in [-128, 127], and each digit's sum
+# against the weights is exact in i32 (docs/semantics.md#the-exact-one-row-route).
 
 XBLOCK = 32  # x's block: the longest multiple of 8 up to this that divides the weights' block
 DIGITS = 4
@@ -125,7 +124,7 @@ class Digits(Quantize):
 @dataclass(frozen=True)
 class DigitKernel(Int8Kernel):
     """The exact one-row kernel of 4-bit weights (16 lanes: AVX-512 VNNI), reading x as `Digits`
-    writes it and the weights in Int8Kernel's layout. With `any_rows` (a MatMul whose row count
+    writes it and the weights in Int8Kernel's layout. With `any_rows` (a problem whose row count
     is known only at run time) it reads x too, and takes more than one row by the f32 kernel's
     several-rows body on the same weights (`_Panel`); without, the stage gives it MatMuls of one
     row, and more rows would each take the one-row body. Per (row, block of x, column):
@@ -134,18 +133,21 @@ class DigitKernel(Int8Kernel):
     the integer sum_k X[k] * (q - z) rounded once to f32), then y += (s * 2^t2) * (Y * 2^t1), one
     fused multiply-add (both factors exact: powers of two), blocks in order."""
 
-    any_rows: bool = False
+    @property
+    def any_rows(self) -> bool:
+        return self.problem.rows is None
 
     @staticmethod
-    def why_not(k: int, n: int, block: int, bits: int, any_rows: bool = False) -> str | None:
-        """Why a weight shape does not fit the one-row integer kernel, or None."""
+    def why_not(p: Problem) -> str | None:
+        """Why a problem's weights do not fit the one-row integer kernel, or None."""
+        k, n, block, bits, any_rows = p.k, p.n, p.block, p.bits, p.rows is None
         if bits != 4:
             return f"{bits}-bit weights (the one-row integer kernel reads 4 bits)"
         if k % block or x_block(block) is None:
             return f"block {block} must be a multiple of 8 dividing K = {k}"
         if n % (LANES * GROUPS):
             return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
-        if any_rows and Kernel(k, n, block, bits, True, False, LANES).chunk % 8:
+        if any_rows and Kernel(p, LANES).chunk % 8:
             return f"block {block} has no K chunk of the several-rows body that is a multiple of 8"
         return None
 
@@ -177,7 +179,7 @@ class DigitKernel(Int8Kernel):
             one.emit()
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
-            many.zero, many.mask, many.four = many.zeros(), many.splat_i32(15), many.splat_i32(4)
+            many.hoist()
             many.rows()
             scf.YieldOp([])
 
@@ -197,8 +199,9 @@ class _Panel(_F32Body):
         lows, highs = [], []
         for b in range(4):  # byte b of each lane, zero-extended (one vpshufb): rows 8i + b, 8i + 4 + b
             byte = vector.bitcast(self.i32, vector.shuffle(data, zero, [4 * j + b if i == 0 else 4 * LANES for j in range(LANES) for i in range(4)]))
-            lows.append(arith.andi(byte, self.mask))
-            highs.append(arith.shrui(byte, self.four))
+            low, high = self.nibbles(byte)
+            lows.append(low)
+            highs.append(high)
         return lows + highs
 
 
@@ -209,47 +212,45 @@ class _DigitBody(_Body):
         kern, v, i32 = self.k, self.v, ir.IntegerType.get_signless(32)
         gs = range(GROUPS)
         zero_f = self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero_f")
-        mask = self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 15), "mask")
-        four = self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 4), "four")
+        self.splat_int(self.bytes, 15), self.splat_int(self.bytes, 4)  # `nibbles`' masks, made here: the hoisted constants' order
         i256 = self.splat(self.i32, ir.IntegerAttr.get(i32, 256), 256)
         f65536 = self.splat(self.f32, ir.FloatAttr.get_f32(65536.0), "f65536")
         steps = kern.xblock // kern.rows_per_lane  # 8 rows of K (two words of each digit) a step
-        rows = scf.ForOp(self.const(0), self.m, self.const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            blocks = scf.ForOp(self.const(0), self.const(kern.k // kern.xblock), self.const(1), [zero_f] * GROUPS)
-            with ir.InsertionPoint(blocks.body):
-                b, acc = blocks.induction_variable, list(blocks.inner_iter_args)
-                kb = arith.divui(arith.muli(b, self.const(kern.xblock)), self.const(kern.block))
-                # D_p starts at -(z + bias) * sum c_p: the zero point's share.
-                sums = [memref.load(v["xsum"], [r, arith.addi(arith.muli(b, self.const(DIGITS)), self.const(p))]) for p in range(DIGITS)]
-                start = self.starts(sums, kb, [(p, g) for g in gs for p in range(DIGITS)], list(gs))
-                inner = scf.ForOp(self.const(0), self.const(steps), self.const(1), start)
-                with ir.InsertionPoint(inner.body):
-                    row = arith.addi(arith.muli(b, self.const(steps)), inner.induction_variable)
-                    # Word of digit p of rows 8 row + 4 h ... + 3: xq[r, 4 (2 row + h) + p].
-                    base = arith.muli(row, self.const(2 * DIGITS))
-                    words = [[vector.bitcast(self.bytes, vector.broadcast(self.i32, memref.load(v["xq"], [r, arith.addi(base, self.const(h * DIGITS + p))])))
-                              for h in range(2)] for p in range(DIGITS)]  # fmt: skip
-                    d = list(inner.inner_iter_args)
-                    for g in gs:
-                        wv = vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * LANES * 4)])
-                        parts = [arith.andi(wv, mask), arith.shrui(wv, four)]
-                        for p in range(DIGITS):
-                            i = g * DIGITS + p
-                            for h, part in enumerate(parts):
-                                d[i] = llvm.call_intrinsic(self.i32, VPDPBUSD, [d[i], part, words[p][h]], [], [])
-                    scf.YieldOp(d)
-                xs1, xs2 = (vector.broadcast(self.f32, memref.load(v["xs"], [r, arith.addi(arith.muli(b, self.const(2)), self.const(i))])) for i in range(2))
-                out = []
+
+        def block(r, b, acc):
+            kb = arith.divui(arith.muli(b, self.const(kern.xblock)), self.const(kern.block))
+            # D_p starts at -(z + bias) * sum c_p: the zero point's share.
+            sums = [memref.load(v["xsum"], [r, arith.addi(arith.muli(b, self.const(DIGITS)), self.const(p))]) for p in range(DIGITS)]
+            start = self.starts(sums, kb, [(p, g) for g in gs for p in range(DIGITS)], list(gs))
+            inner = scf.ForOp(self.const(0), self.const(steps), self.const(1), start)
+            with ir.InsertionPoint(inner.body):
+                row = arith.addi(arith.muli(b, self.const(steps)), inner.induction_variable)
+                # Word of digit p of rows 8 row + 4 h ... + 3: xq[r, 4 (2 row + h) + p].
+                base = arith.muli(row, self.const(2 * DIGITS))
+                words = [[vector.bitcast(self.bytes, vector.broadcast(self.i32, memref.load(v["xq"], [r, arith.addi(base, self.const(h * DIGITS + p))])))
+                          for h in range(2)] for p in range(DIGITS)]  # fmt: skip
+                d = list(inner.inner_iter_args)
                 for g in gs:
-                    dg = list(inner.results[g * DIGITS : (g + 1) * DIGITS])
-                    high = arith.sitofp(self.f32, arith.addi(arith.muli(dg[3], i256), dg[2]))
-                    low = arith.sitofp(self.f32, arith.addi(arith.muli(dg[1], i256), dg[0]))
-                    y = vector.fma(high, f65536, low)
-                    scale = vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)])
-                    out.append(vector.fma(arith.mulf(scale, xs2), arith.mulf(y, xs1), acc[g]))
-                scf.YieldOp(out)
+                    wv = vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * LANES * 4)])
+                    parts = self.nibbles(wv)
+                    for p in range(DIGITS):
+                        i = g * DIGITS + p
+                        for h, part in enumerate(parts):
+                            d[i] = vpdpbusd(d[i], part, words[p][h])
+                scf.YieldOp(d)
+            xs1, xs2 = (vector.broadcast(self.f32, memref.load(v["xs"], [r, arith.addi(arith.muli(b, self.const(2)), self.const(i))])) for i in range(2))
+            out = []
             for g in gs:
-                vector.store(blocks.results[g], v["y"], [r, arith.addi(self.col0, self.const(g * LANES))])
-            scf.YieldOp([])
+                dg = list(inner.results[g * DIGITS : (g + 1) * DIGITS])
+                high = arith.sitofp(self.f32, arith.addi(arith.muli(dg[3], i256), dg[2]))
+                low = arith.sitofp(self.f32, arith.addi(arith.muli(dg[1], i256), dg[0]))
+                y = vector.fma(high, f65536, low)
+                scale = vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)])
+                out.append(vector.fma(arith.mulf(scale, xs2), arith.mulf(y, xs1), acc[g]))
+            return out
+
+        def store(r, totals):
+            for g in gs:
+                vector.store(totals[g], v["y"], [r, arith.addi(self.col0, self.const(g * LANES))])
+
+        rows_blocks(self.const, self.m, kern.k // kern.xblock, [zero_f] * GROUPS, block, store)

@@ -34,7 +34,9 @@ NaN, as in the product ONNX states).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from mlir import ir
@@ -42,17 +44,18 @@ from mlir.dialects import arith, memref, scf, vector
 
 from dequant.dialect import unpack
 
-from .loops import Hoisted
+from .loops import Hoisted, rows_blocks
+from .problem import Problem
 
 # Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
 GROUPS = 4
 # Several-rows body: ROWS x PANEL_GROUPS column groups of accumulators (8 of 16 AVX2 registers,
 # 4 more for the panel's row, one for x), K chunk of the stack panel (CHUNK x 32 f32: 16 KiB at 8
-# lanes). Measured on the decoder layer's K = 2048, N = 5632 kernel at M = 16 (IREE's dispatch
-# benchmark, CPU time): 2 x 4 groups took 6.4-9.8 ms where 4 x 2 groups took 9.5-12.7 ms and
-# 6 x 2 more still: each row of the tile is a stream of x read at K * 4 bytes from the next.
+# lanes); few rows per tile, as each row of a tile is a stream of x of its own
+# (docs/iree.md#the-kernels-tile-shapes).
 ROWS, PANEL_GROUPS, CHUNK = 2, 4, 128
-# `Kernel.repack` lays out this many bytes of weights at a time: its temporaries stay in cache.
+# `Kernel.repack` lays out this many bytes of weights at a time: its temporaries stay in cache
+# (docs/iree.md#the-kernels-tile-shapes).
 REPACK_BYTES = 1 << 18
 
 
@@ -62,19 +65,31 @@ def codes(stored: np.ndarray, bits: int, k: int, n: int) -> np.ndarray:
     return stored.reshape(k, n) if bits == 8 else unpack.unpack_codes(stored.reshape(-1), bits, k * n).reshape(k, n)
 
 
+class Packed(NamedTuple):
+    """A kernel's constants in its layout (`repack`): weights, scales, zero points (None: the
+    bias alone) and, for the QDQ kernel, the per-column corrections c."""
+
+    w: np.ndarray
+    s: np.ndarray
+    z: np.ndarray | None
+    c: np.ndarray | None = None
+
+
 @dataclass(frozen=True)
 class Kernel:
-    """One kernel's static shape: K, N, the block along K, 4 or 8 bits, signedness, whether a
-    zero point buffer is read, and the vector width in f32 lanes."""
+    """The kernel of a Problem (its weights: K, N, the block along K, 4 or 8 bits, signedness,
+    whether a zero point buffer is read) at a vector width of `lanes` f32 lanes."""
 
-    k: int
-    n: int
-    block: int
-    bits: int
-    signed: bool
-    zero_point: bool
+    problem: Problem
     lanes: int = 8
     results = ("y",)  # the dispatch's results among the roles of `types`, in order
+
+    k = property(lambda self: self.problem.k)
+    n = property(lambda self: self.problem.n)
+    block = property(lambda self: self.problem.block)
+    bits = property(lambda self: self.problem.bits)
+    signed = property(lambda self: self.problem.signed)
+    zero_point = property(lambda self: self.problem.zero_point)
 
     @property
     def width(self) -> int:
@@ -106,8 +121,9 @@ class Kernel:
         return max(c for c in range(2, CHUNK + 1, 2) if self.block % c == 0)
 
     @staticmethod
-    def why_not(k: int, n: int, block: int, bits: int, lanes: int = 8) -> str | None:
-        """Why a weight shape does not fit the kernel, or None."""
+    def why_not(p: Problem, lanes: int = 8) -> str | None:
+        """Why a problem's weights do not fit the kernel at `lanes`, or None."""
+        k, n, block, bits = p.k, p.n, p.block, p.bits
         if bits not in (4, 8):
             return f"{bits}-bit weights (the kernel reads 4 and 8 bits)"
         if k % block or block % 2:
@@ -124,15 +140,14 @@ class Kernel:
 
     # --- the constants' layout --------------------------------------------------------------
 
-    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
         """The kernel's (weights, scales, zero points or None) from the weights as the model
         stores them, `stored` (uint8: for 8 bits a code per weight, [K, N]; for 4 bits K * N / 2
         bytes in ONNX order, weight (k, n) in bits 4 * (n mod 2) of byte (k * N + n) / 2), the
         scale [KB, N] and the zero point [KB, N] (integers, or None), as numpy arrays in the
         layout above. A signed code c holds q = c - 2^bits * (c >= 2^(bits - 1)), so q + bias =
         c ^ bias (the bias flips the code's top bit, of each code in a byte at once). The weights
-        are laid out REPACK_BYTES at a time (a model's 8 MB of int4 weights: 4 ms, where unpacking
-        them to a byte each first took 25 ms and 40 MB of temporaries)."""
+        are laid out REPACK_BYTES at a time, never unpacked to a byte each first."""
         wgs, width = self.workgroups, self.width
         rows = self.k // self.per_byte  # byte rows
         w = np.empty((wgs, rows, width), np.uint8)
@@ -161,7 +176,7 @@ class Kernel:
             for r0 in range(0, rows, step):
                 part = codes8[r0 : r0 + step] ^ np.uint8(self.bias) if self.bias else codes8[r0 : r0 + step]
                 w[:, r0 : r0 + step] = part.reshape(-1, wgs, width).transpose(1, 0, 2)
-        return (w, *self.repack_blocks(scale, zero_point))
+        return Packed(w, *self.repack_blocks(scale, zero_point))
 
     def repack_blocks(self, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
         """(scales, zero points or None) [N / W, KB, W] from [KB, N]: f32, and `z + bias` bytes."""
@@ -215,13 +230,19 @@ class _Body(Hoisted):
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def splat_i32(self, v: int) -> ir.Value:
-        return self.splat(self.i32, ir.IntegerAttr.get(self.i32.element_type, v), ("i32", v))
+        return self.splat_int(self.i32, v)
 
     def zeros(self) -> ir.Value:
         return self.splat(self.f32, ir.FloatAttr.get_f32(0.0), "zero")
 
+    def hoist(self) -> None:
+        """The constants every path of the body reads, first at the block's top: f32 zeros, then
+        `nibbles`' masks."""
+        self.zero = self.zeros()
+        self.splat_i32(15), self.splat_i32(4)
+
     def emit(self) -> None:
-        self.zero, self.mask, self.four = self.zeros(), self.splat_i32(15), self.splat_i32(4)
+        self.hoist()
         one = arith.cmpi(arith.CmpIPredicate.ule, self.m, self.const(1))
         branch = scf.IfOp(one, has_else=True)
         with ir.InsertionPoint(branch.then_block):
@@ -243,7 +264,7 @@ class _Body(Hoisted):
         v = arith.extui(self.i32, b)
         if self.k.bits == 8:
             return [v]
-        return [arith.andi(v, self.mask), arith.shrui(v, self.four)]
+        return self.nibbles(v)
 
     # The zero point z' of group g, block kb as an i32 vector (the bias alone without a buffer).
     def zero_point(self, g: int, kb) -> ir.Value:
@@ -270,30 +291,29 @@ class _Body(Hoisted):
         a byte spilled)."""
         kern, f32 = self.k, self.f32
         gs, fields = range(GROUPS), kern.per_byte
-        rows = scf.ForOp(self.const(0), self.m, self.const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            blocks = scf.ForOp(self.const(0), self.const(kern.blocks), self.const(1), [self.zero] * GROUPS)
-            with ir.InsertionPoint(blocks.body):
-                kb = blocks.induction_variable
-                zs = [self.zero_point(g, kb) for g in gs]
-                scales = [self.scale(g, kb) for g in gs]
-                per_block = kern.block // fields
-                first_row = arith.muli(kb, self.const(per_block))
-                inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), list(blocks.inner_iter_args))
-                with ir.InsertionPoint(inner.body):
-                    j, acc = inner.induction_variable, list(inner.inner_iter_args)
-                    row = arith.addi(first_row, j)
-                    k0 = arith.muli(row, self.const(fields))
-                    xs = [vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i)) if i else k0])) for i in range(fields)]
-                    for g in gs:
-                        for xv, field in zip(xs, self.fields(g, row)):
-                            acc[g] = vector.fma(xv, self.dequantized(field, zs[g], scales[g]), acc[g])
-                    scf.YieldOp(acc)
-                scf.YieldOp(list(inner.results))
-            for g, total in zip(gs, blocks.results):
+
+        def block(r, kb, sums):
+            zs = [self.zero_point(g, kb) for g in gs]
+            scales = [self.scale(g, kb) for g in gs]
+            per_block = kern.block // fields
+            first_row = arith.muli(kb, self.const(per_block))
+            inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), sums)
+            with ir.InsertionPoint(inner.body):
+                j, acc = inner.induction_variable, list(inner.inner_iter_args)
+                row = arith.addi(first_row, j)
+                k0 = arith.muli(row, self.const(fields))
+                xs = [vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i)) if i else k0])) for i in range(fields)]
+                for g in gs:
+                    for xv, field in zip(xs, self.fields(g, row)):
+                        acc[g] = vector.fma(xv, self.dequantized(field, zs[g], scales[g]), acc[g])
+                scf.YieldOp(acc)
+            return list(inner.results)
+
+        def store(r, totals):
+            for g, total in zip(gs, totals):
                 vector.store(total, self.y, [r, self.column(g)])
-            scf.YieldOp([])
+
+        rows_blocks(self.const, self.m, kern.blocks, [self.zero] * GROUPS, block, store)
 
     def rows(self) -> None:
         """Several rows: per half of the workgroup's columns, per K chunk, the exact dequantized
@@ -301,11 +321,10 @@ class _Body(Hoisted):
         m mod ROWS rows by tiles of the powers of two below ROWS (at most one each)."""
         kern = self.k
         # Elements of vector type: the stack slot gets the vector's alignment, so no access splits
-        # a cache line. With f32 elements (4-byte aligned) the several-rows body took 1.1-1.3x
-        # as long (K = 2048, N = 5632, M = 2, 16, 64; IREE's benchmark, three runs each).
+        # a cache line (docs/iree.md#the-kernels-tile-shapes).
         panel_type = ir.MemRefType.get([kern.chunk, PANEL_GROUPS], self.f32)
         self.panel = memref.alloca(panel_type, [], [])
-        full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
+        full = self.whole_tiles(self.m, ROWS)
         for half in range(GROUPS // PANEL_GROUPS):
             gs = range(half * PANEL_GROUPS, (half + 1) * PANEL_GROUPS)
             chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(kern.chunk))
@@ -313,11 +332,9 @@ class _Body(Hoisted):
                 kc = chunks.induction_variable
                 self.fill_panel(gs, kc)
                 first = arith.cmpi(arith.CmpIPredicate.eq, kc, self.const(0))
-                loop = scf.ForOp(self.const(0), full, self.const(ROWS))
-                with ir.InsertionPoint(loop.body):
-                    self.tile(gs, kc, first, loop.induction_variable, ROWS)
-                    scf.YieldOp([])
-                self.tail_rows(full, self.m, ROWS, lambda r0, rows, gs=gs, kc=kc, first=first: self.tile(gs, kc, first, r0, rows))
+                tile = functools.partial(self.tile, gs, kc, first)  # tile(r0, rows)
+                self.full_tiles(full, ROWS, tile)
+                self.tail_rows(full, self.m, ROWS, tile)
                 scf.YieldOp([])
 
     def fill_panel(self, gs: list, kc) -> None:

@@ -26,19 +26,15 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from ..lazy import llvm
-from .f32 import GROUPS, Kernel, codes
-from .loops import Hoisted, each_block
+from .f32 import GROUPS, Kernel, Packed, codes
+from .loops import Hoisted, each_block, vpdpbusd
+from .problem import Problem
 
-VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 LANES = 16
 # Rows of x per register tile and column groups per pass over the weights: ROWS x HALF i32
-# accumulators (one block's sums) and as many f32 ones (y), 2 x HALF unpacked weight vectors.
-# K = 2048, N = 5632 int4 blocked 32, one thread, CPU time (iree-benchmark-module, local-sync,
-# medians of 7, a loaded machine): M = 16 took 1.16-1.20 ms for ROWS x HALF of 4 x 2, 4 x 4, 8 x 1
-# and 8 x 2, about the vpdpbusd count at one per cycle; 4 x 2 keeps every accumulator in a
-# register. The last rows (and M = 1) take all GROUPS at once: M = 1 took 0.10 ms where tiles of
-# 1 row by 2 groups took 0.15 (x's blocks and the scales read once, not per pass).
+# accumulators (one block's sums) and as many f32 ones (y), 2 x HALF unpacked weight vectors, all
+# in registers; the last rows (and M = 1) take all GROUPS at once, x's blocks and the scales read
+# once, not per pass (docs/iree.md#the-kernels-tile-shapes).
 ROWS, HALF = 4, 2
 
 
@@ -99,8 +95,9 @@ class Int8Kernel(Kernel):
         return 32 // self.bits
 
     @staticmethod
-    def why_not(k: int, n: int, block: int, bits: int) -> str | None:
-        """Why a weight shape does not fit the int8-activation kernel, or None."""
+    def why_not(p: Problem) -> str | None:
+        """Why a problem's weights do not fit the int8-activation kernel, or None."""
+        k, n, block, bits = p.k, p.n, p.block, p.bits
         if bits not in (4, 8):
             return f"{bits}-bit weights (the kernel reads 4 and 8 bits)"
         step = 32 // bits
@@ -119,7 +116,7 @@ class Int8Kernel(Kernel):
         """The dispatch writing what the kernel reads of x."""
         return Quantize(self.k, self.block)
 
-    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
+    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
         """(weights, scales, zero points or None) in the layout of the module docstring, from
         the weights as `Kernel.repack` takes them."""
         wgs, width, step = self.workgroups, self.width, self.rows_per_lane
@@ -128,7 +125,7 @@ class Int8Kernel(Kernel):
         rows = u.reshape(self.k // step, step, wgs, width)  # [K / L, L, wg, W]
         packed = rows[:, :4] | (rows[:, 4:] << 4) if self.bits == 4 else rows  # [K / L, 4, wg, W]
         w = np.ascontiguousarray(packed.transpose(2, 0, 3, 1)).reshape(wgs, self.k // step, width * 4)
-        return (w, *self.repack_blocks(scale, zero_point))
+        return Packed(w, *self.repack_blocks(scale, zero_point))
 
     def types(self, m: int | None = None) -> dict:
         dyn = ir.ShapedType.get_dynamic_size() if m is None else m
@@ -160,12 +157,9 @@ class _Body(Hoisted):
         HALF groups), then the last m mod ROWS rows by tiles of the powers of two below ROWS (at
         most one each) over all GROUPS groups at once."""
         m = self.m
-        full = arith.muli(arith.divui(m, self.const(ROWS)), self.const(ROWS))
+        full = self.whole_tiles(m, ROWS)
         for half in range(GROUPS // HALF):
-            loop = scf.ForOp(self.const(0), full, self.const(ROWS))
-            with ir.InsertionPoint(loop.body):
-                self.tile(list(range(half * HALF, (half + 1) * HALF)), loop.induction_variable, ROWS)
-                scf.YieldOp([])
+            self.full_tiles(full, ROWS, lambda r0, rows, gs=list(range(half * HALF, (half + 1) * HALF)): self.tile(gs, r0, rows))
         self.tail_rows(full, m, ROWS, lambda r0, rows: self.tile(list(range(GROUPS)), r0, rows))
 
     def tile(self, gs: list, r0, rows: int) -> None:
@@ -189,15 +183,11 @@ class _Body(Hoisted):
                 d = list(inner.inner_iter_args)
                 for gi, g in enumerate(gs):
                     wv = vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * LANES * 4)])
-                    if kern.bits == 4:
-                        parts = [arith.andi(wv, self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 15), "mask")),
-                                 arith.shrui(wv, self.splat(self.bytes, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 4), "four"))]  # fmt: skip
-                    else:
-                        parts = [wv]
+                    parts = self.nibbles(wv) if kern.bits == 4 else [wv]
                     for ri in range(rows):
                         i = ri * len(gs) + gi
                         for h, part in enumerate(parts):
-                            d[i] = llvm.call_intrinsic(self.i32, VPDPBUSD, [d[i], part, xb[ri][h]], [], [])
+                            d[i] = vpdpbusd(d[i], part, xb[ri][h])
                 scf.YieldOp(d)
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))

@@ -1,13 +1,19 @@
-"""What the kernels' bodies share (issue 44: the outer loops written once): `Hoisted`, a body's
-constants made once at the top of its block, with `tail_rows` (the last rows of a row loop by
-tiles of the powers of two below a full tile), and `each_block` (the rows x blocks nest of the
-dispatches that quantize x).
+"""What the kernels' bodies share, so that each kernel supplies its inner tile only (as IREE's
+mmt4d shares its outer loops among tile functions): `Hoisted`, a body's constants made once at
+the top of its block, with the row loop by full tiles (`full_tiles`) then the last rows by tiles
+of the powers of two below a full tile (`tail_rows`), and the unpacking of two 4-bit fields
+(`nibbles`); `rows_blocks`, the rows x blocks nest; `each_block`, that nest over x's blocks with
+their largest |x| (the dispatches that quantize x); `vpdpbusd`, AVX-512 VNNI's dot product.
 """
 
 from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, math, scf, vector
+
+from ..lazy import llvm
+
+VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
 
 
 def _index(v: int) -> ir.Value:
@@ -35,6 +41,27 @@ class Hoisted:
         """A vector constant of type t, every element `attr` (made once per `key`)."""
         return self._constant(("splat", key), lambda: arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)))
 
+    def splat_int(self, t: ir.VectorType, v: int) -> ir.Value:
+        """An integer vector constant of type t, every element v."""
+        return self.splat(t, ir.IntegerAttr.get(t.element_type, v), (str(t), v))
+
+    def nibbles(self, v: ir.Value) -> list:
+        """The two 4-bit fields of each element of the integer vector v (values below 256):
+        [v & 15, v >> 4], the low field first (the earlier row of K in every layout here)."""
+        t = ir.VectorType(v.type)
+        return [arith.andi(v, self.splat_int(t, 15)), arith.shrui(v, self.splat_int(t, 4))]
+
+    def whole_tiles(self, m, most: int) -> ir.Value:
+        """The rows of m in full tiles of `most` rows: m - m mod most."""
+        return arith.muli(arith.divui(m, self.const(most)), self.const(most))
+
+    def full_tiles(self, full, most: int, tile) -> None:
+        """`tile(r0, most)` for r0 = 0, most, ... below `full` (`whole_tiles`)."""
+        loop = scf.ForOp(self.const(0), full, self.const(most))
+        with ir.InsertionPoint(loop.body):
+            tile(loop.induction_variable, most)
+            scf.YieldOp([])
+
     def scalar(self, t: ir.Type, value) -> ir.Value:
         """A scalar constant of type t (an integer or float type)."""
         return self._constant(("scalar", str(t), value), lambda: arith.constant(t, value))
@@ -53,23 +80,40 @@ class Hoisted:
             at = branch.results[0]
 
 
+def vpdpbusd(acc: ir.Value, u8: ir.Value, s8: ir.Value) -> ir.Value:
+    """acc (16 x i32) plus, in each lane, the 4 products of the lane's u8 bytes by its s8 bytes
+    (64 x i8 each): AVX-512 VNNI's `vpdpbusd`, exact while the sums stay in i32."""
+    return llvm.call_intrinsic(acc.type, VPDPBUSD, [acc, u8, s8], [], [])
+
+
+def rows_blocks(const, m, blocks: int, init: list, body, after=None) -> None:
+    """For each row r < m and block kb < blocks, in order: `body(r, kb, acc)` returns the block
+    loop's next carried values (from `init`); then `after(r, results)`, if given, with its last."""
+    rows = scf.ForOp(const(0), m, const(1))
+    with ir.InsertionPoint(rows.body):
+        r = rows.induction_variable
+        loop = scf.ForOp(const(0), const(blocks), const(1), init)
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp(body(r, loop.induction_variable, list(loop.inner_iter_args)))
+        if after is not None:
+            after(r, list(loop.results))
+        scf.YieldOp([])
+
+
 def each_block(x, m, k: int, block: int, width: int, const, body) -> None:
     """For each row r < m of x [M, K] and block kb of `block` values: `body(r, kb, k0, amax)` in
     the block's loop, k0 = kb * block and amax = max |x| over the block (in vectors of `width`)."""
     f32 = ir.F32Type.get()
     vf = ir.VectorType.get([width], f32)
     zero = arith.constant(vf, ir.DenseElementsAttr.get_splat(vf, ir.FloatAttr.get_f32(0.0)))
-    rows = scf.ForOp(const(0), m, const(1))
-    with ir.InsertionPoint(rows.body):
-        r = rows.induction_variable
-        blocks = scf.ForOp(const(0), const(k // block), const(1))
-        with ir.InsertionPoint(blocks.body):
-            kb = blocks.induction_variable
-            k0 = arith.muli(kb, const(block))
-            most = scf.ForOp(const(0), const(block), const(width), [zero])
-            with ir.InsertionPoint(most.body):
-                part = vector.load(vf, x, [r, arith.addi(k0, most.induction_variable)])
-                scf.YieldOp([arith.maximumf(most.inner_iter_args[0], math.absf(part))])
-            body(r, kb, k0, vector.reduction(f32, vector.CombiningKind.MAXIMUMF, most.results[0]))
-            scf.YieldOp([])
-        scf.YieldOp([])
+
+    def one(r, kb, acc):
+        k0 = arith.muli(kb, const(block))
+        most = scf.ForOp(const(0), const(block), const(width), [zero])
+        with ir.InsertionPoint(most.body):
+            part = vector.load(vf, x, [r, arith.addi(k0, most.induction_variable)])
+            scf.YieldOp([arith.maximumf(most.inner_iter_args[0], math.absf(part))])
+        body(r, kb, k0, vector.reduction(f32, vector.CombiningKind.MAXIMUMF, most.results[0]))
+        return []
+
+    rows_blocks(const, m, k // block, [], one)

@@ -12,7 +12,9 @@ class Problem:
     """y [M, N] = x [M, K] @ dequantize(w [K, N]): the weights' block along K (K: one scale per
     column or tensor), their bits (4 or 8) and signedness, whether a zero point is read, the
     row count M (None: known only at run time), and the activation: "f32" (weight-only), or a
-    quantized "u8"/"i8" activation with its scale and zero point (QDQ MatMuls)."""
+    quantized "u8"/"i8" activation with its scale and zero point (QDQ MatMuls: the model's own
+    integer x), then `bound`, a bound on |sum_k (xq - zx) * (wq - zw)| over every xq (integer
+    routes need it below 2^31)."""
 
     k: int
     n: int
@@ -24,6 +26,12 @@ class Problem:
     activation: str = "f32"
     x_scale: float | None = None
     x_zero_point: int | None = None
+    bound: int | None = None
+
+    @property
+    def weights(self) -> str:
+        """The weights' element as dq names it ("i4", "ui8", ...)."""
+        return ("i" if self.signed else "ui") + str(self.bits)
 
 
 @dataclass(frozen=True)

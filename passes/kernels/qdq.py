@@ -11,9 +11,10 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from ..lazy import llvm
-from .f32 import GROUPS
-from .int8 import LANES, VPDPBUSD, Int8Kernel, _Body
+from .f32 import GROUPS, Packed
+from .int8 import LANES, Int8Kernel, _Body
+from .loops import vpdpbusd
+from .problem import Problem
 
 
 @dataclass(frozen=True)
@@ -37,16 +38,20 @@ class QdqKernel(Int8Kernel):
     first quantized and dequantized per tensor (r = [sy, zy, sy', zy', s'', z'']: y becomes
     (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias."""
 
-    unsigned_x: bool = False
     requantize: str | None = None
     bias_add: bool = False
     mid: str | None = None
 
+    @property
+    def unsigned_x(self) -> bool:
+        return self.problem.activation == "u8"
+
     @staticmethod
-    def why_not(k: int, n: int, bits: int, largest: int) -> str | None:
-        """Why a QDQ MatMul does not fit the kernel, or None (`largest`: a bound on |d|)."""
-        if bits != 8:
-            return f"{bits}-bit weights (the kernel reads 8 bits)"
+    def why_not(p: Problem) -> str | None:
+        """Why a QDQ MatMul's problem does not fit the kernel, or None (`p.bound`: a bound on |d|)."""
+        k, n, largest = p.k, p.n, p.bound
+        if p.bits != 8 or p.block != k:
+            return f"its weights are {p.weights} blocked by {p.block} (the kernel reads 8-bit weights per tensor or per column)"
         if k % 4:
             return f"K = {k} is not a multiple of 4"
         if n % (LANES * GROUPS):
@@ -60,11 +65,10 @@ class QdqKernel(Int8Kernel):
         out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
         return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{out}"
 
-    def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> tuple:
+    def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> Packed:
         """(weights, scales, zero points or None, corrections) from the weights' codes [K, N],
         s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32)."""
-        w, s, z = super().repack(codes, scale, zero_point)
-        return w, s, z, self.per_column(correction.astype(np.int32))
+        return super().repack(codes, scale, zero_point)._replace(c=self.per_column(correction.astype(np.int32)))
 
     def per_column(self, values: np.ndarray) -> np.ndarray:
         """Values [1, N] (or [N]) laid out [workgroups, 1, width], as c and b are read."""
@@ -122,7 +126,7 @@ class _QdqBody(_Body):
             loop = scf.ForOp(self.const(0), self.const(full), self.const(4 * LANES), [zero])
             with ir.InsertionPoint(loop.body):
                 v = self.flip(vector.load(self.bytes, self.v["xq"], [r, loop.induction_variable]))
-                scf.YieldOp([llvm.call_intrinsic(self.i32, VPDPBUSD, [loop.inner_iter_args[0], ones, v], [], [])])
+                scf.YieldOp([vpdpbusd(loop.inner_iter_args[0], ones, v)])
             total = vector.reduction(i32, vector.CombiningKind.ADD, loop.results[0])
             if rest:
                 tail = self.flip(vector.load(ir.VectorType.get([rest], i8), self.v["xq"], [r, self.const(full)]))

@@ -1,7 +1,9 @@
-"""The ordered table of the kernels' routes for a weight-only MatMul, and `choose`: the first
-route whose `fits` says nothing against the problem, the target and the options, as IREE's
-mmt4d selector returns the first tile function that fits ("from oldest to shiniest" reversed:
-the most specific first, the f32 kernel last, every route's fallback).
+"""The ordered table of the kernels' routes, and `choose`: the first route whose `fits` says
+nothing against the problem, the target and the options, as IREE's mmt4d selector returns the
+first tile function that fits ("from oldest to shiniest" reversed: the most specific first, the
+f32 kernel last, every route's fallback). Two sections: the integer route of QDQ MatMuls (an
+integer activation, `Problem.activation` "u8" or "i8"), then the weight-only routes, which
+every MatMul may take (a QDQ MatMul reading its activation dequantized, as f32).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from .digits import DigitKernel
 from .f32 import Kernel
 from .int8 import Int8Kernel
 from .problem import Options, Problem
+from .qdq import QdqKernel
 from .target import Target
 
 
@@ -21,19 +24,28 @@ class Route:
     """One kernel route: `fits(problem, target, options)` is why not (a str) or None; `build`
     makes the kernel. `asked(options)`: whether the options let the route be tried at all (an
     opt-in route, or one an opt-in replaces); `remark`: where a later route is taken, the
-    remark a refusal of this one makes (the user asked for it), before its reason."""
+    remark a refusal of this one makes (the user or the model asked for it), before its
+    reason; `activations`: the activation kinds it takes (other problems skip it unremarked: a
+    weight-only MatMul has no integer activation to read)."""
 
     name: str
     fits: Callable[[Problem, Target, Options], str | None]
     build: Callable[[Problem, Target], object]
     asked: Callable[[Options], bool] = lambda o: True
     remark: str = ""
+    activations: tuple = ("f32", "u8", "i8")
+
+
+def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:
+    if not t.avx512vnni:
+        return "the target lacks AVX-512 VNNI"
+    return QdqKernel.why_not(p)
 
 
 def _int8_fits(p: Problem, t: Target, o: Options) -> str | None:
     if not t.avx512vnni:
         return "the target lacks AVX-512 VNNI"
-    return Int8Kernel.why_not(p.k, p.n, p.block, p.bits)
+    return Int8Kernel.why_not(p)
 
 
 def _digits_fits(p: Problem, t: Target, o: Options) -> str | None:
@@ -41,24 +53,28 @@ def _digits_fits(p: Problem, t: Target, o: Options) -> str | None:
         return "the target lacks AVX-512 VNNI"
     if p.rows not in (1, None):
         return f"{p.rows} rows (the one-row route takes 1, or a row count known only at run time)"
-    return DigitKernel.why_not(p.k, p.n, p.block, p.bits, any_rows=p.rows is None)
+    return DigitKernel.why_not(p)
 
 
 def _f32_wide_fits(p: Problem, t: Target, o: Options) -> str | None:
-    return Kernel.why_not(p.k, p.n, p.block, p.bits, 16) if t.lanes == 16 else "the target lacks AVX-512"
+    return Kernel.why_not(p, 16) if t.lanes == 16 else "the target lacks AVX-512"
 
 
 def _f32_fits(p: Problem, t: Target, o: Options) -> str | None:
-    return Kernel.why_not(p.k, p.n, p.block, p.bits, 8)
+    return Kernel.why_not(p, 8)
 
 
 ROUTES = (
-    Route("int8-activations", _int8_fits, lambda p, t: Int8Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point),
+    # QDQ MatMuls: the model's own integer activation
+    Route("qdq", _qdq_fits, lambda p, t: QdqKernel(p),
+          remark="QDQ MatMul given dq's float route, not its integer kernel", activations=("u8", "i8")),
+    # every MatMul: x as f32
+    Route("int8-activations", _int8_fits, lambda p, t: Int8Kernel(p),
           asked=lambda o: o.int8_activations, remark="MatMul given dq's exact kernel, not the int8-activation one"),
-    Route("one-row", _digits_fits, lambda p, t: DigitKernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, any_rows=p.rows is None),
+    Route("one-row", _digits_fits, lambda p, t: DigitKernel(p),
           asked=lambda o: not o.int8_activations),
-    Route("f32-16-lanes", _f32_wide_fits, lambda p, t: Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, 16)),
-    Route("f32", _f32_fits, lambda p, t: Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, 8)),
+    Route("f32-16-lanes", _f32_wide_fits, lambda p, t: Kernel(p, 16)),
+    Route("f32", _f32_fits, lambda p, t: Kernel(p, 8)),
 )
 
 
@@ -84,7 +100,7 @@ def choose(problem: Problem, target: Target, options: Options, routes=ROUTES) ->
     before it."""
     refused = []
     for route in routes:
-        if not route.asked(options):
+        if problem.activation not in route.activations or not route.asked(options):
             continue
         why = route.fits(problem, target, options)
         if why is None:

@@ -1,8 +1,8 @@
-// RUN: dequant-opt %s --allow-unregistered-dialect --verify-diagnostics --dq-int8-activations --torch-onnx-to-dq --torch-onnx-dq-matmul-iree-cpu
+// RUN: dequant-opt %s --allow-unregistered-dialect --verify-diagnostics --torch-onnx-to-dq --torch-onnx-dq-matmul-iree-cpu=int8-activations=true
 
 // int8 activations asked for on a module whose target has AVX-512 but no VNNI (tagged by hand, so
 // dq-target-features would leave it as it is): the kernel pass refuses it.
-// expected-error@+1 {{int8 activations (dq.int8_activations) need AVX-512 VNNI, which the target lacks (dq-target-features tags the module dq.avx512vnni where the host has it)}}
+// expected-error@+1 {{int8 activations (int8-activations=true) need AVX-512 VNNI, which the target lacks (dq-target-features tags the module dq.avx512vnni where the host has it)}}
 module attributes {dq.avx512bw} {
 func.func @no_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],f32> {
   %0 = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<8x64xsi8>} : () -> !torch.vtensor<[8,64],si8>

@@ -1,11 +1,11 @@
-// RUN: dequant-opt %s --allow-unregistered-dialect --split-input-file --dq-int8-activations --torch-onnx-to-dq --torch-onnx-dq-matmul-iree-cpu 2>%t.remarks | FileCheck %s
-// RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 // RUN: dequant-opt %s --allow-unregistered-dialect --split-input-file --torch-onnx-to-dq --torch-onnx-dq-matmul-iree-cpu=int8-activations=true 2>%t.option.remarks | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.option.remarks
+// RUN: dequant-opt %s --allow-unregistered-dialect --split-input-file --pass-pipeline='builtin.module(torch-onnx-to-dq,torch-onnx-dq-matmul-iree-cpu{int8-activations=true})' 2>%t.remarks | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 // RUN: not dequant-opt %s --allow-unregistered-dialect --torch-onnx-dq-matmul-iree-cpu=int8=true 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: pass 'torch-onnx-dq-matmul-iree-cpu' has no option 'int8' (its options: int8-activations)
 
-// torch-onnx-dq-matmul-iree-cpu after dq-int8-activations, on a module tagged AVX-512 VNNI by
+// torch-onnx-dq-matmul-iree-cpu with int8-activations=true, on a module tagged AVX-512 VNNI by
 // hand: a MatMul of constant int4 weights becomes two dispatches (passes/kernels/int8.py):
 // one quantizing x per row and block of K into xq (4 int8 to an i32), the block scales and the
 // block sums of xq, and dq's kernel reading them with vpdpbusd.

@@ -457,7 +457,7 @@ def test_int8_activations_without_vnni_or_off_the_cpu_are_refused(tmp_path):
     text = stage.import_onnx(path)
     end = "\n}) : () -> ()\n"
     assert end in text
-    with pytest.raises(stage.IreeStageError, match="int8 activations .dq.int8_activations. need AVX-512 VNNI, which the target lacks"):
+    with pytest.raises(stage.IreeStageError, match="int8 activations .int8-activations=true. need AVX-512 VNNI, which the target lacks"):
         stage.run_stage(text.replace(end, "\n}) {dq.avx512bw} : () -> ()\n", 1), int8_activations=True)
     with pytest.raises(ValueError, match="int8 activations are for the llvm-cpu target, not cuda"):
         stage.compile_onnx(path, target="cuda", int8_activations=True)

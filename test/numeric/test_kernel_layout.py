@@ -11,6 +11,7 @@ from onnx import numpy_helper
 
 from dequant.passes.kernels import f32 as matmul_kernel
 from dequant.passes.kernels.f32 import GROUPS, Kernel
+from dequant.passes.kernels.problem import Problem
 
 DTYPES = {(4, True): ml_dtypes.int4, (4, False): ml_dtypes.uint4, (8, True): np.int8, (8, False): np.uint8}
 
@@ -29,7 +30,8 @@ def test_repack_lays_out_weights_scales_and_zero_points(monkeypatch, bits, signe
     z = rng.integers(info.min, info.max + 1, (k // block, n)) if zero_point else None
     stored = q.astype(DTYPES[bits, signed])
     stored = np.frombuffer(numpy_helper.from_array(stored).raw_data, np.uint8) if bits == 4 else stored.view(np.uint8)
-    w, ws, wz = Kernel(k, n, block, bits, signed, zero_point, lanes).repack(stored, s, z)
+    packed = Kernel(Problem(k, n, block, bits, signed, zero_point), lanes).repack(stored, s, z)
+    w, ws, wz = packed.w, packed.s, packed.z
 
     bias = 1 << (bits - 1) if signed else 0
     u = q + bias  # each weight biased to unsigned

@@ -5,12 +5,15 @@ a multiple of 64 columns, else 8 lanes, else no kernel with the f32 kernel's rea
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from dequant.passes.kernels.digits import DigitKernel
 from dequant.passes.kernels.f32 import Kernel
 from dequant.passes.kernels.int8 import Int8Kernel
 from dequant.passes.kernels.problem import Options, Problem
+from dequant.passes.kernels.qdq import QdqKernel
 from dequant.passes.kernels.routes import choose
 from dequant.passes.kernels.target import Target
 
@@ -51,3 +54,17 @@ def test_target_reads_the_module_tags_only():
         module = ir.Module.parse("module attributes {dq.avx512bw, dq.avx512vnni} {}")
         assert Target.of(module.operation) == VNNI
         assert Target.of(ir.Module.parse("module {}").operation) == AVX2 and Target.of(None) == AVX2
+
+
+def test_qdq_route_first_for_an_integer_activation_else_the_float_route_with_a_remark():
+    qdq = Problem(256, 64, 256, 8, True, False, rows=4, activation="u8", x_scale=0.5, x_zero_point=128, bound=127 * 255 * 256)
+    choice = choose(qdq, VNNI, Options())
+    assert type(choice.kernel) is QdqKernel and choice.kernel.unsigned_x and choice.remarks() == []
+    float_route = choose(qdq, AVX512, Options())
+    assert type(float_route.kernel) is Kernel and float_route.kernel.lanes == 16
+    assert float_route.remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: the target lacks AVX-512 VNNI"]
+    too_long = choose(Problem(256, 64, 256, 8, True, False, activation="i8", bound=1 << 31), VNNI, Options())
+    assert type(too_long.kernel) is Kernel and too_long.remarks()[0].endswith("K = 256 is too long for an exact i32 sum (|d| up to 2147483648)")
+    blocked = choose(Problem(256, 64, 32, 8, True, False, activation="i8", bound=1), VNNI, Options())
+    assert blocked.remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: its weights are i8 blocked by 32 (the kernel reads 8-bit weights per tensor or per column)"]
+    assert type(choose(dataclasses.replace(qdq, activation="f32"), VNNI, Options()).kernel) is Kernel  # weight-only: no QDQ route

@@ -1,0 +1,70 @@
+"""What torch-onnx-dq-matmul-iree-cpu hands IREE: a kernel's `stream.executable` (`executable`:
+the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`), a `flow.dispatch` of
+it (`dispatch`) and its constants as `dense_resource`s (`resource`). IREE's ops are created in
+generic form (their dialects are not registered here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, builtin, func
+
+
+def _op(name: str, results=(), operands=(), attributes=None, regions: int = 0):
+    return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attributes or {}, regions=regions)
+
+
+def executable(kernel, module) -> str:
+    """The `stream.executable` of `kernel` (a Kernel, Int8Kernel or Quantize) at the top of
+    `module` (made once); its name, which is also its export's and function's."""
+    name = kernel.name()
+    for op in module.regions[0].blocks[0].operations:
+        if op.name == "stream.executable" and ir.StringAttr(op.attributes["sym_name"]).value_bytes == name.encode():
+            return name
+    index = ir.IndexType.get()
+    binding = ir.OpaqueType.get("stream", "binding")
+    types = kernel.types()
+    roles = list(types)  # the dispatch's tensor operands, then its results (kernel.results)
+    with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
+        exe = _op("stream.executable", attributes={"sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+    with ir.InsertionPoint(exe.regions[0].blocks.append()):
+        export = _op("stream.executable.export", regions=1, attributes={
+            "function_ref": ir.FlatSymbolRefAttr.get(name), "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("public")})  # fmt: skip
+        with ir.InsertionPoint(export.regions[0].blocks.append(index)):
+            one = arith.constant(index, 1)
+            _op("stream.return", operands=[arith.constant(index, kernel.workgroups), one, one])
+        inner = builtin.ModuleOp()
+        with ir.InsertionPoint(inner.body):
+            f = func.FuncOp(name, ir.FunctionType.get([binding] * len(roles) + [index], []))
+            with ir.InsertionPoint(f.add_entry_block()):
+                *bindings, m = f.arguments
+                zero = arith.constant(index, 0)
+                views = {}
+                for role, b in zip(roles, bindings):
+                    dims = [m] if types[role].is_dynamic_dim(0) else []
+                    views[role] = _op("stream.binding.subspan", [types[role]], [b, zero] + dims).result
+                group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 0)}).result
+                kernel.emit_views(views, m, group)
+                func.ReturnOp([])
+        _op("stream.executable.end")
+    return name
+
+
+def dispatch(name: str, args: list, rows_v, results: list) -> list:
+    """A flow.dispatch of `name`'s export over `args` (tensors) and the row count `rows_v`, its
+    workload: the `results` types' values. Every dynamic dim is the row count."""
+    dynamic = [rows_v for v in args if not ir.RankedTensorType(v.type).has_static_shape]
+    out_dims = [rows_v for t in results if not ir.RankedTensorType(t).has_static_shape]
+    index = ir.IndexType.get()
+    operands = args + [rows_v]
+    op = _op("flow.dispatch", results, [rows_v] + operands + dynamic + out_dims, attributes={
+        "entry_points": ir.ArrayAttr.get([ir.SymbolRefAttr.get([name, name])]),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(operands), len(dynamic), len(out_dims)]),
+        "tied_operands": ir.ArrayAttr.get([ir.IntegerAttr.get(index, -1)] * len(results))})  # fmt: skip
+    return list(op.results)
+
+
+def resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
+    attr = ir.DenseResourceElementsAttr.get_from_buffer(array, name, ir.RankedTensorType.get(list(array.shape), element))
+    return arith.constant(attr.type, attr)
