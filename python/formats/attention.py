@@ -189,14 +189,15 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     present_names = [node.output[i] if len(node.output) > i and node.output[i] else None for i in (1, 2)]
     if past_k:
         p_buf = e.dim(past_k, 2)
-        length = e.op("Max", total, p_buf)
-        t = e.unsqueeze(e.op("Range", zero, e.squeeze(length, [0]), one), [0])  # [1, T]
-        t_len = length
         # Past padded to T, the new entries scattered in at (b, n, p[b] + s): a copy and a small
         # scatter (a Gather of every entry, and zeroing what follows each row, were 3-30x slower
         # through IREE). Entries from p[b] + S on keep what the past buffer held there, or 0 past it
         # (onnxruntime writes 0): only rows shorter than the buffer have any, and nothing reads them.
-        pads = e.op("Concat", i64(0, 0, 0, 0, 0, 0), e.op("Sub", length, p_buf), i64(0), axis=0)
+        # The padding, max(total - P, 0), is the length of positions P to total: a shape, where a
+        # Max of the two is a device value IREE reads back to the host before each layer's
+        # present can be allocated (docs/iree.md#a-decode-step).
+        after = e.slice(e.op("Range", zero, e.squeeze(total, [0]), one), p_buf, total, 0)
+        pads = e.op("Concat", i64(0, 0, 0, 0, 0, 0), e.dim(after, 0), i64(0), axis=0)
         shape = e.op("Concat", e.dim(query, 0), i64(nkv), seq, i64(1), axis=0)  # [B, Nkv, S, 1]
         batch = e.op("Reshape", e.op("Range", zero, e.squeeze(e.dim(query, 0), [0]), one), i64(-1, 1, 1, 1))
         heads_at = e.const(np.arange(nkv, dtype=np.int64).reshape(1, nkv, 1, 1))
@@ -205,6 +206,8 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         kv = [e.op("ScatterND", e.op("Pad", past, pads), index, new, out=out)
               for past, new, out in ((past_k, k, present_names[0]), (past_v, v, present_names[1]))]  # fmt: skip
         k, v = kv
+        t_len = e.dim(k, 2)
+        t = e.unsqueeze(e.op("Range", zero, e.squeeze(t_len, [0]), one), [0])  # [1, T]
     else:
         t, t_len = steps, seq
         for new, out in ((k, present_names[0]), (v, present_names[1])):
