@@ -247,8 +247,9 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         sink = e.op("Reshape", e.op("Expand", sink, e.op("Concat", i64(1, nkv, group), seq, axis=0)), i64(0, 0, -1, 1))
     elif attr(node, "smooth_softmax", 0) == 1:
         sink = f(0.0)
-    # The softmax as the kernel computes it (a product by the reciprocal of the sum), the sink's
-    # logit joining the max and the sum.
+    # The softmax as the kernel computes it, the sink's logit joining the max and the sum; its
+    # product by the reciprocal of the sum taken after the product by V, where IREE does not
+    # compute the row's reductions again per tile of keys (docs/semantics.md#attention).
     if e.opset >= 18:
         top = e.op("ReduceMax", scores, i64(-1), keepdims=1)
     else:
@@ -259,8 +260,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     den = e.op("ReduceSum", num, i64(-1), keepdims=1) if e.opset >= 13 else e.op("ReduceSum", num, keepdims=1, axes=[-1])
     if sink is not None:
         den = e.op("Add", den, e.op("Exp", e.op("Sub", sink, top)))
-    probs = e.op("Mul", num, e.op("Reciprocal", den))
-    out = e.op("MatMul", probs, v)  # [B, Nkv, G * S, H]
+    out = e.op("Mul", e.op("MatMul", num, v), e.op("Reciprocal", den))  # [B, Nkv, G * S, H]
     out = e.op("Transpose", e.op("Reshape", out, i64(0, nq, -1, 0)), perm=[0, 2, 1, 3])
     e.op("Reshape", out, i64(0, 0, -1), out=node.output[0])
     return e.nodes
