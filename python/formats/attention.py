@@ -189,14 +189,15 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     present_names = [node.output[i] if len(node.output) > i and node.output[i] else None for i in (1, 2)]
     if past_k:
         p_buf = e.dim(past_k, 2)
-        length = e.op("Max", total, p_buf)
-        t = e.unsqueeze(e.op("Range", zero, e.squeeze(length, [0]), one), [0])  # [1, T]
-        t_len = length
         # Past padded to T, the new entries scattered in at (b, n, p[b] + s): a copy and a small
         # scatter (a Gather of every entry, and zeroing what follows each row, were 3-30x slower
         # through IREE). Entries from p[b] + S on keep what the past buffer held there, or 0 past it
         # (onnxruntime writes 0): only rows shorter than the buffer have any, and nothing reads them.
-        pads = e.op("Concat", i64(0, 0, 0, 0, 0, 0), e.op("Sub", length, p_buf), i64(0), axis=0)
+        # The padding, max(total - P, 0), is the length of positions P to total: a shape, where a
+        # Max of the two is a device value IREE reads back to the host before each layer's
+        # present can be allocated (docs/iree.md#a-decode-step).
+        after = e.slice(e.op("Range", zero, e.squeeze(total, [0]), one), p_buf, total, 0)
+        pads = e.op("Concat", i64(0, 0, 0, 0, 0, 0), e.dim(after, 0), i64(0), axis=0)
         shape = e.op("Concat", e.dim(query, 0), i64(nkv), seq, i64(1), axis=0)  # [B, Nkv, S, 1]
         batch = e.op("Reshape", e.op("Range", zero, e.squeeze(e.dim(query, 0), [0]), one), i64(-1, 1, 1, 1))
         heads_at = e.const(np.arange(nkv, dtype=np.int64).reshape(1, nkv, 1, 1))
@@ -205,6 +206,8 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         kv = [e.op("ScatterND", e.op("Pad", past, pads), index, new, out=out)
               for past, new, out in ((past_k, k, present_names[0]), (past_v, v, present_names[1]))]  # fmt: skip
         k, v = kv
+        t_len = e.dim(k, 2)
+        t = e.unsqueeze(e.op("Range", zero, e.squeeze(t_len, [0]), one), [0])  # [1, T]
     else:
         t, t_len = steps, seq
         for new, out in ((k, present_names[0]), (v, present_names[1])):
@@ -244,8 +247,9 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
         sink = e.op("Reshape", e.op("Expand", sink, e.op("Concat", i64(1, nkv, group), seq, axis=0)), i64(0, 0, -1, 1))
     elif attr(node, "smooth_softmax", 0) == 1:
         sink = f(0.0)
-    # The softmax as the kernel computes it (a product by the reciprocal of the sum), the sink's
-    # logit joining the max and the sum.
+    # The softmax as the kernel computes it, the sink's logit joining the max and the sum; its
+    # product by the reciprocal of the sum taken after the product by V, where IREE does not
+    # compute the row's reductions again per tile of keys (docs/semantics.md#attention).
     if e.opset >= 18:
         top = e.op("ReduceMax", scores, i64(-1), keepdims=1)
     else:
@@ -256,8 +260,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
     den = e.op("ReduceSum", num, i64(-1), keepdims=1) if e.opset >= 13 else e.op("ReduceSum", num, keepdims=1, axes=[-1])
     if sink is not None:
         den = e.op("Add", den, e.op("Exp", e.op("Sub", sink, top)))
-    probs = e.op("Mul", num, e.op("Reciprocal", den))
-    out = e.op("MatMul", probs, v)  # [B, Nkv, G * S, H]
+    out = e.op("Mul", e.op("MatMul", num, v), e.op("Reciprocal", den))  # [B, Nkv, G * S, H]
     out = e.op("Transpose", e.op("Reshape", out, i64(0, nq, -1, 0)), perm=[0, 2, 1, 3])
     e.op("Reshape", out, i64(0, 0, -1), out=node.output[0])
     return e.nodes

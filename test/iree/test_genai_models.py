@@ -145,3 +145,15 @@ def test_check_standard_ops_against_onnx_reference():
     assert "exact = onnx.reference" in run.stdout
     m = re.search(r"^check: y\s+(\S+)\s+(\S+)\s+(\S+)$", run.stdout, re.M)
     assert m and float(m.group(1)) <= 1e-6, run.stdout
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_decode_step_reads_nothing_back(name):
+    """A decode step runs on the device from start to end: no value of the model is read back to
+    the host to size a buffer (each layer's present once waited for a Max computed on the device;
+    docs/iree.md#a-decode-step)."""
+    from dequant import iree
+
+    flow = iree.compile_onnx(os.path.join(MODELS, name, "model.onnx"), extra_args=("--compile-to=flow",)).decode()
+    assert "flow.dispatch" in flow
+    assert "flow.tensor.load" not in flow, "a device value read back by the host"
