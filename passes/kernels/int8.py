@@ -59,7 +59,9 @@ class Quantize:
 
     def emit_views(self, v: dict, m, workgroup) -> None:
         """Every row and block of x, at the current insertion point (one workgroup)."""
-        width = 16 if self.block % 16 == 0 else 8
+        # The widest step dividing the block (a block of 8-bit weights is a multiple of 4 only), so
+        # a step never reads the next block's values, nor past the row after the last block.
+        width = next(w for w in (16, 8, 4) if self.block % w == 0)
         f32, i32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
         vf, vi, vb = (ir.VectorType.get([width], t) for t in (f32, i32, i8))
         words = ir.VectorType.get([width // 4], i32)

@@ -84,14 +84,8 @@ def inputs(m: int) -> list:
     return xs
 
 
-# x's quantize reads 8 values a step (vector<8xf32>) where the block is no multiple of 16, so a
-# block of 4 or 12 (8-bit weights) also reads the next block's values: amax, xq's sums and the
-# last block's reads past the row are wrong.
-ACROSS_BLOCKS = pytest.mark.xfail(strict=True, reason="int8 activations with 8-bit weights blocked by a non-multiple of 8: Quantize steps over the block")
-
-
 @pytest.mark.parametrize("m", [1, 3, 4, 7])
-@pytest.mark.parametrize("i", [pytest.param(i, id=str(f), marks=[ACROSS_BLOCKS] if f.kblock % 8 else []) for i, f in enumerate(FORMS)])
+@pytest.mark.parametrize("i", [pytest.param(i, id=str(f)) for i, f in enumerate(FORMS)])
 def test_int8_kernel_against_its_model(built, i, m):
     """Form i at m rows against the model, within (blocks + 1) U sum |(s * xs) d|."""
     weights, run = built
