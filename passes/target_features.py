@@ -17,6 +17,10 @@ packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 la
 (`fold_nibbles.fields_in_bytes`).
 `dq.avx512vnni` (unit attribute): the host has AVX-512F, BW and VNNI (`vpdpbusd`), which the
 int8-activation matmul kernel needs (passes/kernels/int8.py; numpy calls it `AVX512VNNI`).
+`dq.avx2` (unit attribute): the host has AVX2 and FMA, every x86 target dq's kernels are built
+for; alone on a module it says the module is for an AVX2 host without AVX-512 (`haswell`,
+`znver2`): torch-onnx-to-dq-iree then sends QDQ MatMuls to dq's AVX2 integer kernel
+(passes/kernels/qdq_avx2.py) as it does on AVX-512 VNNI hosts.
 
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine.
@@ -34,7 +38,8 @@ AVX512BW = "dq.avx512bw"
 AVX512BF16 = "dq.avx512bf16"
 AVX512VBMI = "dq.avx512vbmi"
 AVX512VNNI = "dq.avx512vnni"
-TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
+AVX2 = "dq.avx2"
+TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2)
 
 
 def _features() -> dict:
@@ -66,6 +71,12 @@ def host_has_avx512vbmi() -> bool:
     return host_has_avx512bw() and bool(_features().get("AVX512VBMI"))
 
 
+def host_has_avx2() -> bool:
+    """AVX2 and FMA on this host (False where numpy does not say)."""
+    f = _features()
+    return bool(f.get("AVX2") and f.get("FMA3"))
+
+
 def host_has_avx512vnni() -> bool:
     """AVX-512F, BW and VNNI on this host (False where numpy does not say)."""
     return host_has_avx512bw() and bool(_features().get("AVX512VNNI"))
@@ -74,10 +85,10 @@ def host_has_avx512vnni() -> bool:
 def run(op) -> bool:
     if op.name != "builtin.module" or any(tag in op.attributes for tag in TAGS):
         return True  # tagged by hand (a test) or already
-    for tag, present in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni())):
+    for tag, present in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni(), host_has_avx2())):
         if present:
             op.attributes[tag] = ir.UnitAttr.get()
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni)", run)
+PASS = Pass("dq-target-features", "Record on the module the host CPU features dq-vectorize's schedules use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni, dq.avx2)", run)

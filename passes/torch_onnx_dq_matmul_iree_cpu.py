@@ -38,10 +38,11 @@ exactly in integers (`DigitKernel`; docs/semantics.md#the-exact-one-row-route); 
 row count the kernel reads x too and takes more rows by the f32 kernel's several-rows body. A
 static row count above 1 keeps the f32 kernel.
 
-On a module tagged `dq.avx512vnni`, a QDQ MatMul, whose A is an int8 or uint8 activation
-dequantized per tensor (a dq op, or a DequantizeLinear left to IREE because other ops read it
-too) and whose B is 8-bit weights per tensor or per column, becomes one dispatch of the exact
-integer kernel reading xq itself (QdqKernel; docs/semantics.md#the-integer-route-of-qdq-matmuls):
+A QDQ MatMul, whose A is an int8 or uint8 activation dequantized per tensor (a dq op, or a
+DequantizeLinear left to IREE because other ops read it too) and whose B is 8-bit weights per
+tensor or per column, becomes one dispatch of the exact integer kernel reading xq itself
+(docs/semantics.md#the-integer-route-of-qdq-matmuls): QdqKernel (vpdpbusd) on a module tagged
+`dq.avx512vnni`, else QdqAvx2Kernel (vpmaddwd, passes/kernels/qdq_avx2.py; the same results):
 
     %xq = torch_c.to_builtin_tensor %quantized : -> [M, K] i8
     %y2 = flow.dispatch @dq_matmul_qdq_...(%xq, %w, %s[, %z], %c, %m) -> [M', N]
@@ -75,6 +76,7 @@ from .int8_activations import INT8_ACTIVATIONS
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
+from .kernels.qdq_avx2 import QdqAvx2Kernel
 from .kernels.routes import Choice, choose
 from .kernels.target import Target
 from .queries import made_by
@@ -498,7 +500,7 @@ def _requantize(m: Match) -> _Epilogue | str | None:
     return _Epilogue([q, add, dq, first], np.array([*last[:2], *got[:2], *back], np.float32), last[2], got[2], *bias)
 
 
-def _qdq_inputs(m: Match) -> tuple | str:
+def _qdq_inputs(m: Match, target: Target) -> tuple | str:
     """(QdqKernel, xq, the repacked weights, s, zw or None, c) of a QDQ MatMul, or why it keeps
     the float route. The integer algebra and its bound: docs/semantics.md#qdq-graphs-through-iree."""
     k, n = m.kn
@@ -516,8 +518,9 @@ def _qdq_inputs(m: Match) -> tuple | str:
     centred = wq - (zw.astype(np.int64) if zw is not None else 0)  # wq - zw [K, N]
     low, high = (0, 255) if unsigned_x else (-128, 127)
     largest = max(zx - low, high - zx) * int(np.abs(centred).sum(axis=0).max())  # >= |d| for every x
-    kernel = QdqKernel(k, n, k, 8, e.signed, zw is not None, unsigned_x=unsigned_x)
-    why = QdqKernel.why_not(k, n, e.bits, largest)
+    kind = QdqKernel if target.avx512vnni else QdqAvx2Kernel  # AVX2: vpmaddwd, the same results
+    kernel = kind(k, n, k, 8, e.signed, zw is not None, unsigned_x=unsigned_x)
+    why = kind.why_not(k, n, e.bits, largest)
     if why:
         return why
     shift = zx - 128 if unsigned_x else zx  # xq - zx = v - shift, v = xq (int8) or xq - 128 (uint8)
@@ -536,14 +539,14 @@ class _QdqMade(NamedTuple):
     consts: list
 
 
-def rewrite_qdq(m: Match, module, made: dict, remarks: list):
+def rewrite_qdq(m: Match, module, made: dict, remarks: list, target: Target):
     """Rewrite one QDQ MatMul (A and B dequantized) into a dispatch of the exact integer kernel
     reading xq, and the QuantizeLinear reading its result into the kernel's epilogue where it
     can (else a remark): why not (a str; nothing changed), None (A is no dequantize), or the op
     now standing for the MatMul (or its QuantizeLinear)."""
     a = m.activation[0] if m.activation is not None else m.matmul.operands[0].owner
     key = (m.dq_op.operation, a.operation if isinstance(a, (ir.Operation, ir.OpView)) else None)
-    got = _qdq_inputs(m) if key not in made else made[key].inputs
+    got = _qdq_inputs(m, target) if key not in made else made[key].inputs
     if got is None or isinstance(got, str):
         return got
     kernel, codes_x, (w, s, z, c) = got
@@ -589,7 +592,7 @@ def run(root, int8_activations: bool = False) -> bool:
         return False
     made, done, activations = {}, set(), set()
     for m in found:
-        got = rewrite_qdq(m, root, made, remarks) if target.avx512vnni else None
+        got = rewrite_qdq(m, root, made, remarks, target)
         if got is not None and not isinstance(got, str):
             done.add(m.dq_op)
             if m.activation is not None:
