@@ -65,9 +65,9 @@ def test_qdq_matmul_avx2_kernel_does_not_saturate(tmp_path, activations):
     k = n = 256
     w = np.where(np.random.default_rng(2).random((k, n)) < 0.5, -128, 127).astype(np.int8)
     w[:, :32] = 127  # whole columns of one sign: the largest |d|
-    path = models.qdq_matmul(tmp_path / "m.onnx", 8, k, n, activations=activations, weights=w)
+    path = models.qdq_matmul(tmp_path / "m.onnx", 15, k, n, activations=activations, weights=w)  # 3 x 4 rows, then 2 and 1
     vmfb = compile_text(tmp_path, staged_for_avx2(path), *HASWELL)
-    x = np.full((8, k), 1e6 if activations == np.uint8 else -1e6, np.float32)
+    x = np.full((15, k), 1e6 if activations == np.uint8 else -1e6, np.float32)
     x[1::2, ::3] *= -1  # other rows: the other extreme too
     got = run_vmfb(vmfb, x)
     np.testing.assert_array_equal(got, qdq_integer_model(path, x))
