@@ -9,7 +9,8 @@ Exact and approximate.
   block; docs/semantics.md#the-exact-one-row-route), `qdq.QdqKernel` (QDQ MatMuls: the model's
   own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls),
   `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
-  saturating; bit for bit QdqKernel's results).
+  saturating; bit for bit QdqKernel's results), `digits_avx2.DigitAvx2Kernel` (DigitKernel's
+  sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block).
 - Approximate, opt-in only: `int8.Int8Kernel` (x quantized to int8 per row and block, as ONNX
   Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
 - No kernel takes a term off a sum in f32 (`p - z' * sum x`): a zero point comes off in
@@ -39,4 +40,6 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   integer product skips both dequantizes and the f32 product.
 - `qdq_avx2.QdqAvx2Kernel` is needed because hosts without AVX-512 VNNI (AVX2 only) would
   otherwise leave QDQ MatMuls to IREE's own lowering, at about twice the time.
+- `digits_avx2.DigitAvx2Kernel` is needed because the f32 body's conversions bind it at one row
+  on AVX2 too: the digits' integer sums take fewer instructions per weight there as well.
 """

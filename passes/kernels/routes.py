@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .digits import DigitKernel
+from .digits_avx2 import DigitAvx2Kernel
 from .f32 import Kernel
 from .int8 import Int8Kernel
 from .problem import Options, Problem
@@ -44,6 +45,14 @@ def _digits_fits(p: Problem, t: Target, o: Options) -> str | None:
     return DigitKernel.why_not(p.k, p.n, p.block, p.bits, any_rows=p.rows is None)
 
 
+def _digits_avx2_fits(p: Problem, t: Target, o: Options) -> str | None:
+    if t.avx512vnni or t.lanes == 16:
+        return "the target has AVX-512 (the one-row route's VNNI form, or the 16-lane f32 kernel)"
+    if p.rows != 1:
+        return f"{p.rows} rows (the AVX2 one-row route takes 1)"
+    return DigitAvx2Kernel.why_not(p.k, p.n, p.block, p.bits)
+
+
 def _f32_wide_fits(p: Problem, t: Target, o: Options) -> str | None:
     return Kernel.why_not(p.k, p.n, p.block, p.bits, 16) if t.lanes == 16 else "the target lacks AVX-512"
 
@@ -56,6 +65,8 @@ ROUTES = (
     Route("int8-activations", _int8_fits, lambda p, t: Int8Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point),
           asked=lambda o: o.int8_activations, remark="MatMul given dq's exact kernel, not the int8-activation one"),
     Route("one-row", _digits_fits, lambda p, t: DigitKernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, any_rows=p.rows is None),
+          asked=lambda o: not o.int8_activations),
+    Route("one-row-avx2", _digits_avx2_fits, lambda p, t: DigitAvx2Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point),
           asked=lambda o: not o.int8_activations),
     Route("f32-16-lanes", _f32_wide_fits, lambda p, t: Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, 16)),
     Route("f32", _f32_fits, lambda p, t: Kernel(p.k, p.n, p.block, p.bits, p.signed, p.zero_point, 8)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from dequant.passes.kernels.digits import DigitKernel
+from dequant.passes.kernels.digits_avx2 import DigitAvx2Kernel
 from dequant.passes.kernels.f32 import Kernel
 from dequant.passes.kernels.int8 import Int8Kernel
 from dequant.passes.kernels.problem import Options, Problem
@@ -23,6 +24,8 @@ INT8 = Options(int8_activations=True)
     (Problem(256, 64, 32, 4, True, False, rows=None), AVX512, Options(), Kernel, 16),
     (Problem(256, 96, 32, 4, True, False, rows=None), AVX512, Options(), Kernel, 8),  # N = 96: no 64-column multiple
     (Problem(256, 64, 32, 4, True, False, rows=1), VNNI, Options(), DigitKernel, 16),
+    (Problem(256, 64, 32, 4, True, False, rows=1), AVX2, Options(), DigitAvx2Kernel, 8),
+    (Problem(256, 64, 32, 4, True, False, rows=1), AVX512, Options(), Kernel, 16),  # AVX-512 without VNNI: 16-lane f32
     (Problem(256, 64, 32, 4, True, False, rows=None), VNNI, Options(), DigitKernel, 16),
     (Problem(256, 64, 32, 4, True, False, rows=3), VNNI, Options(), Kernel, 16),  # static rows above 1
     (Problem(256, 64, 32, 8, True, False, rows=1), VNNI, Options(), Kernel, 16),  # 8-bit: the f32 kernel
