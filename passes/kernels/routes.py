@@ -48,6 +48,8 @@ def _digits_fits(p: Problem, t: Target, o: Options) -> str | None:
 def _digits_avx2_fits(p: Problem, t: Target, o: Options) -> str | None:
     if t.avx512vnni or t.lanes == 16:
         return "the target has AVX-512 (the one-row route's VNNI form, or the 16-lane f32 kernel)"
+    if not t.x86_avx2:
+        return "the target is not tagged AVX2 (dq.avx2)"
     if p.rows != 1:
         return f"{p.rows} rows (the AVX2 one-row route takes 1)"
     return DigitAvx2Kernel.why_not(p.k, p.n, p.block, p.bits)

@@ -1,7 +1,7 @@
 // RUN: dequant-opt %s --allow-unregistered-dialect --split-input-file --torch-onnx-to-dq --torch-onnx-dq-matmul-iree-cpu | FileCheck %s
 
 // torch-onnx-dq-matmul-iree-cpu on QDQ MatMuls for an AVX2 host (a module tagged dq.avx2 alone,
-// as dq-target-features tags one on haswell or znver2, or no AVX-512 VNNI tag at all): one dispatch
+// as dq-target-features tags one on haswell or znver2, or AVX-512 without VNNI): one dispatch
 // of the exact integer kernel with vpmaddwd (passes/kernels/qdq_avx2.py, QdqAvx2Kernel), no vpdpbusd.
 
 // uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column:
@@ -58,8 +58,8 @@ func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?
 // -----
 
 // int8 x (zx = -3: no flip), int8 weights per tensor with a zero point 5 (z + 128 = 133 bytes): the
-// zero point's share of d, -(zw + bias) * sum_k v, from the row sums. An untagged module (no AVX-512
-// VNNI) takes the same kernel.
+// zero point's share of d, -(zw + bias) * sum_k v, from the row sums. A module tagged AVX-512
+// without VNNI takes the same kernel.
 // CHECK-LABEL: func.func @dq_matmul_qdq_avx2_i8_i8_k32_n32_z
 // CHECK-NOT: arith.xori
 // CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
@@ -68,6 +68,7 @@ func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?
 // CHECK-LABEL: func.func @int8_activation_zero_point
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_avx2_i8_i8_k32_n32_z::@dq_matmul_qdq_avx2_i8_i8_k32_n32_z]
 // CHECK-SAME: (index, tensor<?x32xi8>, tensor<1x16x64xi8>, tensor<1x1x32xf32>, tensor<1x1x32xi8>, tensor<1x1x32xi32>, index, index, index)
+module attributes {dq.avx512bw} {
 func.func @int8_activation_zero_point(%a: !torch.vtensor<[?,32],f32>) -> !torch.vtensor<[?,32],f32> {
   %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
   %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<-3> : tensor<si8>} : () -> !torch.vtensor<[],si8>
@@ -79,4 +80,25 @@ func.func @int8_activation_zero_point(%a: !torch.vtensor<[?,32],f32>) -> !torch.
   %wf = "torch.operator"(%w, %sw, %zw) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[32,32],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[32,32],f32>
   %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,32],f32>, !torch.vtensor<[32,32],f32>) -> !torch.vtensor<[?,32],f32>
   "func.return"(%y) : (!torch.vtensor<[?,32],f32>) -> ()
+}
+}
+
+// -----
+
+// An untagged module (no x86 CPU known: dq-target-features tags every x86 host with AVX2) keeps
+// the float route, with no remark: the kernel's llvm.x86.avx2 calls would compile nowhere else.
+// CHECK-LABEL: func.func @untagged
+// CHECK: "dq.onnx_dequantize_linear"
+// CHECK-NOT: dq_matmul_qdq_
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_i8_k64_n64_b64_l8::@dq_matmul_i8_k64_n64_b64_l8]
+func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
 }

@@ -15,7 +15,7 @@ from dequant.passes.kernels.problem import Options, Problem
 from dequant.passes.kernels.routes import choose
 from dequant.passes.kernels.target import Target
 
-AVX2, AVX512, VNNI = Target(), Target(avx512bw=True), Target(avx512bw=True, avx512vnni=True)
+UNTAGGED, AVX2, AVX512, VNNI = Target(), Target(avx2=True), Target(avx512bw=True), Target(avx512bw=True, avx512vnni=True)
 INT8 = Options(int8_activations=True)
 
 
@@ -25,6 +25,7 @@ INT8 = Options(int8_activations=True)
     (Problem(256, 96, 32, 4, True, False, rows=None), AVX512, Options(), Kernel, 8),  # N = 96: no 64-column multiple
     (Problem(256, 64, 32, 4, True, False, rows=1), VNNI, Options(), DigitKernel, 16),
     (Problem(256, 64, 32, 4, True, False, rows=1), AVX2, Options(), DigitAvx2Kernel, 8),
+    (Problem(256, 64, 32, 4, True, False, rows=1), UNTAGGED, Options(), Kernel, 8),  # no x86 intrinsics untagged
     (Problem(256, 64, 32, 4, True, False, rows=1), AVX512, Options(), Kernel, 16),  # AVX-512 without VNNI: 16-lane f32
     (Problem(256, 64, 32, 4, True, False, rows=None), VNNI, Options(), DigitKernel, 16),
     (Problem(256, 64, 32, 4, True, False, rows=3), VNNI, Options(), Kernel, 16),  # static rows above 1
@@ -53,4 +54,5 @@ def test_target_reads_the_module_tags_only():
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse("module attributes {dq.avx512bw, dq.avx512vnni} {}")
         assert Target.of(module.operation) == VNNI
-        assert Target.of(ir.Module.parse("module {}").operation) == AVX2 and Target.of(None) == AVX2
+        assert Target.of(ir.Module.parse("module {}").operation) == UNTAGGED and Target.of(None) == UNTAGGED
+        assert Target.of(ir.Module.parse("module attributes {dq.avx2} {}").operation) == AVX2
