@@ -1,6 +1,6 @@
 """The exact one-row route of 4-bit weights on AVX2 (`DigitAvx2Kernel`): x's base-256 digits
 (`Digits`, passes/kernels/digits.py) summed against the weights with `vpmaddubsw`, for MatMuls of
-one row on a module without AVX-512 (docs/semantics.md#the-exact-one-row-route).
+one row on a module tagged `dq.avx2` without AVX-512 (docs/semantics.md#the-exact-one-row-route).
 
 `vpmaddubsw` multiplies unsigned bytes by signed bytes and adds each two neighbouring products in
 i16 with saturation. Here the unsigned bytes are 4-bit weights u = q + bias in [0, 15] and the
