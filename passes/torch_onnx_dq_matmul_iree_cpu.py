@@ -37,7 +37,8 @@ same shape: x written as base-256 digits per block (`Digits`), then the kernel s
 exactly in integers (`DigitKernel`; docs/semantics.md#the-exact-one-row-route); for a run-time
 row count the kernel reads x too and takes more rows by the f32 kernel's several-rows body. A
 static row count above 1 keeps the f32 kernel. On a module tagged `dq.avx2` without AVX-512, a
-static row count of 1 takes the same route's AVX2 form (`DigitAvx2Kernel`, vpmaddubsw; passes/kernels/digits_avx2.py).
+static row count of 1 takes the same route's AVX2 form (`DigitAvx2Kernel`, vpmaddubsw;
+passes/kernels/digits_avx2.py).
 
 A QDQ MatMul, whose A is an int8 or uint8 activation dequantized per tensor (a dq op, or a
 DequantizeLinear left to IREE because other ops read it too) and whose B is 8-bit weights per
