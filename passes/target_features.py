@@ -18,6 +18,10 @@ packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 la
 (`fold_nibbles.fields_in_bytes`).
 `dq.avx512vnni` (unit attribute): the host has AVX-512F, BW and VNNI (`vpdpbusd`), which the
 int8-activation matmul kernel needs (passes/kernels/int8.py; numpy calls it `AVX512VNNI`).
+`dq.avx2` (unit attribute): the host has AVX2 and FMA, every x86 target dq's kernels are built
+for; alone on a module it says the module is for an AVX2 host without AVX-512 (`haswell`,
+`znver2`): torch-onnx-to-dq-iree then sends QDQ MatMuls to dq's AVX2 integer kernel
+(passes/kernels/qdq_avx2.py) as it does on AVX-512 VNNI hosts.
 
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine. A module compiled for another CPU says so: `dq.target_cpu` (a string attribute,
@@ -39,7 +43,8 @@ AVX512BW = "dq.avx512bw"
 AVX512BF16 = "dq.avx512bf16"
 AVX512VBMI = "dq.avx512vbmi"
 AVX512VNNI = "dq.avx512vnni"
-TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
+AVX2 = "dq.avx2"
+TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2)
 
 
 def _features() -> dict:
@@ -71,6 +76,12 @@ def host_has_avx512vbmi() -> bool:
     return host_has_avx512bw() and bool(_features().get("AVX512VBMI"))
 
 
+def host_has_avx2() -> bool:
+    """AVX2 and FMA on this host (False where numpy does not say)."""
+    f = _features()
+    return bool(f.get("AVX2") and f.get("FMA3"))
+
+
 def host_has_avx512vnni() -> bool:
     """AVX-512F, BW and VNNI on this host (False where numpy does not say)."""
     return host_has_avx512bw() and bool(_features().get("AVX512VNNI"))
@@ -79,35 +90,34 @@ def host_has_avx512vnni() -> bool:
 TARGET_CPU = "dq.target_cpu"
 TARGET_CPU_FEATURES = "dq.target_cpu_features"
 
-# LLVM's x86 CPU names (llvm/lib/Target/X86/X86.td) -> the tags their features give. Any CPU not
-# here that LLVM knows has none of them: AVX2 and older (haswell ... skylake, znver1-3,
-# x86-64-v3), AVX-VNNI without AVX-512 (alderlake and its successors), Xeon Phi (no AVX-512BW).
-_BW, _BF16, _VBMI, _VNNI = (AVX512BW,), (AVX512BW, AVX512BF16), (AVX512BW, AVX512VBMI), (AVX512BW, AVX512VNNI)
-_ALL = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
+# LLVM's x86 CPU names (llvm/lib/Target/X86/X86.td) -> the tags their features give: every CPU
+# with AVX-512BW has AVX2 and FMA too; AVX2 without AVX-512BW: haswell ... skylake, znver1-3,
+# x86-64-v3, AVX-VNNI without AVX-512 (alderlake and its successors), Xeon Phi; older ones none.
+_BW, _BF16, _VBMI, _VNNI = (AVX2, AVX512BW), (AVX2, AVX512BW, AVX512BF16), (AVX2, AVX512BW, AVX512VBMI), (AVX2, AVX512BW, AVX512VNNI)
+_ALL = (AVX2, AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
 CPUS = {
     "skylake-avx512": _BW, "skx": _BW, "x86-64-v4": _BW,
-    "cascadelake": _VNNI, "cooperlake": (AVX512BW, AVX512BF16, AVX512VNNI), "cannonlake": _VBMI,
-    "icelake-client": (AVX512BW, AVX512VBMI, AVX512VNNI), "icelake-server": (AVX512BW, AVX512VBMI, AVX512VNNI),
-    "tigerlake": (AVX512BW, AVX512VBMI, AVX512VNNI), "rocketlake": (AVX512BW, AVX512VBMI, AVX512VNNI),
+    "cascadelake": _VNNI, "cooperlake": (AVX2, AVX512BW, AVX512BF16, AVX512VNNI), "cannonlake": _VBMI,
+    **{c: (AVX2, AVX512BW, AVX512VBMI, AVX512VNNI) for c in ("icelake-client", "icelake-server", "tigerlake", "rocketlake")},
     "sapphirerapids": _ALL, "emeraldrapids": _ALL, "graniterapids": _ALL, "graniterapids-d": _ALL, "diamondrapids": _ALL,
     "znver4": _ALL, "znver5": _ALL,
-    **{c: () for c in ("generic", "x86-64", "x86-64-v2", "x86-64-v3", "nehalem", "westmere", "sandybridge", "ivybridge", "haswell",
-                       "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "arrowlake", "arrowlake-s", "lunarlake",
-                       "gracemont", "sierraforest", "grandridge", "clearwaterforest", "pantherlake", "knl", "knm", "btver2",
-                       "bdver4", "znver1", "znver2", "znver3")},
+    **{c: (AVX2,) for c in ("x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "arrowlake",
+                            "arrowlake-s", "lunarlake", "gracemont", "sierraforest", "grandridge", "clearwaterforest", "pantherlake",
+                            "knl", "knm", "bdver4", "znver1", "znver2", "znver3")},
+    **{c: () for c in ("generic", "x86-64", "x86-64-v2", "nehalem", "westmere", "sandybridge", "ivybridge", "btver2")},
 }  # fmt: skip
 # `-mattr`-style features -> the tag they give (all of a tag's features needed, AVX-512F too).
-_FEATURES = {AVX512BW: ("avx512f", "avx512bw"), AVX512BF16: ("avx512f", "avx512bw", "avx512dq", "avx512bf16"),
+_FEATURES = {AVX2: ("avx2", "fma"), AVX512BW: ("avx512f", "avx512bw"), AVX512BF16: ("avx512f", "avx512bw", "avx512dq", "avx512bf16"),
              AVX512VBMI: ("avx512f", "avx512bw", "avx512vbmi"), AVX512VNNI: ("avx512f", "avx512bw", "avx512vnni")}  # fmt: skip
 
 
 def cpu_tags(cpu: str, features: str = "") -> tuple[tuple, str | None]:
     """(the tags of LLVM CPU `cpu` with `features` (`+f,-g`) on top, why not known or None)."""
     if cpu == "host":
-        tags = {t for t, has in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni())) if has}
+        tags = {t for t, has in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni(), host_has_avx2())) if has}
         why = None
     else:
-        why = None if cpu in CPUS else f"CPU '{cpu}' is not in dq's table: no AVX-512 route is taken"
+        why = None if cpu in CPUS else f"CPU '{cpu}' is not in dq's table: no AVX2 or AVX-512 route is taken"
         tags = set(CPUS.get(cpu, ()))
     if features:
         given = {f[1:]: f[0] == "+" for f in features.split(",") if f[:1] in "+-" and len(f) > 1}
@@ -130,4 +140,4 @@ def run(op) -> bool:
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni)", run)
+PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni, dq.avx2)", run)

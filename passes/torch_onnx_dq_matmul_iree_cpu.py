@@ -39,12 +39,16 @@ row count is 1 or known only at run time takes the exact one-row route, two disp
 same shape: x written as base-256 digits per block (`Digits`), then the kernel summing them
 exactly in integers (`DigitKernel`; docs/semantics.md#the-exact-one-row-route); for a run-time
 row count the kernel reads x too and takes more rows by the f32 kernel's several-rows body. A
-static row count above 1 keeps the f32 kernel.
+static row count above 1 keeps the f32 kernel. On a module tagged `dq.avx2` without AVX-512, a
+static row count of 1 takes the same route's AVX2 form (`DigitAvx2Kernel`, vpmaddubsw;
+passes/kernels/digits_avx2.py).
 
 On a module tagged `dq.avx512vnni`, a QDQ MatMul, whose A is an int8 or uint8 activation
 dequantized per tensor (a dq op, or a DequantizeLinear left to IREE because other ops read it
 too) and whose B is 8-bit weights per tensor or per column, becomes one dispatch of the exact
-integer kernel reading xq itself (QdqKernel; docs/semantics.md#the-integer-route-of-qdq-matmuls):
+integer kernel reading xq itself (QdqKernel; docs/semantics.md#the-integer-route-of-qdq-matmuls);
+on one tagged `dq.avx2` without VNNI, of its AVX2 form (QdqAvx2Kernel, vpmaddwd,
+passes/kernels/qdq_avx2.py; the same results):
 
     %xq = torch_c.to_builtin_tensor %quantized : -> [M, K] i8
     %y2 = flow.dispatch @dq_matmul_qdq_...(%xq, %w, %s[, %z], %c, %m) -> [M', N]

@@ -19,7 +19,7 @@ alone (docs/iree.md#qdq-models). So a node is left to IREE when
   them out in f32 first), and
 - it is not read only by large MatMuls (`matmul_only`: at least MIN_ROWS rows and MIN_WEIGHTS
   elements of B per matrix; weights beside a quantized activation, and quantized activations).
-  On a module tagged `dq.avx512vnni` (dq-target-features), a QDQ MatMul dq's integer kernel
+  On a module tagged `dq.avx512vnni` or `dq.avx2` (dq-target-features), a QDQ MatMul dq's integer kernel
   reads (`integer_route`: 8-bit weights, a per-tensor 8-bit activation, constant scales and zero
   points, the kernel's shapes) is large from MIN_INTEGER_MACS multiply-adds (rows x K x N).
 
@@ -39,7 +39,7 @@ from . import torch_onnx as t
 from .kernels.problem import Problem
 from .kernels.qdq import QdqKernel
 from .remarks import emit_remarks
-from .target_features import AVX512VNNI
+from .target_features import AVX2, AVX512VNNI
 from .torch_onnx_to_dq import read_attrs, rewrite
 
 INTEGERS = ("i8", "ui8", "i16", "i32")
@@ -150,7 +150,7 @@ def matmul_only(op, integer: bool = False) -> bool:
 
 def run(root) -> bool:
     remarks = []
-    integer = AVX512VNNI in root.attributes
+    integer = AVX512VNNI in root.attributes or AVX2 in root.attributes  # dq's integer QDQ kernels: VNNI or AVX2
     for op in t.nodes(root, "onnx.DequantizeLinear"):
         if iree_lowers(op) and not (weight_only(op) or matmul_only(op, integer)):
             why = rewrite(op, check_only=True)  # left to IREE; a broken rule still gets its remark

@@ -7,7 +7,10 @@ Exact and approximate.
   dequantized as dq's dequantize computes it, `(u - z') * s`, then f32 FMAs; at any row count),
   `digits.DigitKernel` (x's blocks as exact integers, integer sums, one rounding to f32 per
   block; docs/semantics.md#the-exact-one-row-route), `qdq.QdqKernel` (QDQ MatMuls: the model's
-  own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls).
+  own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls),
+  `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
+  saturating; bit for bit QdqKernel's results), `digits_avx2.DigitAvx2Kernel` (DigitKernel's
+  sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block).
 - Approximate, opt-in only: `int8.Int8Kernel` (x quantized to int8 per row and block, as ONNX
   Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
 - No kernel takes a term off a sum in f32 (`p - z' * sum x`): a zero point comes off in
@@ -23,7 +26,8 @@ Layout. The stage repacks constants once (`repack`); a kernel reads only its own
 CPU facts. A kernel is chosen and built from the module's tags (dq-target-features:
 `dq.avx512bw`, `dq.avx512vnni`, ...), never from the host running the stage: a module compiled
 for another CPU is tagged for it. Kernels needing an instruction set say so (`vpdpbusd`: AVX-512
-VNNI); their tests name the feature and are skipped with that reason elsewhere.
+VNNI; `vpmaddwd`: AVX2, every x86 target dq builds for); their tests name the feature and are
+skipped with that reason elsewhere.
 
 Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in code comments):
 - `f32.Kernel` is needed because IREE's fused contraction of a dequantized int4 MatMul runs at
@@ -34,4 +38,8 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   summing exact integer digits of x with `vpdpbusd` takes about half its time, exactly.
 - `qdq.QdqKernel` is needed because a QDQ MatMul's activation is already integer: its exact
   integer product skips both dequantizes and the f32 product.
+- `qdq_avx2.QdqAvx2Kernel` is needed because hosts without AVX-512 VNNI (AVX2 only) would
+  otherwise leave QDQ MatMuls to IREE's own lowering, at about twice the time.
+- `digits_avx2.DigitAvx2Kernel` is needed because the f32 body's conversions bind it at one row
+  on AVX2 too: the digits' integer sums take fewer instructions per weight there as well.
 """

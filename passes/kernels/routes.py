@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .digits import DigitKernel
+from .digits_avx2 import DigitAvx2Kernel
 from .f32 import Kernel
 from .int8 import Int8Kernel
 from .problem import Options, Problem
 from .qdq import QdqKernel
+from .qdq_avx2 import QdqAvx2Kernel
 from .target import Target
 
 
@@ -37,9 +39,15 @@ class Route:
 
 
 def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:
-    if not t.avx512vnni:
-        return "the target lacks AVX-512 VNNI"
-    return QdqKernel.why_not(p)
+    if t.avx512vnni:
+        return QdqKernel.why_not(p)
+    if t.x86_avx2:  # the same results with vpmaddwd (qdq_avx2.py)
+        return QdqAvx2Kernel.why_not(p)
+    return "the target is tagged neither AVX-512 VNNI nor AVX2"
+
+
+def _qdq_kernel(p: Problem, t: Target) -> QdqKernel:
+    return QdqKernel(p) if t.avx512vnni else QdqAvx2Kernel(p)
 
 
 def _int8_fits(p: Problem, t: Target, o: Options) -> str | None:
@@ -56,6 +64,16 @@ def _digits_fits(p: Problem, t: Target, o: Options) -> str | None:
     return DigitKernel.why_not(p)
 
 
+def _digits_avx2_fits(p: Problem, t: Target, o: Options) -> str | None:
+    if t.avx512vnni or t.lanes == 16:
+        return "the target has AVX-512 (the one-row route's VNNI form, or the 16-lane f32 kernel)"
+    if not t.x86_avx2:
+        return "the target is not tagged AVX2 (dq.avx2)"
+    if p.rows != 1:
+        return f"{p.rows} rows (the AVX2 one-row route takes 1)"
+    return DigitAvx2Kernel.why_not(p)
+
+
 def _f32_wide_fits(p: Problem, t: Target, o: Options) -> str | None:
     return Kernel.why_not(p, 16) if t.lanes == 16 else "the target lacks AVX-512"
 
@@ -66,13 +84,14 @@ def _f32_fits(p: Problem, t: Target, o: Options) -> str | None:
 
 ROUTES = (
     # QDQ MatMuls: the model's own integer activation
-    Route("qdq", _qdq_fits, lambda p, t: QdqKernel(p),
+    Route("qdq", _qdq_fits, _qdq_kernel,
           remark="QDQ MatMul given dq's float route, not its integer kernel", activations=("u8", "i8")),
     # every MatMul: x as f32
     Route("int8-activations", _int8_fits, lambda p, t: Int8Kernel(p),
           asked=lambda o: o.int8_activations, remark="MatMul given dq's exact kernel, not the int8-activation one"),
     Route("one-row", _digits_fits, lambda p, t: DigitKernel(p),
           asked=lambda o: not o.int8_activations),
+    Route("one-row-avx2", _digits_avx2_fits, lambda p, t: DigitAvx2Kernel(p), asked=lambda o: not o.int8_activations),
     Route("f32-16-lanes", _f32_wide_fits, lambda p, t: Kernel(p, 16)),
     Route("f32", _f32_fits, lambda p, t: Kernel(p, 8)),
 )

@@ -7,23 +7,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..target_features import AVX512BF16, AVX512BW, AVX512VBMI, AVX512VNNI
+from ..target_features import AVX2, AVX512BF16, AVX512BW, AVX512VBMI, AVX512VNNI
 
 
 @dataclass(frozen=True)
 class Target:
-    """The x86 features tagged on a module (none: AVX2, or another target)."""
+    """The x86 features tagged on a module (none: AVX2 for the f32 kernel's vector ops, or
+    another target; `x86_avx2`: x86 with AVX2 known, for the kernels calling its intrinsics)."""
 
     avx512bw: bool = False
     avx512bf16: bool = False
     avx512vbmi: bool = False
     avx512vnni: bool = False
+    avx2: bool = False
 
     @classmethod
     def of(cls, module) -> Target:
         """The features tagged on `module` (a builtin.module operation, or None: none)."""
         tags = module.attributes if module is not None else ()
-        return cls(*(tag in tags for tag in (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)))
+        return cls(*(tag in tags for tag in (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2)))
+
+    @property
+    def x86_avx2(self) -> bool:
+        """Whether the module is for an x86 CPU with AVX2 (tagged so, or with AVX-512): the AVX2
+        kernels' `llvm.x86.avx2.*` calls would not compile for another target."""
+        return self.avx2 or self.avx512bw
 
     @property
     def lanes(self) -> int:

@@ -108,7 +108,9 @@ func.func @per_axis_activation(%a: !torch.vtensor<[2,8],si8>) -> !torch.vtensor<
 
 // -----
 
-// Without VNNI (tagged AVX-512BW only): the float route, the activation's dequantize kept.
+// Without VNNI (tagged AVX-512BW only): the AVX2 integer kernel's (passes/kernels/qdq_avx2.py),
+// which K = 8 does not fit: the float route, the activation's dequantize kept.
+// REMARK: remark: QDQ MatMul given dq's float route, not its integer kernel: K = 8 is not a multiple of 16
 // CHECK-LABEL: func.func @without_vnni
 // CHECK: "dq.onnx_dequantize_linear"
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_i8_k8_n64_b8_l16::@dq_matmul_i8_k8_n64_b8_l16]

@@ -77,6 +77,28 @@ func.func @vnni_qdq_matmul_of_few_rows_becomes_dq(%xq: !torch.vtensor<[16,256],u
 
 // -----
 
+// The same on a module tagged AVX2 alone (an AVX2 host: dq's vpmaddwd kernel, passes/kernels/qdq_avx2.py).
+// CHECK-LABEL: func.func @avx2_qdq_matmul_of_few_rows_becomes_dq
+// CHECK-NOT: "onnx.DequantizeLinear"
+// CHECK: dq.onnx_dequantize_linear
+// CHECK-SAME: (tensor<16x256xui8>, tensor<f32>, tensor<ui8>) -> tensor<16x256xf32>
+// CHECK: dq.onnx_dequantize_linear
+// CHECK-SAME: {axis = 1 : i64} : (tensor<256x256xi8>, tensor<256xf32>) -> tensor<256x256xf32>
+module attributes {dq.avx2} {
+func.func @avx2_qdq_matmul_of_few_rows_becomes_dq(%xq: !torch.vtensor<[16,256],ui8>) -> !torch.vtensor<[16,256],f32> {
+  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %z = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<128> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %ws = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<256xf32>} : () -> !torch.vtensor<[256],f32>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<256x256xsi8>} : () -> !torch.vtensor<[256,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,256],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,256],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[256,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[256,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,256],f32>, !torch.vtensor<[256,256],f32>) -> !torch.vtensor<[16,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,256],f32>) -> ()
+}
+}
+
+// -----
+
 // The same with 4 rows (262,144 multiply-adds): too few for the kernel's dispatch to pay; both stay.
 // CHECK-LABEL: func.func @vnni_qdq_matmul_of_little_work_stays
 // CHECK-COUNT-2: "onnx.DequantizeLinear"

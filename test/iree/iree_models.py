@@ -129,15 +129,17 @@ def qdq_both_matmul(path, k: int, n: int, seed: int = 0) -> str:
 
 def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column: bool = True, weight_zero_point: bool = False,
                bias: bool = False, qdq_bias: bool = False, requantize=None, weight_scale: float | None = None, sy: float = 0.07,
-               sx: float = 2.0**-4, seed: int = 0) -> str:
+               sx: float = 2.0**-4, weights: np.ndarray | None = None, seed: int = 0) -> str:
     """A QDQ MatMul of static rows, as quantize_static writes one: y [M, N] =
     DQ(Q(x, sx, zx)) @ DQ(w int8 [K, N], sw per column or per tensor[, zw]) (+ b). sx = 2^-4 by
     default, so x / sx is exact (a quantize by x * (1 / sx) gives the same codes); sw random, or every scale
     `weight_scale`. `requantize` (np.uint8 or np.int8): y is Q(that, sy, zy) of that type instead
     (sy = 0.07 by default, no power of two). `qdq_bias`: the bias as quantize_static writes it,
-    DQ(Q(x @ w, 0.1, 128)) + DQ(b uint8, 0.01, 100)."""
+    DQ(Q(x @ w, 0.1, 128)) + DQ(b uint8, 0.01, 100). `weights`: w itself (int8 [K, N]), else random."""
     rng = np.random.default_rng(seed)
     w = rng.integers(-128, 128, size=(k, n)).astype(np.int8)
+    if weights is not None:
+        w = np.asarray(weights, np.int8).reshape(k, n)
     sw = (rng.random(n if per_column else ()) * 0.01 + 0.001).astype(np.float32)
     if weight_scale is not None:
         sw = np.full_like(sw, weight_scale)

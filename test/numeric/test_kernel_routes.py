@@ -10,14 +10,16 @@ import dataclasses
 import pytest
 
 from dequant.passes.kernels.digits import DigitKernel
+from dequant.passes.kernels.digits_avx2 import DigitAvx2Kernel
 from dequant.passes.kernels.f32 import Kernel
 from dequant.passes.kernels.int8 import Int8Kernel
 from dequant.passes.kernels.problem import Options, Problem
 from dequant.passes.kernels.qdq import QdqKernel
+from dequant.passes.kernels.qdq_avx2 import QdqAvx2Kernel
 from dequant.passes.kernels.routes import choose
 from dequant.passes.kernels.target import Target
 
-AVX2, AVX512, VNNI = Target(), Target(avx512bw=True), Target(avx512bw=True, avx512vnni=True)
+UNTAGGED, AVX2, AVX512, VNNI = Target(), Target(avx2=True), Target(avx512bw=True), Target(avx512bw=True, avx512vnni=True)
 INT8 = Options(int8_activations=True)
 
 
@@ -26,6 +28,9 @@ INT8 = Options(int8_activations=True)
     (Problem(256, 64, 32, 4, True, False, rows=None), AVX512, Options(), Kernel, 16),
     (Problem(256, 96, 32, 4, True, False, rows=None), AVX512, Options(), Kernel, 8),  # N = 96: no 64-column multiple
     (Problem(256, 64, 32, 4, True, False, rows=1), VNNI, Options(), DigitKernel, 16),
+    (Problem(256, 64, 32, 4, True, False, rows=1), AVX2, Options(), DigitAvx2Kernel, 8),
+    (Problem(256, 64, 32, 4, True, False, rows=1), UNTAGGED, Options(), Kernel, 8),  # no x86 intrinsics untagged
+    (Problem(256, 64, 32, 4, True, False, rows=1), AVX512, Options(), Kernel, 16),  # AVX-512 without VNNI: 16-lane f32
     (Problem(256, 64, 32, 4, True, False, rows=None), VNNI, Options(), DigitKernel, 16),
     (Problem(256, 64, 32, 4, True, False, rows=3), VNNI, Options(), Kernel, 16),  # static rows above 1
     (Problem(256, 64, 32, 8, True, False, rows=1), VNNI, Options(), Kernel, 16),  # 8-bit: the f32 kernel
@@ -53,16 +58,20 @@ def test_target_reads_the_module_tags_only():
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse("module attributes {dq.avx512bw, dq.avx512vnni} {}")
         assert Target.of(module.operation) == VNNI
-        assert Target.of(ir.Module.parse("module {}").operation) == AVX2 and Target.of(None) == AVX2
+        assert Target.of(ir.Module.parse("module {}").operation) == UNTAGGED and Target.of(None) == UNTAGGED
+        assert Target.of(ir.Module.parse("module attributes {dq.avx2} {}").operation) == AVX2
 
 
 def test_qdq_route_first_for_an_integer_activation_else_the_float_route_with_a_remark():
     qdq = Problem(256, 64, 256, 8, True, False, rows=4, activation="u8", x_scale=0.5, x_zero_point=128, bound=127 * 255 * 256)
     choice = choose(qdq, VNNI, Options())
     assert type(choice.kernel) is QdqKernel and choice.kernel.unsigned_x and choice.remarks() == []
-    float_route = choose(qdq, AVX512, Options())
-    assert type(float_route.kernel) is Kernel and float_route.kernel.lanes == 16
-    assert float_route.remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: the target lacks AVX-512 VNNI"]
+    avx2 = choose(qdq, AVX512, Options())  # AVX-512 without VNNI: the AVX2 form, vpmaddwd
+    assert type(avx2.kernel) is QdqAvx2Kernel and avx2.kernel.lanes == 8 and avx2.remarks() == []
+    assert type(choose(qdq, AVX2, Options()).kernel) is QdqAvx2Kernel
+    float_route = choose(qdq, UNTAGGED, Options())
+    assert type(float_route.kernel) is Kernel and float_route.kernel.lanes == 8
+    assert float_route.remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: the target is tagged neither AVX-512 VNNI nor AVX2"]
     too_long = choose(Problem(256, 64, 256, 8, True, False, activation="i8", bound=1 << 31), VNNI, Options())
     assert type(too_long.kernel) is Kernel and too_long.remarks()[0].endswith("K = 256 is too long for an exact i32 sum (|d| up to 2147483648)")
     blocked = choose(Problem(256, 64, 32, 8, True, False, activation="i8", bound=1), VNNI, Options())

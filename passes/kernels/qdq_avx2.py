@@ -1,0 +1,189 @@
+"""The exact integer kernel of QDQ MatMuls on AVX2 (`QdqAvx2Kernel`): QdqKernel's arithmetic
+(passes/kernels/qdq.py; docs/semantics.md#the-integer-route-of-qdq-matmuls) without AVX-512 VNNI.
+
+Each product of an activation byte v (int8: xq, or xq ^ 0x80 = xq - 128 for uint8) and a weight
+byte u = wq + bias (0..255) is taken in 16 bits, as MLAS's AVX2 U8U8 kernel takes them:
+both widened to i16 (`vpmovsxbw`, `vpmovzxbw`), then `vpmaddwd` multiplies 16 pairs and adds
+each two neighbours into an i32 lane. |v * u| <= 128 * 255, so a lane's two products sum to at
+most 65,280 in magnitude: no saturation (`vpmaddubsw` would add two products in i16 and saturate,
+e.g. 255 * 127 twice). Then the same
+
+    d = sum_k v * u - (zw + bias) * sum_k v + c[n],   y = s[n] * float(d)
+
+in i32 as the VNNI kernel, with its epilogues (requantize, bias, mid): bit for bit its results.
+
+Layout (W = 32 columns per workgroup, 4 groups of 8): weights `[N / W, K / 2, 2 * W]` bytes,
+for rows 2i and 2i + 1 of K and column j of a group, bytes 2j and 2j + 1 of the group's 16 (the
+pairs `vpmaddwd` adds); scales, zero points and c as QdqKernel lays them with 8 lanes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, math, memref, scf, vector
+
+from ..lazy import llvm
+from .f32 import GROUPS, Packed, codes
+from .loops import Hoisted
+from .problem import Problem
+from .qdq import QdqKernel
+
+VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1] * b[2i+1] (i16)
+LANES = 8
+PAIRS = 8  # pairs of K rows (16 bytes of x) widened at a time
+# Rows of x per register tile by column groups per pass over the weights: ROWS x HALF i32
+# accumulators, HALF widened weight vectors and ROWS widened x chunks in AVX2's 16 registers.
+ROWS, HALF = 4, 2
+
+
+@dataclass(frozen=True)
+class QdqAvx2Kernel(QdqKernel):
+    """The exact integer kernel of a QDQ MatMul on AVX2 (8 lanes, `vpmaddwd`): QdqKernel's
+    contract (operands, constants but the weights' layout, epilogues, results)."""
+
+    lanes: int = LANES
+
+    @staticmethod
+    def why_not(p: Problem) -> str | None:
+        """Why a QDQ MatMul's problem does not fit the kernel, or None (`p.bound`: a bound on |d|)."""
+        k, n, largest = p.k, p.n, p.bound
+        if p.bits != 8 or p.block != k:
+            return f"its weights are {p.weights} blocked by {p.block} (the kernel reads 8-bit weights per tensor or per column)"
+        if k % (2 * PAIRS):
+            return f"K = {k} is not a multiple of {2 * PAIRS}"
+        if n % (LANES * GROUPS):
+            return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
+        if largest >= 1 << 31:
+            return f"K = {k} is too long for an exact i32 sum (|d| up to {largest})"
+        return None
+
+    def name(self) -> str:
+        return super().name().replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_", 1)
+
+    def repack(self, codes8: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> Packed:
+        """(weights, scales, zero points or None, corrections), the weights in the layout of the
+        module docstring."""
+        u = codes(codes8, 8, self.k, self.n)
+        u = u ^ np.uint8(self.bias) if self.bias else u
+        pairs = u.reshape(self.k // 2, 2, self.workgroups, self.width)  # [K / 2, 2, wg, W]
+        w = np.ascontiguousarray(pairs.transpose(2, 0, 3, 1)).reshape(self.workgroups, self.k // 2, 2 * self.width)
+        s, z = self.repack_blocks(scale, zero_point)
+        return Packed(w, s, z, self.per_column(correction.astype(np.int32)))
+
+    def types(self, m: int | None = None) -> dict:
+        table = super().types(m)
+        table["w"] = ir.MemRefType.get([self.workgroups, self.k // 2, 2 * self.width], ir.IntegerType.get_signless(8))
+        return table
+
+    def emit_views(self, v: dict, m, workgroup) -> None:
+        _Body(self, v, m, workgroup).emit()
+
+
+class _Body(Hoisted):
+    """The ops of one AVX2 QDQ kernel body."""
+
+    def __init__(self, kernel: QdqAvx2Kernel, v: dict, m, workgroup):
+        super().__init__()
+        self.k, self.v, self.m, self.wg = kernel, v, m, workgroup
+        self.t8, self.t16, self.t32 = (ir.IntegerType.get_signless(b) for b in (8, 16, 32))
+        self.f32 = ir.VectorType.get([LANES], ir.F32Type.get())
+        self.i32 = ir.VectorType.get([LANES], self.t32)
+        self.words = ir.VectorType.get([2 * LANES], self.t16)
+        self.bytes = ir.VectorType.get([2 * LANES], self.t8)
+        self.small = ir.VectorType.get([LANES], self.t8)
+        self.col0 = arith.muli(workgroup, self.const(kernel.width))
+        if kernel.requantize:  # r's scales and zero points, loaded once
+            self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(6 if kernel.mid else 2)]
+
+    def madd(self, acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+        return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [a, b], [], []))
+
+    def emit(self) -> None:
+        """Tiles of ROWS rows by HALF column groups, then the last m mod ROWS rows over all
+        GROUPS groups at once (as the VNNI kernel)."""
+        full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
+        for half in range(GROUPS // HALF):
+            loop = scf.ForOp(self.const(0), full, self.const(ROWS))
+            with ir.InsertionPoint(loop.body):
+                self.tile(list(range(half * HALF, (half + 1) * HALF)), loop.induction_variable, ROWS)
+                scf.YieldOp([])
+        self.tail_rows(full, self.m, ROWS, lambda r0, rows: self.tile(list(range(GROUPS)), r0, rows))
+
+    def x_chunk(self, r, k0) -> ir.Value:
+        """2 * PAIRS values of v = xq as int8 (uint8: xq ^ 0x80) of row r from k0, as i16."""
+        x = vector.load(self.bytes, self.v["xq"], [r, k0])
+        if self.k.unsigned_x:
+            x = arith.xori(x, self.splat(self.bytes, ir.IntegerAttr.get(self.t8, -128), "flip"))
+        return arith.extsi(self.words, x)
+
+    def row_sums(self, rs: list) -> list:
+        """sum_k v of each row (i32): vpmaddwd of v against ones."""
+        ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
+        zero = self.splat(self.i32, ir.IntegerAttr.get(self.t32, 0), "zero_i")
+        out = []
+        for r in rs:
+            loop = scf.ForOp(self.const(0), self.const(self.k.k), self.const(2 * PAIRS), [zero])
+            with ir.InsertionPoint(loop.body):
+                scf.YieldOp([self.madd(loop.inner_iter_args[0], self.x_chunk(r, loop.induction_variable), ones)])
+            out.append(vector.reduction(self.t32, vector.CombiningKind.ADD, loop.results[0]))
+        return out
+
+    def starts(self, rs: list, gs: list) -> list:
+        """d's start for each (row, group): c[n] - (zw + bias) * sum_k v."""
+        v, pairs = self.v, [(r, g) for r in range(len(rs)) for g in range(len(gs))]
+        c = [vector.load(self.i32, v["c"], [self.wg, self.const(0), self.const(g * LANES)]) for g in gs]
+        if "z" not in v and not self.k.bias:
+            return [c[g] for _, g in pairs]
+        minus = [arith.subi(self.scalar(self.t32, 0), s) for s in self.row_sums(rs)]
+        if "z" in v:
+            zb = [arith.extui(self.i32, vector.load(self.small, v["z"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
+            return [arith.addi(c[g], arith.muli(zb[g], vector.broadcast(self.i32, minus[r]))) for r, g in pairs]
+        first = [vector.broadcast(self.i32, arith.muli(s, self.scalar(self.t32, self.k.bias))) for s in minus]
+        return [arith.addi(c[g], first[r]) for r, g in pairs]
+
+    def tile(self, gs: list, r0, rows: int) -> None:
+        """y[r0 : r0 + rows, columns of gs] = s * float(d): per 2 * PAIRS rows of K, each row's
+        chunk of x widened once, each group's weights widened once per pair of rows of K."""
+        kern, v = self.k, self.v
+        rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
+        pairs = [(r, g) for r in range(rows) for g in range(len(gs))]
+        loop = scf.ForOp(self.const(0), self.const(kern.k), self.const(2 * PAIRS), self.starts(rs, gs))
+        with ir.InsertionPoint(loop.body):
+            k0, d = loop.induction_variable, list(loop.inner_iter_args)
+            xs = [vector.bitcast(self.i32, self.x_chunk(r, k0)) for r in rs]
+            row0 = arith.divui(k0, self.const(2))
+            for p in range(PAIRS):
+                row = arith.addi(row0, self.const(p)) if p else row0
+                wv = [arith.extui(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
+                for ri in range(rows):
+                    xb = vector.bitcast(self.words, vector.shuffle(xs[ri], xs[ri], [p] * LANES))
+                    for gi in range(len(gs)):
+                        i = ri * len(gs) + gi
+                        d[i] = self.madd(d[i], wv[gi], xb)
+            scf.YieldOp(d)
+        scales = [vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)]) for g in gs]
+        for i, (r, g) in enumerate(pairs):
+            y = arith.mulf(scales[g], arith.sitofp(self.f32, loop.results[i]))
+            vector.store(self.output(y, gs[g]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
+
+    def output(self, y: ir.Value, group: int) -> ir.Value:
+        """y, or its requantized bytes (after the mid requantization and the bias, if any), as
+        QdqKernel's epilogue computes them."""
+        if not self.k.requantize:
+            return y
+        r = self.r
+        if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
+            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
+        if self.k.bias_add:
+            y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * LANES)]))
+        return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
+
+    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
+        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8")."""
+        low, high = (0, 255) if kind == "u8" else (-128, 127)
+        f32 = ir.FloatAttr.get_f32
+        q = arith.addf(math.roundeven(arith.divf(y, sy)), zy)
+        return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))

@@ -1,0 +1,104 @@
+// RUN: dequant-opt %s --allow-unregistered-dialect --split-input-file --torch-onnx-to-dq --torch-onnx-dq-matmul-iree-cpu | FileCheck %s
+
+// torch-onnx-dq-matmul-iree-cpu on QDQ MatMuls for an AVX2 host (a module tagged dq.avx2 alone,
+// as dq-target-features tags one on haswell or znver2, or AVX-512 without VNNI): one dispatch
+// of the exact integer kernel with vpmaddwd (passes/kernels/qdq_avx2.py, QdqAvx2Kernel), no vpdpbusd.
+
+// uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column:
+// two workgroups of 32 columns. The constants, by hand: u = 3 + 128 = 0x83 in every byte, laid out
+// [N / 32, K / 2, 64] (pairs of rows of K); s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) *
+// sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: "stream.return"(%[[TWO:.*]], %{{[^,]+}}, %{{[^)]+}})
+// CHECK: func.func @[[K:dq_matmul_qdq_avx2_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xi8>
+// CHECK-DAG: %[[W:.*]] = "stream.binding.subspan"(%[[WB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x32x64xi8>
+// CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xf32>
+// CHECK-DAG: "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xi32>
+// CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xf32>
+// Row sums of xq ^ 0x80: 16 bytes sign-extended to i16, vpmaddwd against ones.
+// CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
+// CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<16xi8>
+// CHECK: %[[V16:.*]] = arith.extsi %[[V]] : vector<16xi8> to vector<16xi16>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[V16]], %{{[^)]+}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// The product: 16 weight bytes (8 columns x 2 rows of K) zero-extended, against one pair of x
+// values broadcast to every lane.
+// CHECK: %[[WV:.*]] = vector.load %[[W]][%{{[^]]+}}] : memref<2x32x64xi8>, vector<16xi8>
+// CHECK: %[[U:.*]] = arith.extui %[[WV]] : vector<16xi8> to vector<16xi16>
+// CHECK: %[[PAIR:.*]] = vector.shuffle
+// CHECK: %[[XP:.*]] = vector.bitcast %[[PAIR]] : vector<8xi32> to vector<16xi16>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[U]], %[[XP]])
+// CHECK-NOT: vpdpbusd
+// CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] : vector<8xf32>
+// CHECK-LABEL: func.func @uint8_activation
+// CHECK-NOT: dq.onnx_dequantize_linear
+// CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[?,64],ui8>) -> tensor<?x64xi8>
+// CHECK: "flow.dispatch"(%{{[^,]+}}, %[[XQ]], {{.*}}) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-SAME: (index, tensor<?x64xi8>, tensor<2x32x64xi8>, tensor<2x1x32xf32>, tensor<2x1x32xi32>, index, index, index) -> tensor<?x64xf32>
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK-NOT: onnx.MatMul
+// CHECK-DAG: "0x{{........}}{{(83)+}}"
+// CHECK-DAG: "0x{{........}}{{(0000003E)+}}"
+// CHECK-DAG: "0x{{........}}{{(80FEFFFF)+}}"
+module attributes {dq.avx2} {
+func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
+
+// -----
+
+// int8 x (zx = -3: no flip), int8 weights per tensor with a zero point 5 (z + 128 = 133 bytes): the
+// zero point's share of d, -(zw + bias) * sum_k v, from the row sums. A module tagged AVX-512
+// without VNNI takes the same kernel.
+// CHECK-LABEL: func.func @dq_matmul_qdq_avx2_i8_i8_k32_n32_z
+// CHECK-NOT: arith.xori
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK: %[[ZB:.*]] = arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
+// CHECK: arith.muli %[[ZB]], %{{.*}} : vector<8xi32>
+// CHECK-LABEL: func.func @int8_activation_zero_point
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_avx2_i8_i8_k32_n32_z::@dq_matmul_qdq_avx2_i8_i8_k32_n32_z]
+// CHECK-SAME: (index, tensor<?x32xi8>, tensor<1x16x64xi8>, tensor<1x1x32xf32>, tensor<1x1x32xi8>, tensor<1x1x32xi32>, index, index, index)
+module attributes {dq.avx512bw} {
+func.func @int8_activation_zero_point(%a: !torch.vtensor<[?,32],f32>) -> !torch.vtensor<[?,32],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<-3> : tensor<si8>} : () -> !torch.vtensor<[],si8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<7> : tensor<32x32xsi8>} : () -> !torch.vtensor<[32,32],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<5> : tensor<si8>} : () -> !torch.vtensor<[],si8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,32],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[?,32],si8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,32],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[?,32],f32>
+  %wf = "torch.operator"(%w, %sw, %zw) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[32,32],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[32,32],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,32],f32>, !torch.vtensor<[32,32],f32>) -> !torch.vtensor<[?,32],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,32],f32>) -> ()
+}
+}
+
+// -----
+
+// An untagged module (no x86 CPU known: dq-target-features tags every x86 host with AVX2) keeps
+// the float route, with no remark: the kernel's llvm.x86.avx2 calls would compile nowhere else.
+// CHECK-LABEL: func.func @untagged
+// CHECK: "dq.onnx_dequantize_linear"
+// CHECK-NOT: dq_matmul_qdq_
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_i8_k64_n64_b64_l8::@dq_matmul_i8_k64_n64_b64_l8]
+func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
+}

@@ -1,0 +1,79 @@
+"""QDQ MatMuls on AVX2 targets: dq's exact integer kernel with `vpmaddwd` (passes/kernels/qdq_avx2.py),
+chosen for a module tagged `dq.avx2` alone (an AVX2 host without AVX-512: haswell, znver2) and
+compiled for `--iree-llvmcpu-target-cpu=haswell`; run where the host has AVX2, against the integer
+arithmetic in numpy (int64) and float64."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
+    reason="IREE is not installed (pip install 'dequant[iree]')",
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from dequant import iree as stage  # noqa: E402
+from dequant.passes.target_features import AVX2, host_has_avx2  # noqa: E402
+
+import iree_models as models  # noqa: E402
+from test_iree import QDQ_FORMS, compile_text, qdq_integer_model, run_vmfb  # noqa: E402
+
+needs_avx2 = pytest.mark.skipif(not host_has_avx2(), reason="the AVX2 integer kernel runs vpmaddwd (AVX2), which this host lacks")
+HASWELL = (*stage.TARGETS["llvm-cpu"].flags[:2], "--iree-llvmcpu-target-cpu=haswell", "--iree-opt-level=O3", *stage.COMMON_FLAGS)
+FORMS = ["uint8-x-per-column", "int8-x-per-column-zero-point", "uint8-x-per-tensor-zero-point", "uint8-x-bias",
+         "int8-x-zero-point-requantize-uint8", "uint8-x-qdq-bias-requantize-uint8"]  # fmt: skip
+
+
+def staged_for_avx2(path) -> str:
+    """The dq stage's output for a module tagged as for an AVX2 host (dq.avx2, no AVX-512 tag)."""
+    text = stage.import_onnx(path)
+    end = "\n}) : () -> ()\n"  # the module's own closing line
+    assert end in text
+    staged = stage.prepare(text.replace(end, f"\n}}) {{{AVX2}}} : () -> ()\n", 1))
+    assert staged.count("entry_points = [@dq_matmul_qdq_avx2_") == 1 and "vpdpbusd" not in staged
+    return staged
+
+
+@needs_avx2
+@pytest.mark.parametrize("name", FORMS)
+def test_qdq_matmul_avx2_kernel(tmp_path, name):
+    """32 x 256 @ 256 x 256 int8 QDQ MatMuls (the VNNI kernel's forms, test_iree.QDQ_FORMS) on the AVX2
+    kernel: equal, bit for bit, to the same integer arithmetic in numpy (and so to the VNNI kernel)."""
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, **QDQ_FORMS[name])
+    vmfb = compile_text(tmp_path, staged_for_avx2(path), *HASWELL)
+    x = (np.random.default_rng(1).standard_normal((32, 256)) * 3).astype(np.float32)  # some codes saturate
+    got, want = run_vmfb(vmfb, x), qdq_integer_model(path, x)
+    if got.dtype == np.int8 and want.dtype == np.uint8:  # IREE's buffers are signless
+        got = got.view(np.uint8)
+    np.testing.assert_array_equal(got, want)
+
+
+@needs_avx2
+@pytest.mark.parametrize("activations", [np.uint8, np.int8])
+def test_qdq_matmul_avx2_kernel_does_not_saturate(tmp_path, activations):
+    """Every x code at its extreme (255 for uint8, -128 for int8) and weights -128 and 127: the pairs
+    a vpmaddubsw form would add in i16 (255 * 127 twice, or 128 * 255 as the kernel biases them)
+    leave int16, which vpmaddwd's i32 sums hold. y against float64: (xq - zx) * sx @ (wq * sw), each
+    term exact, within the kernel's three f32 roundings (sx * sw, float(d), their product)."""
+    k = n = 256
+    w = np.where(np.random.default_rng(2).random((k, n)) < 0.5, -128, 127).astype(np.int8)
+    w[:, :32] = 127  # whole columns of one sign: the largest |d|
+    path = models.qdq_matmul(tmp_path / "m.onnx", 15, k, n, activations=activations, weights=w)  # 3 x 4 rows, then 2 and 1
+    vmfb = compile_text(tmp_path, staged_for_avx2(path), *HASWELL)
+    x = np.full((15, k), 1e6 if activations == np.uint8 else -1e6, np.float32)
+    x[1::2, ::3] *= -1  # other rows: the other extreme too
+    got = run_vmfb(vmfb, x)
+    np.testing.assert_array_equal(got, qdq_integer_model(path, x))
+    init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    info, zx = np.iinfo(activations), int(init["zx"])
+    xq = np.where(x > 0, info.max, info.min).astype(np.float64)
+    want = ((xq - zx) * np.float64(init["sx"])) @ (w.astype(np.float64) * init["sw"].astype(np.float64))
+    assert np.abs(xq - zx).max() * 127 * 2 > 32767  # two products overflow an i16 sum
+    np.testing.assert_allclose(got, want, rtol=3 * 2.0**-24 * 1.01, atol=0)
