@@ -94,7 +94,32 @@ class QdqKernel(Int8Kernel):
         _QdqBody(self, v, m, workgroup).emit()
 
 
-class _QdqBody(_Body):
+class Requantize:
+    """QdqKernel's epilogue, shared by its bodies (vpdpbusd here, vpmaddwd in qdq_avx2.py): what
+    y becomes after the integer sum, with the body's `k` (the kernel), `v`, `r`, `wg`, `const`,
+    `splat` and vector types."""
+
+    def output(self, y: ir.Value, group: int) -> ir.Value:
+        """y, or its requantized bytes (after the mid requantization and the bias, if any)."""
+        if not self.k.requantize:
+            return y
+        r = self.r
+        if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
+            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
+        if self.k.bias_add:
+            y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * self.k.lanes)]))
+        return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
+
+    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
+        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"). The f32 addition
+        of zy is exact below 2^24, and any larger |roundeven(y / sy)| saturates either way."""
+        low, high = (0, 255) if kind == "u8" else (-128, 127)
+        f32 = ir.FloatAttr.get_f32
+        q = arith.addf(math.roundeven(arith.divf(y, sy)), zy)
+        return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))
+
+
+class _QdqBody(Requantize, _Body):
     """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
     to d's start, one block scaled by s alone (and requantized)."""
 
@@ -146,22 +171,3 @@ class _QdqBody(_Body):
     def scaled(self, scales: list, rs: list, kb, pairs: list, d: list, acc: list) -> list:
         """s * float(d): one block (acc is zero)."""
         return [arith.mulf(scales[g], arith.sitofp(self.f32, d[i])) for i, (_, g) in enumerate(pairs)]
-
-    def output(self, y: ir.Value, group: int) -> ir.Value:
-        """y, or its requantized bytes (after the mid requantization and the bias, if any)."""
-        if not self.k.requantize:
-            return y
-        r = self.r
-        if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
-            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
-        if self.k.bias_add:
-            y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * LANES)]))
-        return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
-
-    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
-        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"). The f32 addition
-        of zy is exact below 2^24, and any larger |roundeven(y / sy)| saturates either way."""
-        low, high = (0, 255) if kind == "u8" else (-128, 127)
-        f32 = ir.FloatAttr.get_f32
-        q = arith.addf(math.roundeven(arith.divf(y, sy)), zy)
-        return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))

@@ -29,7 +29,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed, codes
 from .loops import Hoisted
 from .problem import Problem
-from .qdq import QdqKernel
+from .qdq import QdqKernel, Requantize
 
 VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1] * b[2i+1] (i16)
 LANES = 8
@@ -82,7 +82,7 @@ class QdqAvx2Kernel(QdqKernel):
         _Body(self, v, m, workgroup).emit()
 
 
-class _Body(Hoisted):
+class _Body(Requantize, Hoisted):
     """The ops of one AVX2 QDQ kernel body."""
 
     def __init__(self, kernel: QdqAvx2Kernel, v: dict, m, workgroup):
@@ -168,22 +168,3 @@ class _Body(Hoisted):
         for i, (r, g) in enumerate(pairs):
             y = arith.mulf(scales[g], arith.sitofp(self.f32, loop.results[i]))
             vector.store(self.output(y, gs[g]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
-
-    def output(self, y: ir.Value, group: int) -> ir.Value:
-        """y, or its requantized bytes (after the mid requantization and the bias, if any), as
-        QdqKernel's epilogue computes them."""
-        if not self.k.requantize:
-            return y
-        r = self.r
-        if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
-            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
-        if self.k.bias_add:
-            y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * LANES)]))
-        return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
-
-    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
-        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8")."""
-        low, high = (0, 255) if kind == "u8" else (-128, 127)
-        f32 = ir.FloatAttr.get_f32
-        q = arith.addf(math.roundeven(arith.divf(y, sy)), zy)
-        return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))
