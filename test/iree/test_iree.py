@@ -797,12 +797,12 @@ def test_routes_follow_the_cpu_compiled_for_not_the_host(tmp_path):
     run = dequant_iree(path, "-o", str(out), "--", "--iree-llvmcpu-target-cpu=haswell")
     assert run.returncode == 0, run.stderr
     check(path, 128, out.read_bytes(), m=1)
+    text = stage.import_onnx(path)
     for cpu, kernel in (("haswell", "dq_matmul_i4_k128_n64_b32_l8"), ("cascadelake", "dq_matmul_digits_i4_k128_n64_b32_l16_anyrows"),
                         ("skylake-avx512", "dq_matmul_i4_k128_n64_b32_l16"), ("no-such-cpu", "dq_matmul_i4_k128_n64_b32_l8")):  # fmt: skip
-        run = dequant_iree(path, "--emit-mlir", "-o", str(tmp_path / f"{cpu}.mlir"), "--", f"--iree-llvmcpu-target-cpu={cpu}")
-        assert run.returncode == 0, run.stderr
-        assert set(re.findall(r"@(dq_matmul_\w+)::", (tmp_path / f"{cpu}.mlir").read_text())) == {kernel}, cpu
-        assert ("CPU 'no-such-cpu' is not in dq's table" in run.stderr) == (cpu == "no-such-cpu"), run.stderr
+        out, summary = stage.run_stage(text, cpu=cpu)
+        assert set(re.findall(r"@(dq_matmul_\w+)::", out)) == {kernel}, cpu
+        assert ("CPU 'no-such-cpu' is not in dq's table" in summary.line()) == (cpu == "no-such-cpu"), summary.line()
 
 
 
