@@ -26,7 +26,8 @@ calls; the median of all timed calls is reported; IREE's runtime on local-task, 
 onnxruntime's default thread pool):
 - iree: IREE 3.13 alone on the quantized model as it is (iree-import-onnx, iree-compile for the
   host CPU at -O3, as `dequant-iree` compiles);
-- iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile);
+- iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile; on
+  CNNs its QDQ convolutions in float and IREE's im2col, docs/iree.md#qdq-convolutions);
 - iree+dq int8 (decoder models only): the same with `int8_activations=True` (dq's matmul kernel
   quantizes x to int8 per block of K, as onnxruntime's MatMulNBits does: approximate; needs
   AVX-512 VNNI, else reported as not compiling);
@@ -185,8 +186,8 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
     res, fns = Result(), {}
     sources = {
         "iree": lambda: import_as_is(path, tmp),
-        "iree+dq": lambda: stage.prepare(stage.import_onnx(path)),
-        "iree+dq int8": lambda: stage.prepare(stage.import_onnx(path), int8_activations=True),
+        "iree+dq": lambda: stage.prepare(stage.import_onnx(path, "llvm-cpu")),
+        "iree+dq int8": lambda: stage.prepare(stage.import_onnx(path, "llvm-cpu"), int8_activations=True),
         "iree float": lambda: stage.import_onnx(float_path),
     }
     if not model.int8:
@@ -194,8 +195,9 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
     for route, source in sources.items():
         t = time.perf_counter()
         try:
-            flags = CPU_FLAGS + (stage.COMMON_FLAGS if route.startswith("iree+dq") else ())
-            vmfb, res.dispatches[route] = iree_compile(source(), tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
+            text = source()
+            flags = stage.compile_flags(text) if route.startswith("iree+dq") else CPU_FLAGS  # as compile_onnx compiles
+            vmfb, res.dispatches[route] = iree_compile(text, tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
         except (RuntimeError, stage.IreeStageError) as e:
             res.failed[route] = str(e).splitlines()[0][:160]
             continue

@@ -6,9 +6,10 @@
 // RUN: rm -rf %t && mkdir -p %t
 
 // QLinearConv(x, sx, zx, w, sw, zw, sy, zy, B): w dequantized along its output channel, the int32
-// bias with zero point 0 and scale sx * sw.
+// bias with zero point 0 and scale sx * sw. (A GPU target: for llvm-cpu the QDQ convolution is
+// then given to IREE in float, CONV-CPU below.)
 // RUN: %python %S/Inputs/qoperator.py %t/conv.onnx QLinearConv
-// RUN: %python -m dequant.iree %t/conv.onnx --emit-mlir -q -o %t/conv.mlir
+// RUN: %python -m dequant.iree %t/conv.onnx --target vulkan-spirv --emit-mlir -q -o %t/conv.mlir
 // RUN: FileCheck %s --check-prefix=CONV < %t/conv.mlir
 // CONV-LABEL: func.func @g(
 // CONV-SAME: %[[X:.*]]: !torch.vtensor<[1,4,8,8],ui8>) -> !torch.vtensor<[1,8,8,8],ui8>
@@ -31,6 +32,19 @@
 // CONV: return %[[YQ]]
 // The bias scale is f32(0.02 * 0.01) = 0x3951B717 first (little endian after the 4-byte alignment).
 // CONV: [[SB_RES]]: "0x0800000017B75139
+
+// For llvm-cpu (dequant.qdq_convs): the weights and the bias become their f32 values, x's
+// dequantize (a graph input: no QuantizeLinear before it) and y's quantize stay.
+// RUN: %python -m dequant.iree %t/conv.onnx --emit-mlir -q -o %t/conv-cpu.mlir
+// RUN: FileCheck %s --check-prefix=CONV-CPU < %t/conv-cpu.mlir
+// CONV-CPU-LABEL: func.func @g(
+// CONV-CPU-SAME: %[[X:.*]]: !torch.vtensor<[1,4,8,8],ui8>)
+// CONV-CPU-DAG: %[[W:.*]] = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense_resource<{{.*}}> : tensor<8x4x3x3xf32>}
+// CONV-CPU-DAG: %[[B:.*]] = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense_resource<{{.*}}> : tensor<8xf32>}
+// CONV-CPU: %[[XF:.*]] = "torch.operator"(%[[X]], {{.*}}) <{name = "onnx.DequantizeLinear"}>
+// CONV-CPU-NOT: onnx.DequantizeLinear
+// CONV-CPU: %[[Y:.*]] = "torch.operator"(%[[XF]], %[[W]], %[[B]]) <{name = "onnx.Conv"}>
+// CONV-CPU: "torch.operator"(%[[Y]], {{.*}}) <{name = "onnx.QuantizeLinear"}>
 
 // QLinearMatMul: b per column, dequantized along its last axis.
 // RUN: %python %S/Inputs/qoperator.py %t/matmul.onnx QLinearMatMul
