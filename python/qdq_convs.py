@@ -61,9 +61,12 @@ def _weights(graph: Graph, node: onnx.NodeProto) -> np.ndarray | None:
     if q is None or s is None or z is None or set(attrs) - {"axis"} or s.dtype != np.float32 or q.dtype not in (*_8BIT, np.int32) or z.dtype != q.dtype:
         return None
     if s.size != 1 or z.size != 1:
-        axis = int(attrs.get("axis", 1)) % max(q.ndim, 1)
-        if s.ndim != 1 or z.shape not in ((), (1,), s.shape) or s.size != q.shape[axis]:
+        if q.ndim == 0 or s.ndim != 1 or z.shape not in ((), (1,), s.shape):
             return None
+        axis = int(attrs.get("axis", 1))
+        if not -q.ndim <= axis < q.ndim or s.size != q.shape[axis]:
+            return None
+        axis %= q.ndim
         shape = [1] * q.ndim
         shape[axis] = -1
         s, z = s.reshape(shape), z.reshape(shape if z.size > 1 else ())
@@ -76,7 +79,7 @@ def applies(model: onnx.ModelProto) -> bool:
     """Whether the model has a Conv whose weights are a DequantizeLinear (of opset 13 or later,
     which the rewrite's Round and Clip need too)."""
     g = model.graph
-    dq = {n.output[0] for n in g.node if n.op_type == "DequantizeLinear" and n.domain in ("", "ai.onnx")}
+    dq = {n.output[0] for n in g.node if n.op_type == "DequantizeLinear" and n.domain in ("", "ai.onnx") and n.output}
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
     return opset >= 13 and any(n.op_type == "Conv" and len(n.input) > 1 and n.input[1] in dq for n in g.node)
 
@@ -94,7 +97,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int, int]:
             readers.setdefault(v, []).append(n)
     nodes, folded, pairs = [], 0, 0
     for node in g.node:
-        if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx"):
+        if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
             nodes.append(node)
             continue
         read_by = readers.get(node.output[0], [])

@@ -132,3 +132,22 @@ def test_qdq_convolutions_through_dequant_iree(tmp_path):
         assert got.shape == want.shape
         assert np.abs(got - want).max() <= y_scale * 1.0001
         assert np.mean(got != want) <= 0.01
+
+
+@pytest.mark.parametrize("change", ["axis out of range", "scale of another length", "no inputs"])
+def test_broken_dequantize_is_left_for_the_importer(tmp_path, change):
+    """A weight DequantizeLinear that breaks its spec's rules is not folded (and raises nothing
+    here): it reaches IREE's importer as it is, whose error the stage reports."""
+    logging.disable(logging.WARNING)
+    model = onnx.load(iree_models.qdq_conv_model(tmp_path / "m.onnx", tmp_path))
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    dq = next(n for n in model.graph.node if n.output and n.output[0] == conv.input[1])
+    if change == "axis out of range":
+        next(a for a in dq.attribute if a.name == "axis").i = 7
+    elif change == "scale of another length":
+        model.graph.initializer.append(onnx.numpy_helper.from_array(np.full(5, 0.01, np.float32), "short_scale"))
+        dq.input[1] = "short_scale"
+    else:
+        del dq.input[:]
+    _, out, _, _ = rewritten_model(model)
+    assert any(n.op_type == "DequantizeLinear" and list(n.output) == list(dq.output) for n in out.graph.node)
