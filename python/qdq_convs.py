@@ -9,9 +9,9 @@ target, before IREE's importer:
   values, computed as the op does: f32(q - z) * s, one rounding;
 - each DequantizeLinear of a per-tensor QuantizeLinear's output, with the same scale and zero
   point and no MatMul or Gemm among its readers (those stay for dq's integer kernel and IREE's),
-  becomes the pair's arithmetic on the QuantizeLinear's input, in f32:
-  (clip(round(x / s) + z, lo, hi) - z) * s, each step as the two ops compute it (a true
-  division, round half to even, saturation to the zero point's type), so its values are the
+  becomes the pair's arithmetic on the QuantizeLinear's input, in f32: round(clip(x / s,
+  lo - z, hi - z)) * s, which is (clip(round(x / s) + z, lo, hi) - z) * s exactly (a true
+  division, saturation to the zero point's type, round half to even), so its values are the
   pair's, bit for bit. The QuantizeLinear stays where something else reads it.
 
 The model computes what the QDQ graph says, the float convolution of the dequantized values
@@ -28,6 +28,9 @@ from onnx import helper
 from .formats import Graph
 
 _8BIT = (np.int8, np.uint8)
+# v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition rounds
+# v half to even (1.5 * 2^23 is even), the subtraction is exact (docs/semantics.md#qdq-convolutions-through-iree).
+ROUND = 1.5 * 2**23
 _Q_ATTRIBUTES = {"axis"}  # a per-tensor pair ignores its axis; `saturate`, `block_size`, `output_dtype`: left alone
 
 
@@ -131,15 +134,17 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int, int]:
 
 
 def _pair(graph: Graph, x: str, s: np.ndarray, z: np.ndarray, node: onnx.NodeProto) -> list:
-    """QuantizeLinear(x, s, z) then DequantizeLinear in f32, into `node`'s output."""
+    """QuantizeLinear(x, s, z) then DequantizeLinear in f32, into `node`'s output: v = x / s
+    clipped to [lo - z, hi - z] (saturation, before rounding: the bounds are integers), rounded
+    half to even by adding and subtracting 1.5 * 2^23 (IREE's Round costs more), times s."""
     info = np.iinfo(z.dtype)
     hint = node.output[0]
     scale = graph.constant(f"{hint}_scale", s.astype(np.float32))
-    zero, lo, hi = (graph.constant(f"{hint}_{what}", np.float32(v)) for what, v in (("zero_point", z), ("min", info.min), ("max", info.max)))
-    steps = [("Div", [x, scale]), ("Round", None), ("Add", [None, zero]), ("Clip", [None, lo, hi]), ("Sub", [None, zero]), ("Mul", [None, scale])]
+    lo, hi, magic = (graph.constant(f"{hint}_{what}", np.float32(v)) for what, v in (("min", info.min - int(z)), ("max", info.max - int(z)), ("round", ROUND)))
+    steps = [("Div", [x, scale]), ("Clip", [None, lo, hi]), ("Add", [None, magic]), ("Sub", [None, magic]), ("Mul", [None, scale])]
     out, prev = [], None
     for i, (op, inputs) in enumerate(steps):
-        inputs = [prev if v is None else v for v in (inputs or [None])]
+        inputs = [prev if v is None else v for v in inputs]
         result = node.output[0] if i == len(steps) - 1 else graph.fresh(f"{hint}_{op.lower()}")
         out.append(helper.make_node(op, inputs, [result], name=graph.fresh(f"{node.name or hint}_{op}")))
         prev = result
