@@ -16,7 +16,8 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
   (QLinearConv, QLinearMatMul, com.microsoft QLinearAdd / QGemm / ...: dequant.formats rewrites
   them to QDQ before IREE's importer; IREE alone does not compile them); mobilenetv3-qop: a
   MobileNetV3-Small-style classifier (hard-swish, squeeze-and-excite: QLinearSigmoid, QLinearMul)
-  likewise, per channel, uint8 activations; transformer-dynamic: the block by `quantize_dynamic`
+  likewise, per channel, uint8 activations (and, full mode only, mobilenetv3: the same in QDQ
+  format); transformer-dynamic: the block by `quantize_dynamic`
   (int8 weights, activations quantized at run time);
 `--quick` builds the same graphs at small dims (a smoke test of every route, not a measurement).
 
@@ -123,6 +124,9 @@ def models(quick: bool) -> list[Model]:
               lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"]), quant_format="QOperator"), (1, tr["seq"], tr["hidden"])),
         Model("transformer-dynamic", lambda p: m.transformer_block(p, **tr), m.quantize_dynamic_file, (1, tr["seq"], tr["hidden"])),
     ]  # fmt: skip
+    if not quick:  # the QDQ form of mobilenetv3-qop (docs/iree.md#qdq-convolutions); --quick has its route in mobilenet
+        out.insert(out.index(next(o for o in out if o.name == "mobilenetv3-qop")),
+                   Model("mobilenetv3", lambda p: m.mobilenet_v3(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img), x_img))
     return out
 
 
