@@ -16,7 +16,8 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
   (QLinearConv, QLinearMatMul, com.microsoft QLinearAdd / QGemm / ...: dequant.formats rewrites
   them to QDQ before IREE's importer; IREE alone does not compile them); mobilenetv3-qop: a
   MobileNetV3-Small-style classifier (hard-swish, squeeze-and-excite: QLinearSigmoid, QLinearMul)
-  likewise, per channel, uint8 activations; transformer-dynamic: the block by `quantize_dynamic`
+  likewise, per channel, uint8 activations (and, full mode only, mobilenetv3: the same in QDQ
+  format); transformer-dynamic: the block by `quantize_dynamic`
   (int8 weights, activations quantized at run time);
 `--quick` builds one model of each format at small dims (QUICK: a smoke test of every route and
 format, not a measurement; test/iree checks the rest of them at small dims).
@@ -27,7 +28,8 @@ calls; the median of all timed calls is reported; IREE's runtime on local-task, 
 onnxruntime's default thread pool):
 - iree: IREE 3.13 alone on the quantized model as it is (iree-import-onnx, iree-compile for the
   host CPU at -O3, as `dequant-iree` compiles);
-- iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile);
+- iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile; on
+  CNNs its QDQ convolutions in float and IREE's im2col, docs/iree.md#qdq-convolutions);
 - iree+dq int8 (decoder models only): the same with `int8_activations=True` (dq's matmul kernel
   quantizes x to int8 per block of K, as onnxruntime's MatMulNBits does: approximate; needs
   AVX-512 VNNI, else reported as not compiling);
@@ -123,8 +125,10 @@ def models(quick: bool) -> list[Model]:
               lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"]), quant_format="QOperator"), (1, tr["seq"], tr["hidden"])),
         Model("transformer-dynamic", lambda p: m.transformer_block(p, **tr), m.quantize_dynamic_file, (1, tr["seq"], tr["hidden"])),
     ]  # fmt: skip
+    if not quick:  # the QDQ form of mobilenetv3-qop (docs/iree.md#qdq-convolutions); --quick has its route in mobilenet
+        out.insert(out.index(next(o for o in out if o.name == "mobilenetv3-qop")),
+                   Model("mobilenetv3", lambda p: m.mobilenet_v3(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img), x_img))
     return [o for o in out if o.name in QUICK] if quick else out
-
 
 # One model per format and every route (CI runs --quick; each model compiles two or three times).
 QUICK = ("decoder-M1-sym", "decoder-dynamic-M16-sym", "mobilenet", "transformer", "mobilenetv3-qop", "transformer-dynamic")
@@ -190,8 +194,8 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
     res, fns = Result(), {}
     sources = {
         "iree": lambda: import_as_is(path, tmp),
-        "iree+dq": lambda: stage.prepare(stage.import_onnx(path)),
-        "iree+dq int8": lambda: stage.prepare(stage.import_onnx(path), int8_activations=True),
+        "iree+dq": lambda: stage.prepare(stage.import_onnx(path, "llvm-cpu")),
+        "iree+dq int8": lambda: stage.prepare(stage.import_onnx(path, "llvm-cpu"), int8_activations=True),
         "iree float": lambda: stage.import_onnx(float_path),
     }
     if not model.int8:
@@ -199,8 +203,9 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
     for route, source in sources.items():
         t = time.perf_counter()
         try:
-            flags = CPU_FLAGS + (stage.COMMON_FLAGS if route.startswith("iree+dq") else ())
-            vmfb, res.dispatches[route] = iree_compile(source(), tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
+            text = source()
+            flags = stage.compile_flags(text) if route.startswith("iree+dq") else CPU_FLAGS  # as compile_onnx compiles
+            vmfb, res.dispatches[route] = iree_compile(text, tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
         except (RuntimeError, stage.IreeStageError) as e:
             res.failed[route] = str(e).splitlines()[0][:160]
             continue

@@ -45,6 +45,7 @@ class Target:
 
     pipeline: str
     flags: tuple
+    conv_flags: tuple = ()  # added where the module has a convolution
 
 
 # -O3 for the CPU: faster than the default level on the fused int4 MatMul
@@ -52,7 +53,10 @@ class Target:
 # with their own --iree-*-target=.
 TARGETS = {
     "llvm-cpu": Target(PIPELINE, ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                                  "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3")),
+                                  "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3"),
+                       # im2col + IREE's matmul codegen: 0.6-0.8x the time of its direct convolutions,
+                       # f32 and int8 (docs/iree.md#qdq-convolutions)
+                       ("--iree-global-opt-use-im2col-for-convs",)),
     "cuda": Target("torch-onnx-to-iree-gpu", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80")),
     "rocm": Target("torch-onnx-to-iree-gpu", ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx942")),
     "vulkan-spirv": Target("torch-onnx-to-iree-spirv", ("--iree-hal-target-device=vulkan", "--iree-vulkan-target=ampere")),
@@ -64,11 +68,14 @@ TARGETS = {
 COMMON_FLAGS = ("--iree-opt-strip-assertions=false",)
 
 
-def _flags(target: Target, extra_args) -> list:
-    """The target's flags and COMMON_FLAGS, less those the user's `extra_args` set again (same
-    option name)."""
+def compile_flags(text: str, target: str = "llvm-cpu", extra_args=()) -> list:
+    """iree-compile's flags for the stage's `text`: the target's flags, COMMON_FLAGS and, where the
+    text has a convolution, the target's conv_flags; less those the user's `extra_args` set again
+    (same option name), then `extra_args`."""
+    t = TARGETS[target]
     given = {a.split("=", 1)[0] for a in extra_args}
-    return [f for f in (*target.flags, *COMMON_FLAGS) if f.split("=", 1)[0] not in given] + list(extra_args)
+    convs = t.conv_flags if '<{name = "onnx.Conv"}>' in text else ()
+    return [f for f in (*t.flags, *COMMON_FLAGS, *convs) if f.split("=", 1)[0] not in given] + list(extra_args)
 OPT, COMPILE = "iree.compiler.tools.scripts.iree_opt", "iree.compiler.tools.scripts.iree_compile"
 
 
@@ -166,38 +173,44 @@ def installed() -> bool:
         return False
 
 
-def _normalised(model: str | os.PathLike, tmp: str) -> str:
-    """The path of the model with its formats normalised (dequant.formats; written into `tmp`),
-    or the model's own path where no node needs it."""
+def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None) -> str:
+    """The path of the model with its formats normalised (dequant.formats) and, for llvm-cpu, its
+    QDQ convolutions in float (dequant.qdq_convs), written into `tmp`; or the model's own path
+    where neither changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
-    from . import formats
+    from . import formats, qdq_convs
 
     try:
         proto = onnx.load(os.fspath(model), load_external_data=False)
     except Exception as e:  # protobuf's DecodeError and friends: not a model
         raise IreeStageError(f"cannot read '{os.fspath(model)}' as an ONNX model: {e}") from None
-    if not formats.needs_rewrite(proto):
+    formats_needed = formats.needs_rewrite(proto)
+    if not formats_needed and not (target == "llvm-cpu" and qdq_convs.applies(proto)):
         return os.fspath(model)
     onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(model)))
     try:
-        proto, _ = formats.normalise(proto)
+        if formats_needed:
+            proto, _ = formats.normalise(proto)
     except formats.FormatError as e:
         raise IreeStageError(str(e)) from None
+    if target == "llvm-cpu" and qdq_convs.applies(proto):
+        proto, _, _ = qdq_convs.rewrite(proto)
     path = os.path.join(tmp, "normalised.onnx")
     big = proto.ByteSize() > 1 << 30  # protobuf's 2 GB limit: the weights beside it
     onnx.save(proto, path, save_as_external_data=big, all_tensors_to_one_file=True, location="normalised.data")
     return path
 
 
-def import_onnx(model: str | os.PathLike) -> str:
+def import_onnx(model: str | os.PathLike, target: str | None = None) -> str:
     """The model imported by IREE's ONNX importer (`iree-import-onnx`), in generic form; its
-    contrib-op formats normalised first (dequant.formats)."""
+    contrib-op formats normalised first (dequant.formats). `target`: the IREE backend the text is
+    for (TARGETS); llvm-cpu also gives IREE the QDQ convolutions in float (dequant.qdq_convs)."""
     if not os.path.isfile(model):
         raise IreeStageError(f"cannot open '{os.fspath(model)}': {'not a file' if os.path.exists(model) else 'no such file'}")
     with tempfile.TemporaryDirectory() as tmp:
         imported, generic = os.path.join(tmp, "import.mlir"), os.path.join(tmp, "generic.mlir")
-        model = _normalised(model, tmp)
+        model = _normalised(model, tmp, target)
         _tool("iree.compiler.tools.import_onnx", [os.fspath(model), "-o", imported], "iree-import-onnx")
         _tool(OPT, ["--mlir-print-op-generic", imported, "-o", generic], "iree-opt", imported)
         with open(generic, encoding="utf-8") as f:
@@ -273,8 +286,8 @@ def _stage_model(model: str | os.PathLike, target: str, int8_activations: bool, 
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     if int8_activations and target != "llvm-cpu":
         raise ValueError(f"int8 activations are for the llvm-cpu target, not {target}")
-    cpu, features = target_cpu(_flags(TARGETS[target], extra_args)) if target == "llvm-cpu" else ("host", "")
-    return run_stage(import_onnx(model), TARGETS[target].pipeline, int8_activations=int8_activations, cpu=cpu, cpu_features=features)
+    cpu, features = target_cpu(compile_flags("", target, extra_args)) if target == "llvm-cpu" else ("host", "")
+    return run_stage(import_onnx(model, target), TARGETS[target].pipeline, int8_activations=int8_activations, cpu=cpu, cpu_features=features)
 
 
 def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_args=(), report=None, int8_activations: bool = False) -> bytes:
@@ -287,7 +300,6 @@ def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_ar
     approximate): dq's matmul kernel quantizes x to int8 per row and block of K, as onnxruntime's
     MatMulNBits does at accuracy_level 4 (docs/semantics.md#int8-activations)."""
     text, summary = _stage_model(model, target, int8_activations, extra_args)
-    t = TARGETS[target]
     if report is not None:
         report(summary)
     with tempfile.TemporaryDirectory() as tmp:
@@ -295,7 +307,7 @@ def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_ar
         with open(source, "w", encoding="utf-8") as f:
             f.write(text)
         try:
-            _tool(COMPILE, [source, *_flags(t, extra_args), "-o", out], "iree-compile", source)
+            _tool(COMPILE, [source, *compile_flags(text, target, extra_args), "-o", out], "iree-compile", source)
         except IreeStageError as e:
             if summary.remarks:
                 raise IreeStageError(f"{e}\n{summary.notes()}") from None

@@ -296,6 +296,11 @@ BAD = {
     "zero point of another type": (dict(zx=np.array(3, I8)), "x_zero_point is int8; it must be uint8, the type of 'x'"),
     "per-channel scale length": (dict(sw=np.full(5, 0.01, np.float32)), "w_scale has shape [5]; it must have 1 or 8 elements (one per channel)"),
     "per-channel zero point length": (dict(zw=np.zeros(3, I8)), "w_zero_point has shape [3]; it must have 1 or 8 elements (one per channel)"),
+    "non-finite scale": (dict(sy=np.float32(np.inf)), "y_scale holds inf; a scale must be finite and nonzero"),
+    "negative x zero point": (dict(zx=np.array(-1, np.int32)), "x_zero_point -1 is outside uint8's range [0, 255]"),
+    "weight zero point out of range": (dict(zw=np.full(8, 200, np.int32)), "w_zero_point 200 is outside int8's range [-128, 127]"),
+    "bias length": (dict(b=np.zeros(5, np.int32)), "its bias has shape [5]; it must have 8 elements (one per output channel)"),
+    "float bias": (dict(b=np.zeros(8, np.float32)), "its bias (input 8) must be an int32 constant"),
 }
 
 
@@ -307,7 +312,7 @@ def test_bad_input_refused(case):
     assert str(e.value) == f"QLinearConv node 'y': {message}"
 
 
-@pytest.mark.parametrize("case", ["zero scale", "x zero point out of range", "per-channel scale length"])
+@pytest.mark.parametrize("case", ["zero scale", "x zero point out of range", "weight zero point out of range", "per-channel scale length", "bias length"])
 def test_bad_input_one_error_line(tmp_path, case):
     change, message = BAD[case]
     path = tmp_path / "m.onnx"

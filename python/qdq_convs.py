@@ -1,0 +1,151 @@
+"""QDQ convolutions handed to IREE's CPU backend as the float convolutions the QDQ graph writes.
+
+IREE 3.13 (torch-mlir) turns a QDQ Conv into an i8 x i8 -> i32 convolution, and its CPU code for
+those runs at half the speed of its f32 convolutions of the same shapes (docs/iree.md#qdq-convolutions).
+So, on a model with a Conv whose weights are a DequantizeLinear of a constant, for the llvm-cpu
+target, before IREE's importer:
+
+- each DequantizeLinear of a constant (weights, int32 biases) read only by Convs becomes its f32
+  values, computed as the op does: f32(q - z) * s, one rounding;
+- each DequantizeLinear of a per-tensor QuantizeLinear's output, with the same scale and zero
+  point and no MatMul or Gemm among its readers (those stay for dq's integer kernel and IREE's),
+  becomes the pair's arithmetic on the QuantizeLinear's input, in f32: round(clip(x / s,
+  lo - z, hi - z)) * s, which is (clip(round(x / s) + z, lo, hi) - z) * s exactly (a true
+  division, saturation to the zero point's type, round half to even), so its values are the
+  pair's, bit for bit. The QuantizeLinear stays where something else reads it.
+
+The model computes what the QDQ graph says, the float convolution of the dequantized values
+(docs/semantics.md#qdq-convolutions-through-iree), and IREE fuses each pair into the epilogue
+of the convolution before it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from .formats import Graph
+
+_8BIT = (np.int8, np.uint8)
+# v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition rounds
+# v half to even (1.5 * 2^23 is even), the subtraction is exact (docs/semantics.md#qdq-convolutions-through-iree).
+ROUND = 1.5 * 2**23
+_Q_ATTRIBUTES = {"axis"}  # a per-tensor pair ignores its axis; `saturate`, `block_size`, `output_dtype`: left alone
+
+
+def _scalar(graph: Graph, node: onnx.NodeProto, i: int, default=None):
+    """Input i of `node` as a constant of one element, `default` where it is left out, or None
+    (not a constant, or more than one element)."""
+    if i >= len(node.input) or not node.input[i]:
+        return default
+    v = graph.value(node.input[i])
+    return v if v is not None and v.size == 1 else None
+
+
+def _pair_parameters(graph: Graph, node: onnx.NodeProto):
+    """(s, z) of a per-tensor QuantizeLinear or DequantizeLinear: an f32 scale and an 8-bit zero
+    point (uint8 0 where left out), or None."""
+    if any(a.name not in _Q_ATTRIBUTES for a in node.attribute):
+        return None
+    s, z = _scalar(graph, node, 1), _scalar(graph, node, 2, np.zeros((), np.uint8))
+    if s is None or z is None or s.dtype != np.float32 or z.dtype not in _8BIT or not np.isfinite(s).all() or s.reshape(()) == 0:
+        return None
+    return s.reshape(()), z.reshape(())
+
+
+def _weights(graph: Graph, node: onnx.NodeProto) -> np.ndarray | None:
+    """The f32 values of a DequantizeLinear of a constant (8-bit or int32; per tensor or per axis
+    with a 1-D scale), or None."""
+    q = graph.value(node.input[0])
+    s = graph.value(node.input[1]) if len(node.input) > 1 else None
+    z = graph.value(node.input[2]) if len(node.input) > 2 and node.input[2] else np.zeros((), q.dtype if q is not None else np.int8)
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if q is None or s is None or z is None or set(attrs) - {"axis"} or s.dtype != np.float32 or q.dtype not in (*_8BIT, np.int32) or z.dtype != q.dtype:
+        return None
+    if s.size != 1 or z.size != 1:
+        if q.ndim == 0 or s.ndim != 1 or z.shape not in ((), (1,), s.shape):
+            return None
+        axis = int(attrs.get("axis", 1))
+        if not -q.ndim <= axis < q.ndim or s.size != q.shape[axis]:
+            return None
+        axis %= q.ndim
+        shape = [1] * q.ndim
+        shape[axis] = -1
+        s, z = s.reshape(shape), z.reshape(shape if z.size > 1 else ())
+    else:
+        s, z = s.reshape(()), z.reshape(())
+    return ((q.astype(np.int64) - z.astype(np.int64)).astype(np.float32) * s).astype(np.float32)
+
+
+def applies(model: onnx.ModelProto) -> bool:
+    """Whether the model has a Conv whose weights are a DequantizeLinear (of opset 13 or later,
+    which the rewrite's Round and Clip need too)."""
+    g = model.graph
+    dq = {n.output[0] for n in g.node if n.op_type == "DequantizeLinear" and n.domain in ("", "ai.onnx") and n.output}
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    return opset >= 13 and any(n.op_type == "Conv" and len(n.input) > 1 and n.input[1] in dq for n in g.node)
+
+
+def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int, int]:
+    """The model (in place) with its QDQ convolutions' weights and activation pairs in float, as
+    the module docstring says; and how many DequantizeLinear of constants and of pairs it took."""
+    graph = Graph(model)
+    g = model.graph
+    outputs = {v.name for v in g.output}
+    producers = {o: n for n in g.node for o in n.output}
+    readers: dict[str, list] = {}
+    for n in g.node:
+        for v in n.input:
+            readers.setdefault(v, []).append(n)
+    nodes, folded, pairs = [], 0, 0
+    for node in g.node:
+        if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
+            nodes.append(node)
+            continue
+        read_by = readers.get(node.output[0], [])
+        if read_by and node.output[0] not in outputs and all(r.op_type == "Conv" for r in read_by) and graph.constants.get(node.input[0]) is not None:
+            w = _weights(graph, node)
+            if w is not None:
+                name = graph.constant(f"{node.output[0]}_f32", w)
+                for r in read_by:
+                    r.input[:] = [name if v == node.output[0] else v for v in r.input]
+                folded += 1
+                continue
+        quantize = producers.get(node.input[0])
+        if quantize is not None and quantize.op_type == "QuantizeLinear" and quantize.domain in ("", "ai.onnx") and not any(
+            r.op_type in ("MatMul", "Gemm") for r in read_by
+        ):
+            dq, q = _pair_parameters(graph, node), _pair_parameters(graph, quantize)
+            if dq is not None and q is not None and dq[0] == q[0] and dq[1] == q[1] and dq[1].dtype == q[1].dtype:
+                nodes.extend(_pair(graph, quantize.input[0], *q, node))
+                pairs += 1
+                continue
+        nodes.append(node)
+    read = {v for n in nodes for v in n.input} | outputs
+    nodes = [n for n in nodes if n.op_type != "QuantizeLinear" or any(o in read for o in n.output)]
+    read = {v for n in nodes for v in n.input}
+    kept = [t for t in g.initializer if t.name in read]
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(kept + [t for t in graph.added if t.name in read])
+    return model, folded, pairs
+
+
+def _pair(graph: Graph, x: str, s: np.ndarray, z: np.ndarray, node: onnx.NodeProto) -> list:
+    """QuantizeLinear(x, s, z) then DequantizeLinear in f32, into `node`'s output: v = x / s
+    clipped to [lo - z, hi - z] (saturation, before rounding: the bounds are integers), rounded
+    half to even by adding and subtracting 1.5 * 2^23 (IREE's Round costs more), times s."""
+    info = np.iinfo(z.dtype)
+    hint = node.output[0]
+    scale = graph.constant(f"{hint}_scale", s.astype(np.float32))
+    lo, hi, magic = (graph.constant(f"{hint}_{what}", np.float32(v)) for what, v in (("min", info.min - int(z)), ("max", info.max - int(z)), ("round", ROUND)))
+    steps = [("Div", [x, scale]), ("Clip", [None, lo, hi]), ("Add", [None, magic]), ("Sub", [None, magic]), ("Mul", [None, scale])]
+    out, prev = [], None
+    for i, (op, inputs) in enumerate(steps):
+        inputs = [prev if v is None else v for v in inputs]
+        result = node.output[0] if i == len(steps) - 1 else graph.fresh(f"{hint}_{op.lower()}")
+        out.append(helper.make_node(op, inputs, [result], name=graph.fresh(f"{node.name or hint}_{op}")))
+        prev = result
+    return out
