@@ -14,104 +14,10 @@ table to a model's top-level graph. Scope and decisions: docs/iree.md#model-form
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
-import numpy as np
 import onnx
 from onnx import numpy_helper
 
-MS = "com.microsoft"
-
-
-class FormatError(ValueError):
-    """A node of a format the stage cannot take: one line, naming the node and the rule."""
-
-    def __init__(self, node: onnx.NodeProto, rule: str):
-        super().__init__(f"{node.op_type} node '{node.name or node.output[0]}': {rule}")
-
-
-@dataclass
-class Graph:
-    """A model's top-level graph while it is rewritten: its constants by name, fresh names, the
-    initializers the rewrites add, and the default domain's opset."""
-
-    model: onnx.ModelProto
-    constants: dict = field(default_factory=dict)  # name -> TensorProto (initializers, Constant nodes)
-    added: list = field(default_factory=list)  # TensorProto initializers the rewrites made
-    _names: set = field(default_factory=set)
-    _count: itertools.count = field(default_factory=itertools.count)
-
-    def __post_init__(self):
-        g = self.model.graph
-        self.constants = {t.name: t for t in g.initializer}
-        for n in g.node:
-            if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
-                value = next((a.t for a in n.attribute if a.name == "value"), None)
-                if value is not None:
-                    self.constants[n.output[0]] = value
-        self._names = {v for n in g.node for v in (*n.input, *n.output)} | set(self.constants)
-        self._names |= {v.name for v in (*g.input, *g.output)}
-        self._producers = {v: n for n in g.node for v in n.output}
-        self.folded = []  # the shape ops `value` read through (a rewrite may leave them unread)
-
-    @property
-    def opset(self) -> int:
-        return next((o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 1)
-
-    def value(self, name: str) -> np.ndarray | None:
-        """The values of a constant input (an initializer or a Constant node's, or a `Reshape` or
-        `Identity` of one: the genai builder's tied embedding reads lm_head's weights through a
-        Reshape), or None."""
-        t = self.constants.get(name)
-        if t is not None:
-            return numpy_helper.to_array(t, base_dir="")
-        node = self._producers.get(name)
-        if node is None or node.domain not in ("", "ai.onnx") or node.op_type not in _FOLDED:
-            return None
-        inputs = [self.value(v) if v else None for v in node.input]
-        if any(v is None for v in inputs):
-            return None
-        data = inputs[0]
-        if node.op_type == "Reshape":
-            zero_is_zero = any(a.name == "allowzero" and a.i for a in node.attribute)
-            dims = [int(d) if d != 0 or zero_is_zero else data.shape[i] for i, d in enumerate(inputs[1].reshape(-1))]
-            try:
-                data = data.reshape(dims)
-            except ValueError:
-                return None  # the Reshape is wrong: the model fails where ONNX says it does
-        self.folded.append(node)
-        return data
-
-    def fresh(self, hint: str) -> str:
-        """A value or node name not yet used in the graph."""
-        while (name := f"{hint}_dq{next(self._count)}") in self._names:
-            pass
-        self._names.add(name)
-        return name
-
-    def constant(self, hint: str, array: np.ndarray) -> str:
-        """A new initializer holding `array` (ml_dtypes sub-byte arrays are packed as ONNX
-        stores them): its name."""
-        name = self.fresh(hint)
-        t = numpy_helper.from_array(array, name)
-        self.added.append(t)
-        self.constants[name] = t
-        return name
-
-
-_FOLDED = ("Reshape", "Identity")  # shape ops `Graph.value` reads constants through
-
-Rewrite = Callable[[onnx.NodeProto, Graph], list]
-
-# (domain, op type) -> rewrite. The default domain is "" (onnxruntime also registers some contrib
-# ops there, e.g. SimplifiedLayerNormalization, and exporters write them so).
-REWRITES: dict[tuple[str, str], Rewrite] = {}
-
-# (domain, op type) -> the default-domain opset its rewrite's nodes need (a blocked int4
-# DequantizeLinear is opset 21): a model below it is converted first (onnx.version_converter).
-MIN_OPSET: dict[tuple[str, str], int] = {}
+from .rewrites import MIN_OPSET, MS, REWRITES, FormatError, Graph  # noqa: F401 (the package's names)
 
 
 def _key(node: onnx.NodeProto) -> tuple[str, str]:

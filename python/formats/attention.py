@@ -33,7 +33,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from . import MS, REWRITES, FormatError, Graph
+from .rewrites import MS, REWRITES, FormatError, Graph
 from .emit import FLOAT, INT64, Emit, attr, elem_type, rank
 
 GQA_INPUTS = ("query", "key", "value", "past_key", "past_value", "seqlens_k", "total_sequence_length", "cos_cache",

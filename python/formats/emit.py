@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import Graph
+from .rewrites import Graph
 
 I64 = np.int64
 

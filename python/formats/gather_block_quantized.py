@@ -23,7 +23,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import MIN_OPSET, MS, REWRITES, FormatError, Graph
+from .rewrites import MIN_OPSET, MS, REWRITES, FormatError, Graph
 from .matmul_nbits import _attr, _constant, _input, unpack_codes
 
 _FLOATS = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(ml_dtypes.bfloat16): TensorProto.BFLOAT16}

@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import MIN_OPSET, MS, REWRITES, FormatError, Graph
+from .rewrites import MIN_OPSET, MS, REWRITES, FormatError, Graph
 
 OPSET = 21  # DequantizeLinear with block_size, and int4/uint4 weights
 

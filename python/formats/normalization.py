@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from . import MS, REWRITES, FormatError, Graph
+from .rewrites import MS, REWRITES, FormatError, Graph
 from .emit import FLOAT, Emit, attr, elem_type, rank
 
 

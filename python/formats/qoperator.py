@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from . import MS, REWRITES, FormatError, Graph
+from .rewrites import MS, REWRITES, FormatError, Graph
 
 _8BIT = {onnx.TensorProto.UINT8: np.uint8, onnx.TensorProto.INT8: np.int8}
 # Ops whose output has the element type of their first input (for the zero point a contrib op
