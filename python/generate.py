@@ -29,6 +29,8 @@ from importlib.metadata import version
 
 import numpy as np
 
+from dequant import dialect, passes
+
 from . import iree as stage
 
 # onnx, IREE's runtime and tokenizers are imported where used: optional dependencies (docs/development.md#imports).
@@ -157,12 +159,26 @@ def iree_step(model: GenaiModel, vmfb: bytes, driver: str = "local-task") -> Ste
     return step
 
 
+def _code() -> str:
+    """A hash of dequant's own sources (the stage that compiles), so that a module compiled by
+    another version of them is not taken from the cache."""
+    h = hashlib.sha256()
+    for root in sorted({os.path.dirname(os.path.abspath(m.__file__)) for m in (sys.modules["dequant"], dialect, passes)}):
+        for folder, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    with open(os.path.join(folder, f), "rb") as fh:
+                        h.update(f.encode() + fh.read())
+    return h.hexdigest()
+
+
 def cached_vmfb(model_path: str, vmfb: str | None = None, **compile_args) -> bytes:
     """The model compiled by dequant.iree.compile_onnx, from the cache file `vmfb` (default: beside
-    the model, named after a hash of the model's files, IREE's version and the arguments) when
-    it is there, else compiled and written there (when the folder is writable)."""
+    the model, named after a hash of the model's files, IREE's version, dequant's sources and the
+    arguments) when it is there, else compiled and written there (when the folder is writable)."""
     if vmfb is None:
-        h = hashlib.sha256(repr((sorted(compile_args.items()), version("iree-base-compiler"))).encode())
+        h = hashlib.sha256(repr((sorted(compile_args.items()), version("iree-base-compiler"), _code())).encode())
         for f in sorted(os.listdir(os.path.dirname(os.path.abspath(model_path)))):
             if f.startswith(os.path.basename(model_path)):  # the model and its data file(s)
                 with open(os.path.join(os.path.dirname(os.path.abspath(model_path)), f), "rb") as fh:
