@@ -50,10 +50,6 @@ MAKE = os.path.join(ROOT, "test", "models", "make_genai_models.py")
 CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dequant", "genai")
 ROUTES = ["iree+dq", "ort", "ort no-spin", "ort exact", "genai"]
 GOAL = 1.25  # iree+dq within this factor of ort, prefill and decode (issue 42)
-# iree-compile flags of the iree+dq route when none are given after `--`: the dispatch IREE fuses
-# from the embedding's GatherBlockQuantized rewrite and the first RMS norm needs 36928 bytes of
-# stack at SmolLM2's hidden size (576), over IREE's default limit of 32768.
-IREE_ARGS = ("--iree-llvmcpu-stack-allocation-limit=131072",)
 
 
 def bench_model(name: str = "smollm2") -> str:
@@ -177,7 +173,7 @@ def main(argv=None) -> int:
         if "iree+dq" in args.routes:
             t = time.perf_counter()
             try:  # cached beside the benchmark model; the committed model's folder stays clean
-                extra = {"extra_args": tuple(args.iree_args or IREE_ARGS)}
+                extra = {"extra_args": tuple(args.iree_args)} if args.iree_args else {}
                 data = generate.cached_vmfb(model.path, args.vmfb or (vmfb if args.quick else None), **extra)
                 with open(vmfb, "wb") as f:
                     f.write(data)
