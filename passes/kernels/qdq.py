@@ -6,6 +6,7 @@ of a Quantize dispatch's (docs/semantics.md#the-integer-route-of-qdq-matmuls).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from mlir import ir
@@ -46,16 +47,20 @@ class QdqKernel(Int8Kernel):
     def unsigned_x(self) -> bool:
         return self.problem.activation == "u8"
 
-    @staticmethod
-    def why_not(p: Problem) -> str | None:
+    # K in steps of K_STEP rows (one vpdpbusd: 4), N in workgroups of COLUMNS columns
+    K_STEP: ClassVar[int] = 4
+    COLUMNS: ClassVar[int] = LANES * GROUPS
+
+    @classmethod
+    def why_not(cls, p: Problem) -> str | None:
         """Why a QDQ MatMul's problem does not fit the kernel, or None (`p.bound`: a bound on |d|)."""
         k, n, largest = p.k, p.n, p.bound
         if p.bits != 8 or p.block != k:
             return f"its weights are {p.weights} blocked by {p.block} (the kernel reads 8-bit weights per tensor or per column)"
-        if k % 4:
-            return f"K = {k} is not a multiple of 4"
-        if n % (LANES * GROUPS):
-            return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
+        if k % cls.K_STEP:
+            return f"K = {k} is not a multiple of {cls.K_STEP}"
+        if n % cls.COLUMNS:
+            return f"N = {n} is not a multiple of {cls.COLUMNS} columns"
         if largest >= 1 << 31:
             return f"K = {k} is too long for an exact i32 sum (|d| up to {largest})"
         return None

@@ -20,15 +20,15 @@ pairs `vpmaddwd` adds); scales, zero points and c as QdqKernel lays them with 8 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, math, memref, scf, vector
+from mlir.dialects import arith, memref, scf, vector
 
 from ..lazy import llvm
 from .f32 import GROUPS, Packed, codes
 from .loops import Hoisted
-from .problem import Problem
 from .qdq import QdqKernel, Requantize
 
 VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1] * b[2i+1] (i16)
@@ -46,19 +46,8 @@ class QdqAvx2Kernel(QdqKernel):
 
     lanes: int = LANES
 
-    @staticmethod
-    def why_not(p: Problem) -> str | None:
-        """Why a QDQ MatMul's problem does not fit the kernel, or None (`p.bound`: a bound on |d|)."""
-        k, n, largest = p.k, p.n, p.bound
-        if p.bits != 8 or p.block != k:
-            return f"its weights are {p.weights} blocked by {p.block} (the kernel reads 8-bit weights per tensor or per column)"
-        if k % (2 * PAIRS):
-            return f"K = {k} is not a multiple of {2 * PAIRS}"
-        if n % (LANES * GROUPS):
-            return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
-        if largest >= 1 << 31:
-            return f"K = {k} is too long for an exact i32 sum (|d| up to {largest})"
-        return None
+    K_STEP: ClassVar[int] = 2 * PAIRS  # K in steps of one vpmaddwd pair of x's widened words
+    COLUMNS: ClassVar[int] = LANES * GROUPS
 
     def name(self) -> str:
         return super().name().replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_", 1)
