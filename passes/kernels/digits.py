@@ -6,6 +6,7 @@ docs/semantics.md#the-exact-one-row-route).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
@@ -137,16 +138,18 @@ class DigitKernel(Int8Kernel):
     def any_rows(self) -> bool:
         return self.problem.rows is None
 
-    @staticmethod
-    def why_not(p: Problem) -> str | None:
+    COLUMNS: ClassVar[int] = LANES * GROUPS  # N in workgroups of this many columns
+
+    @classmethod
+    def why_not(cls, p: Problem) -> str | None:
         """Why a problem's weights do not fit the one-row integer kernel, or None."""
         k, n, block, bits, any_rows = p.k, p.n, p.block, p.bits, p.rows is None
         if bits != 4:
             return f"{bits}-bit weights (the one-row integer kernel reads 4 bits)"
         if k % block or x_block(block) is None:
             return f"block {block} must be a multiple of 8 dividing K = {k}"
-        if n % (LANES * GROUPS):
-            return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
+        if n % cls.COLUMNS:
+            return f"N = {n} is not a multiple of {cls.COLUMNS} columns"
         if any_rows and Kernel(p, LANES).chunk % 8:
             return f"block {block} has no K chunk of the several-rows body that is a multiple of 8"
         return None

@@ -14,12 +14,13 @@ Weights, scales and zero points in Int8Kernel's layout with 8 lanes (32 columns 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
 from ..lazy import llvm
-from .digits import DIGITS, DigitKernel, x_block
+from .digits import DIGITS, DigitKernel
 from .f32 import GROUPS
 from .loops import Hoisted
 from .problem import Problem
@@ -36,18 +37,13 @@ class DigitAvx2Kernel(DigitKernel):
 
     lanes: int = LANES
 
-    @staticmethod
-    def why_not(p: Problem) -> str | None:
-        k, n, block, bits = p.k, p.n, p.block, p.bits
+    COLUMNS: ClassVar[int] = LANES * GROUPS
+
+    @classmethod
+    def why_not(cls, p: Problem) -> str | None:
         if p.rows is None:
             return "a row count known only at run time (the AVX2 one-row route takes 1 row)"
-        if bits != 4:
-            return f"{bits}-bit weights (the one-row integer kernel reads 4 bits)"
-        if k % block or x_block(block) is None:
-            return f"block {block} must be a multiple of 8 dividing K = {k}"
-        if n % (LANES * GROUPS):
-            return f"N = {n} is not a multiple of {LANES * GROUPS} columns"
-        return None
+        return super().why_not(p)  # DigitKernel's rules, at this kernel's columns
 
     def name(self) -> str:
         return super().name().replace("dq_matmul_digits_", "dq_matmul_digits_avx2_", 1)
