@@ -505,6 +505,21 @@ def one_row_reference(x: np.ndarray, w: np.ndarray, s: np.ndarray, z: np.ndarray
     return np.array(y, F32)
 
 
+def one_row_inputs(rng, k: int) -> dict:
+    """The one-row routes' x of K values by name: normal; wide (a block of zeros in every form's
+    blocks of 8 and up, 2^50 from the largest to the smallest, subnormals, values below 2^-119);
+    large (near 1e34)."""
+    cases = {"normal": rng.standard_normal(k)}
+    wide = rng.standard_normal(k)
+    wide[:8] = 0
+    wide[32:64] *= np.logspace(0, -15, 32)
+    wide[64:96] = rng.standard_normal(32) * 1e-40
+    wide[96:128] = rng.standard_normal(32) * 1e-37
+    cases["wide"] = wide
+    cases["large"] = rng.standard_normal(k) * 1e34
+    return cases
+
+
 ONE_ROW_FORMS = [(I4, 32, False), (I4, 32, True), (U4, 32, True), (U4, 64, False), (I4, 16, True), (I4, 128, False),
                  (U4, 0, True), (I4, -1, False), (I4, 8, False), (I4, 24, True), (np.int8, 32, False)]  # fmt: skip
 
@@ -539,15 +554,7 @@ def test_one_row_exact_integer_kernel(tmp_path):
         return [np.asarray(g)[0] for g in ctx.modules.module["g"](x[None, :])]
 
     rng = np.random.default_rng(11)
-    cases = {"normal": rng.standard_normal(k)}
-    wide = rng.standard_normal(k)
-    wide[:8] = 0  # a block of zeros (in every form's blocks of 8 and up)
-    wide[32:64] *= np.logspace(0, -15, 32)  # 2^50 from the largest to the smallest
-    wide[64:96] = rng.standard_normal(32) * 1e-40  # subnormals
-    wide[96:128] = rng.standard_normal(32) * 1e-37  # below 2^-119
-    cases["wide"] = wide
-    cases["large"] = rng.standard_normal(k) * 1e34
-    for name, x in cases.items():
+    for name, x in one_row_inputs(rng, k).items():
         x = x.astype(F32)
         got = run(x)
         for i, form in enumerate(ONE_ROW_FORMS[:-1]):

@@ -23,7 +23,7 @@ from dequant import iree as stage  # noqa: E402
 from dequant.passes.target_features import AVX2, host_has_avx2  # noqa: E402
 
 import iree_models as models  # noqa: E402
-from test_iree import ONE_ROW_FORMS, compile_text, form_arrays, one_row_reference, run_vmfb  # noqa: E402
+from test_iree import ONE_ROW_FORMS, compile_text, form_arrays, one_row_inputs, one_row_reference  # noqa: E402
 
 needs_avx2 = pytest.mark.skipif(not host_has_avx2(), reason="the AVX2 one-row kernel runs vpmaddubsw (AVX2), which this host lacks")
 HASWELL = (*stage.TARGETS["llvm-cpu"].flags[:2], "--iree-llvmcpu-target-cpu=haswell", "--iree-opt-level=O3", *stage.COMMON_FLAGS)
@@ -61,16 +61,7 @@ def test_one_row_avx2_kernel(tmp_path):
     def run(x):
         return [np.asarray(g)[0] for g in ctx.modules.module["g"](x[None, :])]
 
-    rng = np.random.default_rng(11)
-    cases = {"normal": rng.standard_normal(k)}
-    wide = rng.standard_normal(k)
-    wide[:8] = 0
-    wide[32:64] *= np.logspace(0, -15, 32)
-    wide[64:96] = rng.standard_normal(32) * 1e-40
-    wide[96:128] = rng.standard_normal(32) * 1e-37
-    cases["wide"] = wide
-    cases["large"] = rng.standard_normal(k) * 1e34
-    for name, x in cases.items():
+    for name, x in one_row_inputs(np.random.default_rng(11), k).items():
         x = x.astype(np.float32)
         got = run(x)
         for i, form in enumerate(ONE_ROW_FORMS[:-1]):

@@ -184,6 +184,18 @@ def entry_points(text: str) -> list:
     return re.findall(r'"flow\.dispatch"\([^)]*\) \{entry_points = \[@(\w+)::@\w+\]', text)
 
 
+def dispatches(matmuls: int, want) -> object:
+    """A `check` for `built`: every one of the model's `matmuls` MatMuls fused, no
+    DequantizeLinear left (a QDQ MatMul's x included), and the module's dispatches exactly the
+    executables `want`, no other."""
+
+    def check(text: str, summary) -> None:
+        assert summary.fused == matmuls and summary.left == 0, summary
+        assert sorted(entry_points(text)) == sorted(want)
+
+    return check
+
+
 def kernel_name(kernel: str, f: Form, lanes: int = 16, unsigned_x: bool = False) -> str:
     """The executable name of `kernel` ("f32", "int8", "digits", "qdq") built for form f: each
     kernel's `name()` spells its static parameters (passes/kernels/__init__.py)."""

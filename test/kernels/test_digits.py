@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from . import harness
-from .harness import U, Form, entry_points, f32_sum_bound, kernel_name, needs_iree, weight_only_model, x_dispatch_name
+from .harness import U, Form, dispatches, f32_sum_bound, kernel_name, needs_iree, weight_only_model, x_dispatch_name
 
 pytestmark = needs_iree
 
@@ -47,11 +47,7 @@ FORMS = [
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    def check(text, summary):
-        assert summary.fused == len(FORMS) and summary.left == 0, summary
-        want = [kernel_name("digits", f) for f in FORMS] + [x_dispatch_name("digits", f) for f in FORMS]
-        assert sorted(entry_points(text)) == sorted(want)  # two dispatches each, no other
-
+    check = dispatches(len(FORMS), [kernel_name("digits", f) for f in FORMS] + [x_dispatch_name("digits", f) for f in FORMS])  # two each
     weights, run = harness.built(tmp_path_factory, "digits", CPU, lambda path: weight_only_model(path, FORMS), check)
     run.cache = {}  # (m, x): (x per form, y per form), one call for every form's checks
     return weights, run

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from . import harness
-from .harness import U, Form, entry_points, kernel_name, needs_iree, weight_only_model, x_dispatch_name
+from .harness import U, Form, dispatches, kernel_name, needs_iree, weight_only_model, x_dispatch_name
 
 pytestmark = needs_iree
 
@@ -41,11 +41,7 @@ FORMS = [
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    def check(text, summary):
-        assert summary.fused == len(FORMS) and summary.left == 0, summary
-        want = [kernel_name("int8", f) for f in FORMS] + [x_dispatch_name("int8", f) for f in FORMS]
-        assert sorted(entry_points(text)) == sorted(want)  # two dispatches each, no other
-
+    check = dispatches(len(FORMS), [kernel_name("int8", f) for f in FORMS] + [x_dispatch_name("int8", f) for f in FORMS])  # two each
     weights, run = harness.built(tmp_path_factory, "int8", CPU, lambda path: weight_only_model(path, FORMS), check, int8_activations=True)
     run.cache = {}  # m: (x per form, y per form), one call for every form's checks
     return weights, run

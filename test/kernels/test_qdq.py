@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from . import harness
-from .harness import U, Form, entry_points, kernel_name, needs_iree, save
+from .harness import U, Form, dispatches, kernel_name, needs_iree, save
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402 (after the harness: skipped without onnx)
 
@@ -74,10 +74,7 @@ def qdq_model(path, seed: int = 0) -> list:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    def check(text, summary):
-        assert summary.fused == len(FORMS) and summary.left == 0, summary  # no dequantize of x left
-        assert sorted(entry_points(text)) == sorted(kernel_name("qdq", f, unsigned_x=u) for f, u in FORMS)  # one dispatch each
-
+    check = dispatches(len(FORMS), [kernel_name("qdq", f, unsigned_x=u) for f, u in FORMS])  # one each, no dequantize of x left
     weights, run = harness.built(tmp_path_factory, "qdq", CPU, qdq_model, check)
     rng = np.random.default_rng(1)
     xs = [(rng.standard_normal((f.rows, f.k)) * 3).astype(np.float32) for f, _ in FORMS]  # some codes saturate
