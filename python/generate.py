@@ -164,8 +164,7 @@ def _code() -> str:
     another version of them is not taken from the cache."""
     h = hashlib.sha256()
     for root in sorted({os.path.dirname(os.path.abspath(m.__file__)) for m in (sys.modules["dequant"], dialect, passes)}):
-        for folder, dirs, files in sorted(os.walk(root)):
-            dirs.sort()
+        for folder, _, files in sorted(os.walk(root)):
             for f in sorted(files):
                 if f.endswith(".py"):
                     with open(os.path.join(folder, f), "rb") as fh:

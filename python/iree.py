@@ -95,7 +95,7 @@ class Summary:
     left: int  # still DequantizeLinear after the stage (IREE's to lower, or to refuse)
     fused: int  # MatMuls that now read their weights quantized
     remarks: list = field(default_factory=list)  # "location: why" of each node left, in order
-    cpu_note: str | None = None  # why the target CPU's features are not known (no AVX-512 route)
+    cpu_note: str | None = None  # why the target CPU's features are not known (no AVX2 or AVX-512 route)
 
     def reasons(self) -> list:
         """The distinct reasons a node was left, each with its count, first seen first."""
