@@ -19,6 +19,9 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
   likewise, per channel, uint8 activations (and, full mode only, mobilenetv3: the same in QDQ
   format); transformer-dynamic: the block by `quantize_dynamic`
   (int8 weights, activations quantized at run time);
+- full mode only: resnet50 (ResNet-50-style bottlenecks, 1x3x224x224, QDQ as resnet) and
+  bert-base-dynamic (the block at BERT-base's dims: seq 128, hidden 768, 12 heads, FFN 3072, by
+  `quantize_dynamic`);
 `--quick` builds one model of each format at small dims (QUICK: a smoke test of every route and
 format, not a measurement; test/iree checks the rest of them at small dims).
 
@@ -125,6 +128,13 @@ def models(quick: bool) -> list[Model]:
               lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"]), quant_format="QOperator"), (1, tr["seq"], tr["hidden"])),
         Model("transformer-dynamic", lambda p: m.transformer_block(p, **tr), m.quantize_dynamic_file, (1, tr["seq"], tr["hidden"])),
     ]  # fmt: skip
+    if not quick:  # issue 43's larger models: ResNet-50 (QDQ) and a BERT-base encoder block (dynamic)
+        bert = dict(seq=128, hidden=768, heads=12, ffn=3072)
+        out += [
+            Model("resnet50", lambda p: m.resnet50(p, cnn_size),
+                  lambda f, p: m.quantize_static_file(f, p, x_img, per_channel=False, activations="int8"), x_img),
+            Model("bert-base-dynamic", lambda p: m.transformer_block(p, **bert), m.quantize_dynamic_file, (1, bert["seq"], bert["hidden"])),
+        ]  # fmt: skip
     # the QDQ form of mobilenetv3-qop (docs/iree.md#qdq-convolutions; --quick takes its route through mobilenetv3-qop)
     out.insert(out.index(next(o for o in out if o.name == "mobilenetv3-qop")),
                Model("mobilenetv3", lambda p: m.mobilenet_v3(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img), x_img))

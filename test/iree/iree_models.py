@@ -457,6 +457,23 @@ def resnet(path, size: int = 224, classes: int = 1000) -> str:
     return g.save(path, [1, 3, size, size], y, [1, classes])
 
 
+def resnet50(path, size: int = 224, classes: int = 1000) -> str:
+    """A ResNet-50-style float classifier (bottleneck blocks 3, 4, 6, 3: 1x1 reduce, 3x3, 1x1
+    expand by 4; the stride on the 3x3), x [1, 3, size, size] -> y [1, classes]."""
+    g = Graph(6)
+    h = g.op("MaxPool", g.conv("x", 3, 64, 7, 2), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = 64
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for i in range(blocks):
+            s = stride if i == 0 else 1
+            a = g.conv(g.conv(g.conv(h, c, width), width, width, 3, s), width, 4 * width, relu=False)
+            skip = g.conv(h, c, 4 * width, 1, s, relu=False) if i == 0 else h
+            h, c = g.op("Relu", g.op("Add", a, skip)), 4 * width
+    h = g.op("Flatten", g.op("GlobalAveragePool", h))
+    y = g.op("Gemm", h, g.weight((classes, c), 1 / np.sqrt(c)), g.const(np.zeros(classes, np.float32), "b"), transB=1)
+    return g.save(path, [1, 3, size, size], y, [1, classes])
+
+
 def _attention(g: Graph, h: str, seq: int | None, hidden: int, heads: int, causal: bool) -> str:
     """Multi-head attention of h [1, seq, hidden]; seq None: known only at run time (h's dim 1)."""
     d = hidden // heads
