@@ -25,13 +25,20 @@ same memory, which an ONNX graph cannot say: onnxruntime decides it from the bou
 addresses, so here past and present are always separate tensors, present as long as
 `max(total_sequence_length, P)` (what onnxruntime computes for separate buffers).
 Arithmetic and exactness: docs/semantics.md#attention.
+
+The builder's LongRoPE models (Phi-3 128K, Phi-4-mini) choose their cos/sin caches with an `If` on
+the total length, each branch one Constant per cache (short and long). Where every reader of the
+choice is a rotary here, the `If` goes: each reader gathers its rows from both caches and picks
+them with a `Where` on the condition (`_cache_choice`), and the `If`, read by nothing more, is
+dropped: IREE would read its condition back to the host at every call, and the caches are never
+copied (docs/iree.md#model-formats).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from .rewrites import MS, REWRITES, FormatError, Graph
 from .emit import FLOAT, INT64, Emit, attr, elem_type, rank
@@ -48,6 +55,9 @@ def _static_dim(graph: Graph, name: str, axis: int, _depth: int = 0) -> int | No
     t = graph.constants.get(name)
     if t is not None:
         return int(t.dims[axis])
+    choice = _cache_choice(graph, name)
+    if choice is not None and len({c.shape[axis] for c in choice[1:]}) == 1:
+        return int(choice[1].shape[axis])
     g = graph.model.graph
     for v in (*g.input, *g.value_info, *g.output):
         if v.name == name and v.type.tensor_type.HasField("shape"):
@@ -67,6 +77,94 @@ def _static_dim(graph: Graph, name: str, axis: int, _depth: int = 0) -> int | No
         found = [d for d in found if d is not None and d != 1]
         return found[0] if found else None
     return None
+
+
+# Where a rotary reads its cos/sin caches: (domain, op type) -> their input positions.
+_CACHE_READERS = {(MS, "GroupQueryAttention"): (7, 8), (MS, "RotaryEmbedding"): (2, 3), ("", "RotaryEmbedding"): (1, 2)}
+
+
+def _gathers_rows(node: onnx.NodeProto, i: int) -> bool:
+    """Whether input i of `node` is a cos/sin cache the rewrites here read by a Gather of rows."""
+    key = ("" if node.domain == "ai.onnx" else node.domain, node.op_type)
+    if i not in _CACHE_READERS.get(key, ()):
+        return False
+    if key == (MS, "GroupQueryAttention"):
+        return attr(node, "do_rotary", 0) == 1
+    return key != ("", "RotaryEmbedding") or (len(node.input) > 3 and bool(node.input[3]))  # position_ids
+
+
+def _subgraph_reads(node: onnx.NodeProto) -> set:
+    """Every value name the subgraphs of a node read (their nodes' inputs, their outputs)."""
+    names = set()
+    for a in node.attribute:
+        for g in (*([a.g] if a.HasField("g") else []), *a.graphs):
+            names |= {o.name for o in g.output}
+            for n in g.node:
+                names |= set(n.input) | _subgraph_reads(n)
+    return names
+
+
+def _branch_constants(g: onnx.GraphProto) -> list | None:
+    """The arrays a branch outputs, where it is only Constant nodes of a `value`, else None."""
+    values = {}
+    for n in g.node:
+        if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or [a.name for a in n.attribute] != ["value"] or len(n.output) != 1:
+            return None
+        try:
+            values[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+        except Exception:  # noqa: BLE001 - a tensor onnx cannot read: not a choice this reads
+            return None
+    outs = [values.get(o.name) for o in g.output]
+    return None if any(v is None for v in outs) else outs
+
+
+def _cache_choice(graph: Graph, name: str) -> tuple | None:
+    """(condition, then cache, else cache) where `name` is an output of an `If` that chooses
+    between constant cos/sin caches (2-D, one type, one row width) and every reader of its
+    outputs, in the top-level graph only, gathers rows of them in a rewrite here; else None."""
+    found = graph.__dict__.setdefault("_cache_choices", {})
+    if name in found:
+        return found[name]
+    found[name] = None
+    g = graph.model.graph
+    node = graph._producers.get(name)
+    if node is None or node.op_type != "If" or node.domain not in ("", "ai.onnx") or len(node.input) != 1:
+        return None
+    branches = {a.name: _branch_constants(a.g) for a in node.attribute if a.name in ("then_branch", "else_branch")}
+    then, other = branches.get("then_branch"), branches.get("else_branch")
+    if then is None or other is None or len(then) != len(node.output) or len(other) != len(node.output):
+        return None
+    if any(t.ndim != 2 or t.dtype != o.dtype or t.shape[1] != o.shape[1] or t.dtype.kind != "f" or not t.size or not o.size
+           for t, o in zip(then, other)):  # fmt: skip
+        return None
+    outs = set(node.output)
+    if outs & {v.name for v in g.output} or any(outs & _subgraph_reads(n) for n in g.node if n is not node):
+        return None
+    if not all(_gathers_rows(n, i) for n in g.node for i, v in enumerate(n.input) if v in outs):
+        return None
+    for out, t, o in zip(node.output, then, other):
+        found[out] = (node.input[0], t, o)
+    return found[name]
+
+
+def _rows(e: Emit, cache: str, at: str) -> str:
+    """Rows `at` of a cos/sin cache: a Gather; for an `If`'s choice of two caches, the rows of
+    each (positions clamped to its length: the cache not chosen may be the shorter) and a `Where`
+    on its condition, a choice of the rows read, not of the caches."""
+    choice = _cache_choice(e.graph, cache)
+    if choice is None:
+        return e.op("Gather", cache, at, axis=0)
+    cond, *caches = choice
+    producer = e.graph._producers[cache]
+    if producer not in e.graph.folded:  # read through: dropped once nothing reads it (formats.normalise)
+        e.graph.folded.append(producer)
+    names = e.graph.__dict__.setdefault("_cache_constants", {})
+    rows = []
+    for i, c in enumerate(caches):
+        if (cache, i) not in names:
+            names[(cache, i)] = e.graph.constant(f"{cache}_{('then', 'else')[i]}", c)
+        rows.append(e.op("Gather", names[(cache, i)], e.op("Min", at, e.ints(c.shape[0] - 1)), axis=0))
+    return e.op("Where", cond, *rows)
 
 
 class _Floats:
@@ -180,7 +278,7 @@ def group_query_attention(node: onnx.NodeProto, graph: Graph) -> list:
 
     if rotary:
         at = e.cast(ins["position_ids"], INT64) if ins["position_ids"] else positions
-        c, s = (e.unsqueeze(e.op("Gather", cache, at, axis=0), [1]) for cache in (cos, sin))  # [B, 1, S, R/2]
+        c, s = (e.unsqueeze(_rows(e, cache, at), [1]) for cache in (cos, sin))  # [B, 1, S, R/2]
         half, dims = _rotary_dims(e, cos)
         interleaved = attr(node, "rotary_interleaved", 0) == 1
         q, k = (_rotate(e, x, c, s, half, dims, head, interleaved) for x in (q, k))
@@ -320,7 +418,7 @@ def rotary_embedding(node: onnx.NodeProto, graph: Graph) -> list:
         at = e.unsqueeze(e.op("Add", e.cast(e.op("Reshape", position_ids, e.ints(1)), INT64), steps), [0])  # [1, S]
     else:
         at = e.cast(position_ids, INT64)
-    c, s = (e.op("Gather", cache, at, axis=0) for cache in (cos, sin))
+    c, s = (_rows(e, cache, at) for cache in (cos, sin))
     return _rotary_apply(e, node, x, c, s, layout, heads, half, dims)
 
 
@@ -338,7 +436,7 @@ def rotary_embedding_23(node: onnx.NodeProto, graph: Graph) -> list:
         raise FormatError(node, "a 3-D X needs num_heads")
     if position_ids:
         at = e.cast(position_ids, INT64)
-        c, s = (e.op("Gather", cache, at, axis=0) for cache in (cos, sin))
+        c, s = (_rows(e, cache, at) for cache in (cos, sin))
     else:
         c, s = cos, sin
     return _rotary_apply(e, node, x, c, s, layout, heads, half, dims)

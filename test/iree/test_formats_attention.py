@@ -11,6 +11,7 @@ inputs and zeros: compared with the same tolerance (the rotation is arithmetic).
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 
 import numpy as np
@@ -477,6 +478,70 @@ def test_gqa_head_size_from_the_qkv_projection():
          "past_value": rng.standard_normal((2, nkv, 5, head)).astype(np.float32), "seqlens_k": np.array([5, 3], np.int32),
          "total_sequence_length": np.array(6, np.int32)}  # fmt: skip
     compare(m, f, run_ort(r, f), run_ort(m, f))
+
+
+def longrope(m: onnx.ModelProto, original: int, output: bool = False) -> onnx.ModelProto:
+    """The model with its constant cos/sin caches chosen as the genai builder writes LongRoPE
+    models (Phi-3 128K, Phi-4-mini): an If on total length > `original`, each branch one Constant
+    per cache: the long caches (every position, other frequencies) or the short (`original` rows).
+    `output`: the choice is also a graph output (a reader the rewrite does not know)."""
+    cos, sin = (numpy_helper.to_array(t) for t in m.graph.initializer[:2])
+    del m.graph.initializer[:2]
+    length = "total_sequence_length" if any(i.name == "total_sequence_length" for i in m.graph.input) else "length"
+    if length == "length":
+        m.graph.input.append(helper.make_tensor_value_info(length, I32, []))
+    long_angles = np.arange(cos.shape[0])[:, None] * 0.37 / (10000 ** (np.arange(cos.shape[1]) / cos.shape[1]))[None, :]
+    choices = {"long": (np.cos(long_angles).astype(np.float32), np.sin(long_angles).astype(np.float32)),
+               "short": (cos[:original], sin[:original])}  # fmt: skip
+
+    def branch(which):
+        c, s = choices[which]
+        nodes = [helper.make_node("Constant", [], [f"{n}_{which}"], value=numpy_helper.from_array(a, f"{n}_{which}"))
+                 for n, a in (("cos", c), ("sin", s))]  # fmt: skip
+        return helper.make_graph(nodes, which, [], [helper.make_tensor_value_info(f"{n}_{which}", F, list(c.shape)) for n in ("cos", "sin")])
+
+    m.graph.initializer.append(numpy_helper.from_array(np.array(original, np.int32), "original"))
+    m.graph.node.insert(0, helper.make_node("If", ["use_long"], ["cos_cache", "sin_cache"], then_branch=branch("long"), else_branch=branch("short")))
+    m.graph.node.insert(0, helper.make_node("Greater", [length, "original"], ["use_long"]))
+    m.graph.value_info.extend([helper.make_tensor_value_info(n, F, ["max_sequence_length", "head_dim / 2"]) for n in ("cos_cache", "sin_cache")])
+    if output:
+        m.graph.output.append(helper.make_tensor_value_info("cos_cache", F, ["M", "R"]))
+    return m
+
+
+@pytest.mark.parametrize("step", ["prompt", "decode", "decode-batch", "decode-padded", "continued"])
+def test_gqa_longrope_cache_choice(step):
+    """The builder's LongRoPE caches (partial rotary, as Phi-4-mini: 24 of each head's 64 pairs'
+    halves): the If goes, each rotary's rows are gathered from both caches and picked by a Where;
+    onnxruntime's numbers on either side of the original length (8: totals 6 and 8 read the short
+    caches, 9 and 10 the long ones)."""
+    m = longrope(gqa(head=64, rotary_half=24), original=8)
+    assert not [n for n in rewritten(m).graph.node if n.op_type == "If"]
+    run_case(m, step)
+
+
+def test_longrope_cache_choice_read_elsewhere_stays():
+    """An If whose caches something else also reads (here a graph output) is left to IREE as it is."""
+    m = longrope(gqa(), original=8, output=True)
+    assert [n.op_type for n in formats.normalise(copy.deepcopy(m))[0].graph.node].count("If") == 1
+    for step in ("decode", "continued"):
+        b, s, p, lengths = STEPS[step]
+        f = feeds(m, b, s, p, lengths)
+        want = run_ort(m, f)
+        got = run_ort(rewritten(m), f)
+        close(got[-1], want[-1], what="cos_cache")
+        compare(gqa(), f, got[:-1], want[:-1])  # the attention's own outputs
+
+
+@pytest.mark.parametrize("start", [False, True])
+def test_rotary_embedding_longrope_cache_choice(start):
+    """com.microsoft RotaryEmbedding reading the LongRoPE choice: the If goes, onnxruntime's numbers."""
+    m = longrope(rotary(start=start), original=8)
+    assert not [n for n in rewritten(m).graph.node if n.op_type == "If"]
+    for b, s, length in ((1, 1, 6), (2, 5, 20)):
+        pos = np.array([length - s]) if start else np.tile(np.arange(length - s, length), (b, 1))  # the last s positions
+        f = rotary_feeds(m, b, s, seed=s) | {"position_ids": pos.astype(np.int64), "length": np.array(length, np.int32)}
+        close(run_ort(rewritten(m), f)[0], run_ort(m, f)[0], what=f"b={b} s={s} length={length}")
 
 
 def rotary_23(layout=3, interleaved=False, heads=4, head=32, half=None, gathered=False, max_len=64):
