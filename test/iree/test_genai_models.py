@@ -28,7 +28,7 @@ ort = pytest.importorskip("onnxruntime")
 from dequant import check, generate  # noqa: E402
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "genai")
-NAMES = ["llama", "qwen2"]
+NAMES = ["llama", "qwen2", "phi3", "phi4mini"]
 STEPS = 8  # greedy tokens per model: the prompt's call, then 7 with the KV cache
 PROMPT = "the quick brown fox jumps over the lazy dog"
 RTOL = 1e-4  # max |logits - exact| / max |exact|: f32 sums in another order

@@ -48,6 +48,22 @@ TEST_MODELS = {
                                   num_key_value_heads=2, vocab_size=256, max_position_embeddings=128)),
     "qwen2": ("Qwen2Config", dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
                                   num_key_value_heads=2, vocab_size=320, max_position_embeddings=128, tie_word_embeddings=True)),
+    # Phi-3-mini's layout: as many KV heads as heads, fused qkv and gate_up projections, the
+    # sliding_window its config states (the builder writes no window into the attention for it).
+    "phi3": ("Phi3Config", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                num_key_value_heads=4, vocab_size=256, max_position_embeddings=128,
+                                original_max_position_embeddings=128, sliding_window=2047)),
+    # Phi-4-mini's: rotary on 3/4 of each head, grouped KV heads, tied embeddings, LongRoPE
+    # (short and long cos/sin caches chosen by an If on the total length). The rotary half-width
+    # (24) is a multiple of 8, as onnxruntime's GroupQueryAttention requires; the original context
+    # (12) is short enough that the test's decoding crosses it and reads both caches.
+    "phi4mini": ("Phi3Config", dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+                                    num_key_value_heads=1, vocab_size=320, max_position_embeddings=128,
+                                    original_max_position_embeddings=12, partial_rotary_factor=0.75,
+                                    tie_word_embeddings=True, sliding_window=262144,
+                                    rope_scaling=dict(type="longrope", rope_type="longrope",
+                                                      short_factor=[1.0 + 0.1 * i for i in range(24)],
+                                                      long_factor=[1.0 + 2.0 * i for i in range(24)]))),
 }  # fmt: skip
 
 # The benchmark's: SmolLM2-135M's dims (a Llama), random weights; generated into a cache dir.
