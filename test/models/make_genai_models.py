@@ -12,8 +12,9 @@ genai_config.json as the builder writes them, and the HF folder's tokenizer file
 
 Needs torch, transformers, tokenizers and onnxruntime-genai (not test dependencies: the tests
 read the committed models). torch as a CPU build: `pip install torch==2.13.0` alone first (a
-CPU wheel), then `pip install transformers tokenizers onnxruntime-genai`. Seeded: the same
-package versions make the same weights.
+CPU wheel), then `pip install transformers tokenizers onnxruntime-genai`; the builder also
+imports onnx and onnx-ir, which the test venv has (in a venv of their own: `pip install -c
+.ci/constraints.txt onnx onnx-ir`). Seeded: the same package versions make the same weights.
 """
 
 from __future__ import annotations
