@@ -177,11 +177,11 @@ def installed() -> bool:
 
 def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None) -> str:
     """The path of the model with its formats normalised (dequant.formats) and, for llvm-cpu, its
-    QDQ convolutions in float (dequant.qdq_convs), written into `tmp`; or the model's own path
-    where neither changes it."""
+    QDQ convolutions in float (dequant.qdq_convs), the depthwise ones as sums of shifted slices
+    (dequant.depthwise), written into `tmp`; or the model's own path where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
-    from . import formats, qdq_convs
+    from . import depthwise, formats, qdq_convs
 
     try:
         proto = onnx.load(os.fspath(model), load_external_data=False)
@@ -198,6 +198,7 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None) -
         raise IreeStageError(str(e)) from None
     if target == "llvm-cpu" and qdq_convs.applies(proto):
         proto, _, _ = qdq_convs.rewrite(proto)
+        depthwise.rewrite(proto)
     path = os.path.join(tmp, "normalised.onnx")
     big = proto.ByteSize() > 1 << 30  # protobuf's 2 GB limit: the weights beside it
     onnx.save(proto, path, save_as_external_data=big, all_tensors_to_one_file=True, location="normalised.data")
