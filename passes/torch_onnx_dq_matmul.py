@@ -46,6 +46,56 @@ from .to_linalg import expand
 
 
 @dataclass(frozen=True)
+class FloatZero:
+    """The fractional float zero point of MatMulNBits' rewrite (python/formats/matmul_nbits.py):
+    `onnx.Sub(%wq, %zs)` where %zs is a dq op of `onnx.ConstantOfShape` ones [K, N] whose scale
+    holds z * s per block (`dq_op`, its OpDef and Form), read as the weights' scale is."""
+
+    sub: object
+    dq_op: object
+    definition: object
+    form: Form
+
+
+def _ones(v: ir.Value) -> bool:
+    """Whether v (builtin) is `onnx.ConstantOfShape` of 1 (through torch_c's cast)."""
+    cast = made_by(v, t.TO_BUILTIN)
+    op = cast.operands[0].owner if cast is not None else None
+    if not isinstance(op, (ir.Operation, ir.OpView)) or t.onnx_name(op) != "onnx.ConstantOfShape" or "torch.onnx.value" not in op.attributes:
+        return False
+    value = op.attributes["torch.onnx.value"]
+    return isinstance(value, ir.DenseIntElementsAttr) and len(value) == 1 and value[0] == 1
+
+
+def _float_zero(w: ir.Value, found: dict) -> tuple | str | None:
+    """For B = onnx.Sub(dq(%q, %s), dq(ones, %zs)) of one blocking: (the weights' dq result,
+    FloatZero), why the form is not read, or None (B is not that form)."""
+    sub = w.owner
+    if not isinstance(sub, (ir.Operation, ir.OpView)) or t.onnx_name(sub) != "onnx.Sub" or len(sub.operands) != 2:
+        return None
+    ys = [t.builtin_of(v) for v in sub.operands]
+    if any(y is None or y.owner.name not in dialect.DEQUANTIZE_OPS or y.owner.operation not in found for y in ys):
+        return None
+    wy, zy = ys
+    z_op = zy.owner
+    d, sig = found[z_op.operation]
+    zv = d.by_role(z_op)
+    if not _ones(zv["data"]):
+        return None
+    w_op = wy.owner
+    wd, wsig = found[w_op.operation]
+    form, w_form = d.canonical(sig), wd.canonical(wsig)
+    if zv["zero_point"] is not None or form.scale_map != w_form.scale_map or zy.type != wy.type:
+        return "the float zero point is not read per block as the weights' scale is"
+    for v, operand in ((sub.operands[0], 0), (sub.operands[1], 1)):
+        if any(u.owner.operation != sub.operation or u.operand_number != operand for u in v.uses):
+            return "the weights' or their float zero point's dequantize is also read by other ops than the Sub"
+        if any(u.owner.name != t.FROM_BUILTIN for u in ys[operand].uses):
+            return "the weights' or their float zero point's dequantize is also used on builtin tensors"
+    return wy, FloatZero(sub, z_op, d, form)
+
+
+@dataclass(frozen=True)
 class Match:
     """An `onnx.MatMul(%a, %w)` whose %w is dq-dequantized weights [K, N] a contraction can read
     quantized: the dq op, its OpDef and canonical Form, and the torch types of %a and the result."""
@@ -57,19 +107,26 @@ class Match:
     a: t.TorchTensor
     y: t.TorchTensor
     activation: tuple | None = None  # (dq op, OpDef, signature) where %a is dq-dequantized too
+    zero: FloatZero | None = None  # B = onnx.Sub(dq result, FloatZero), float zero points only
 
     @property
     def kn(self) -> tuple:
         return tuple(ir.RankedTensorType(self.dq_op.results[0].type).shape)
 
 
-def _why_not(matmul, found: dict) -> Match | str | None:
+def _why_not(matmul, found: dict, float_zero_points: bool = False) -> Match | str | None:
     """The Match of a MatMul, why its dequantized weights cannot be read quantized, or None when
-    its B operand is not dq-dequantized at all."""
+    its B operand is not dq-dequantized at all (`float_zero_points`: nor dq-dequantized weights
+    minus their float zero point, `FloatZero`)."""
     if len(matmul.operands) != 2 or len(matmul.results) != 1:
         return None
     w = matmul.operands[1]
-    y = t.builtin_of(w)
+    y, zero = t.builtin_of(w), None
+    if float_zero_points and y is None:
+        got = _float_zero(w, found)
+        if got is None or isinstance(got, str):
+            return got
+        y, zero = got
     if y is None or y.owner.name not in dialect.DEQUANTIZE_OPS or y.owner.operation not in found:
         return None
     dq_op = y.owner
@@ -102,19 +159,21 @@ def _why_not(matmul, found: dict) -> Match | str | None:
     activation = None
     if a is not None and a.owner.name in dialect.DEQUANTIZE_OPS and a.owner.operation in found:
         activation = (a.owner, *found[a.owner.operation])
-    return Match(matmul, dq_op, d, form, a_t, y_t, activation)
+    return Match(matmul, dq_op, d, form, a_t, y_t, activation, zero)
 
 
-def matches(root, remarks: list) -> list | None:
+def matches(root, remarks: list, float_zero_points: bool = False) -> list | None:
     """The Matches of the MatMuls under `root` (None: a dq op broke a rule, reported); a MatMul of
-    dq-dequantized weights that cannot be read quantized gets a remark in `remarks` saying why."""
+    dq-dequantized weights that cannot be read quantized gets a remark in `remarks` saying why.
+    `float_zero_points`: also the MatMuls whose B is the weights minus a float zero point
+    (`FloatZero`), which only dq's CPU kernel reads."""
     verified = dialect.verified(root)
     if verified is None:
         return None
     found = {op.operation: (d, sig) for op, d, sig in verified}
     out = []
     for matmul in t.nodes(root, "onnx.MatMul"):
-        m = _why_not(matmul, found)
+        m = _why_not(matmul, found, float_zero_points)
         if isinstance(m, Match):
             out.append(m)
         elif m is not None:
@@ -123,7 +182,7 @@ def matches(root, remarks: list) -> list | None:
 
 
 def _erasable(op) -> bool:
-    return op.name in PURE_PRODUCERS + (unpack.NAME, t.TO_BUILTIN) or t.onnx_name(op) == "onnx.Constant"
+    return op.name in PURE_PRODUCERS + (unpack.NAME, t.TO_BUILTIN) or t.onnx_name(op) in ("onnx.Constant", "onnx.ConstantOfShape")
 
 
 def erase_unused(dq_ops) -> None:

@@ -23,6 +23,11 @@ target: GPU targets take torch-onnx-dq-matmul's fused contraction instead (the n
 passes/to_iree.py). A MatMul this pass does not take gets a remark saying why and is left to
 torch-onnx-dq-matmul.
 
+The weights minus a fractional float zero point, `onnx.Sub(dq(w, s), dq(ones, zs))` as
+MatMulNBits' rewrite writes it (`FloatZero`), are taken too: the f32 kernel reads zs as one more
+buffer after `%z` and the Sub goes (docs/iree.md#matmulnbits); a MatMul no kernel takes keeps
+the Sub, for IREE's own lowering (torch-onnx-dq-matmul does not read the form).
+
 With the option `int8-activations=true` (opt-in, approximate:
 `torch-onnx-dq-matmul-iree-cpu{int8-activations=true}` in a pipeline) on a module tagged
 `dq.avx512vnni`, a MatMul the int8-activation kernel takes becomes two dispatches instead, x
@@ -104,14 +109,16 @@ def _per_block(reads: tuple, values: np.ndarray, k: int, n: int) -> tuple | str:
 
 class _Weights(NamedTuple):
     """A MatMul's constant weights [K, N] as its kernel's `repack` takes them: their element,
-    as stored (`stored`: codes [K, N] for 8 bits), the block along K, the scale [KB, N] f32 and
-    the zero point [KB, N] (None: none, or all zero)."""
+    as stored (`stored`: codes [K, N] for 8 bits), the block along K, the scale [KB, N] f32,
+    the zero point [KB, N] (None: none, or all zero) and the float zero point z * s [KB, N] f32
+    (None: none)."""
 
     element: object
     stored: np.ndarray
     block: int
     scale: np.ndarray
     zero_point: np.ndarray | None
+    float_zero_point: np.ndarray | None = None
 
 
 def _weights(m: Match) -> _Weights | str:
@@ -141,7 +148,16 @@ def _weights(m: Match) -> _Weights | str:
         if zp[0] != scale[0]:
             return "its zero point is blocked differently from its scale"
         zp = None if not zp[1].any() else zp[1]
-    return _Weights(e, q, scale[0], scale[1], zp)
+    zs = None
+    if m.zero is not None:  # the Sub's float zero point: its dq op's scale, read as the weights' is
+        zs = constant(m.zero.definition.by_role(m.zero.dq_op)["scale"])
+        if zs is None:
+            return "its float zero point is not a constant of the model"
+        zs = _per_block(m.zero.form.scale_map, np.asarray(zs, np.float32), k, n)
+        if isinstance(zs, str) or zs[0] != scale[0]:
+            return "its float zero point is not blocked as its scale"
+        zs = np.ascontiguousarray(zs[1])
+    return _Weights(e, q, scale[0], scale[1], zp, zs)
 
 
 class _QdqConstants(NamedTuple):
@@ -171,7 +187,8 @@ def _match(m: Match) -> _Matched | str:
         return w
     lead = m.a.shape[:-1]
     rows = None if None in lead else int(np.prod(lead))
-    problem = Problem(*m.kn, w.block, w.element.bits, w.element.signed, w.zero_point is not None, rows)
+    problem = Problem(*m.kn, w.block, w.element.bits, w.element.signed, w.zero_point is not None, rows,
+                      float_zero_point=w.float_zero_point is not None)  # fmt: skip
     act = activation(m)
     if not isinstance(act, Activation):
         return _Matched(problem, w, note=act)
@@ -244,9 +261,11 @@ def _constants(kernel, matched: _Matched) -> list:
     if isinstance(kernel, QdqKernel):
         packed = kernel.repack(w.stored, matched.qdq.s, w.zero_point, matched.qdq.c)
     else:
-        packed = kernel.repack(w.stored, np.ascontiguousarray(w.scale), w.zero_point)
+        floats = [] if w.float_zero_point is None else [w.float_zero_point]  # only the f32 kernel takes one
+        packed = kernel.repack(w.stored, np.ascontiguousarray(w.scale), w.zero_point, *floats)
     out = [resource(packed.w, i8, "dq_kernel_w"), resource(packed.s, f32, "dq_kernel_s")]
     out += [resource(packed.z, i8, "dq_kernel_z")] if packed.z is not None else []
+    out += [resource(packed.zf, f32, "dq_kernel_zf")] if packed.zf is not None else []
     return out + ([resource(packed.c, i32, "dq_kernel_c")] if packed.c is not None else [])
 
 
@@ -339,7 +358,7 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
 
 def run(root, int8_activations: bool = False) -> bool:
     remarks = []
-    found = matches(root, remarks)
+    found = matches(root, remarks, float_zero_points=True)
     if found is None:
         return False
     if found and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
@@ -350,15 +369,22 @@ def run(root, int8_activations: bool = False) -> bool:
         root.location.emit_error("int8 activations (int8-activations=true) need AVX-512 VNNI, which the target lacks "
                                  f"(dq-target-features tags the module {AVX512VNNI} where the host has it)")  # fmt: skip
         return False
-    state, done, activations = _State(), set(), set()
+    state, done, activations, subs = _State(), set(), set(), {}
     for m in found:
         got = rewrite(m, root, state, target, options, remarks)
         if isinstance(got, str):
-            remarks.append((m.matmul, f"MatMul not given dq's CPU kernel (fused contraction instead): {got}"))
+            instead = "IREE's own lowering" if m.zero is not None else "fused contraction"
+            remarks.append((m.matmul, f"MatMul not given dq's CPU kernel ({instead} instead): {got}"))
             continue
         done.add(m.dq_op)
         if m.activation is not None:
             activations.add(m.activation[0])
+        if m.zero is not None:
+            subs[m.zero.sub.operation] = m.zero.dq_op
+    for sub, zero in subs.items():  # a float zero point's Sub no MatMul reads any more
+        if not list(sub.results[0].uses):
+            sub.erase()
+            done.add(zero)
     erase_unused(done | activations)  # an activation's dequantize no MatMul reads any more (QDQ kernel)
     emit_remarks(root, remarks)
     return True

@@ -4,7 +4,8 @@ as IREE's ukernel `common.h` states its own:
 
 Exact and approximate.
 - Exact (the model as written, up to the order of f32 sums): `f32.Kernel` (each weight
-  dequantized as dq's dequantize computes it, `(u - z') * s`, then f32 FMAs; at any row count),
+  dequantized as dq's dequantize computes it, `(u - z') * s`, and with a fractional float zero
+  point `(u - z') * s - zs` as onnxruntime's kernel computes it, then f32 FMAs; at any row count),
   `digits.DigitKernel` (x's blocks as exact integers, integer sums, one rounding to f32 per
   block; docs/semantics.md#the-exact-one-row-route), `qdq.QdqKernel` (QDQ MatMuls: the model's
   own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls),
@@ -13,8 +14,8 @@ Exact and approximate.
   sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block).
 - Approximate, opt-in only: `int8.Int8Kernel` (x quantized to int8 per row and block, as ONNX
   Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
-- No kernel takes a term off a sum in f32 (`p - z' * sum x`): a zero point comes off in
-  integers, before any conversion (issue 45).
+- No kernel takes a term off a sum in f32 (`p - z' * sum x`): an integer zero point comes off
+  in integers, before any conversion (issue 45); a float one off each weight (issue 42).
 
 Layout. The stage repacks constants once (`repack`); a kernel reads only its own layout:
 - per workgroup (GROUPS column groups of `lanes` columns) one contiguous stream of weights, rows

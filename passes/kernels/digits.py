@@ -15,7 +15,7 @@ from .f32 import GROUPS, Kernel
 from .f32 import _Body as _F32Body
 from .int8 import LANES, Int8Kernel, Quantize, _Body
 from .loops import Hoisted, each_block, rows_blocks, vpdpbusd
-from .problem import Problem
+from .problem import FLOAT_ZERO_POINT, Problem
 
 
 # --- The exact one-row route: x as four base-256 digits per block --------------------------------
@@ -143,6 +143,8 @@ class DigitKernel(Int8Kernel):
     @classmethod
     def why_not(cls, p: Problem) -> str | None:
         """Why a problem's weights do not fit the one-row integer kernel, or None."""
+        if p.float_zero_point:
+            return FLOAT_ZERO_POINT
         k, n, block, bits, any_rows = p.k, p.n, p.block, p.bits, p.rows is None
         if bits != 4:
             return f"{bits}-bit weights (the one-row integer kernel reads 4 bits)"

@@ -1,11 +1,12 @@
 """A matmul kernel reading quantized weights: y[m, n] = sum_k x[m, k] * dequantize(w)[k, n].
 
 The weights are constants, quantized along K in blocks of `block` (a per-column scale is one block
-of K), 4-bit (two per byte) or 8-bit, with an optional integer zero point. `Kernel.repack` lays
-them out once, when the stage runs, for the kernel's loads; `Kernel.emit` writes the kernel body
-as `scf`/`vector`/`arith`/`memref` ops on memrefs (no target dialect): whoever calls it supplies
-the buffers and which column groups the body computes (an IREE workgroup: passes/
-torch_onnx_dq_matmul_iree_cpu.py).
+of K), 4-bit (two per byte) or 8-bit, with an optional integer zero point and an optional
+fractional float one (`Problem.float_zero_point`: MatMulNBits' zero points of the scales' type).
+`Kernel.repack` lays them out once, when the stage runs, for the kernel's loads; `Kernel.emit`
+writes the kernel body as `scf`/`vector`/`arith`/`memref` ops on memrefs (no target dialect):
+whoever calls it supplies the buffers and which column groups the body computes (an IREE
+workgroup: passes/torch_onnx_dq_matmul_iree_cpu.py).
 
 Layout (W = GROUPS * lanes columns per workgroup, KB = K / block blocks): each workgroup's
 weights are one contiguous stream, row after row of K.
@@ -15,12 +16,16 @@ weights are one contiguous stream, row after row of K.
   shift unpack it;
 - scales `[N / W, KB, W]` f32 (f16/bf16 scales widened exactly);
 - zero points `[N / W, KB, W]` bytes holding `z + bias`; without a zero point the bias alone.
-Then `u - (z + bias) = q - z`, exactly.
+Then `u - (z + bias) = q - z`, exactly;
+- float zero points `[N / W, KB, W]` f32 holding `zs = z * s` rounded once (`zf`), with a float
+  zero point only.
 
 Two bodies, chosen by the row count at run time (docs/iree.md, "The matmul kernel (CPU)"), with
 one arithmetic: each weight dequantized exactly as dq's dequantize computes it, `(u - z') * s`
-with the zero point taken off in i32 before the conversion (`_Body.dequantized`), then summed
-against x in f32 by fused multiply-adds:
+with the zero point taken off in i32 before the conversion (`_Body.dequantized`), and a float
+zero point as `(u - z') * s - zs`, per weight, the arithmetic of onnxruntime's kernel
+(docs/semantics.md#onnxruntimes-weight-formats); then summed against x in f32 by fused
+multiply-adds:
 - one row (a token, M = 1; memory and unpacking bound): straight from the unpacked weights into
   one accumulator per column group (docs/semantics.md#matmul-of-dequantized-weights);
 - several rows: per chunk of K, the group's weights are dequantized into a stack panel of f32,
@@ -67,12 +72,13 @@ def codes(stored: np.ndarray, bits: int, k: int, n: int) -> np.ndarray:
 
 class Packed(NamedTuple):
     """A kernel's constants in its layout (`repack`): weights, scales, zero points (None: the
-    bias alone) and, for the QDQ kernel, the per-column corrections c."""
+    bias alone), for the QDQ kernel the per-column corrections c, and float zero points zs."""
 
     w: np.ndarray
     s: np.ndarray
     z: np.ndarray | None
     c: np.ndarray | None = None
+    zf: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ class Kernel:
     bits = property(lambda self: self.problem.bits)
     signed = property(lambda self: self.problem.signed)
     zero_point = property(lambda self: self.problem.zero_point)
+    float_zero_point = property(lambda self: self.problem.float_zero_point)
 
     @property
     def width(self) -> int:
@@ -136,16 +143,18 @@ class Kernel:
 
     def name(self) -> str:
         kind = ("i" if self.signed else "u") + str(self.bits)
-        return f"dq_matmul_{kind}_k{self.k}_n{self.n}_b{self.block}{'_z' if self.zero_point else ''}_l{self.lanes}"
+        zs = ("_z" if self.zero_point else "") + ("_zf" if self.float_zero_point else "")
+        return f"dq_matmul_{kind}_k{self.k}_n{self.n}_b{self.block}{zs}_l{self.lanes}"
 
     # --- the constants' layout --------------------------------------------------------------
 
-    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
+    def repack(self, stored: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, float_zero_point: np.ndarray | None = None) -> Packed:
         """The kernel's (weights, scales, zero points or None) from the weights as the model
         stores them, `stored` (uint8: for 8 bits a code per weight, [K, N]; for 4 bits K * N / 2
         bytes in ONNX order, weight (k, n) in bits 4 * (n mod 2) of byte (k * N + n) / 2), the
         scale [KB, N] and the zero point [KB, N] (integers, or None), as numpy arrays in the
-        layout above. A signed code c holds q = c - 2^bits * (c >= 2^(bits - 1)), so q + bias =
+        layout above, and the float zero points zs [KB, N] (f32: z * s, with `float_zero_point`
+        problems only). A signed code c holds q = c - 2^bits * (c >= 2^(bits - 1)), so q + bias =
         c ^ bias (the bias flips the code's top bit, of each code in a byte at once). The weights
         are laid out REPACK_BYTES at a time, never unpacked to a byte each first."""
         wgs, width = self.workgroups, self.width
@@ -176,7 +185,8 @@ class Kernel:
             for r0 in range(0, rows, step):
                 part = codes8[r0 : r0 + step] ^ np.uint8(self.bias) if self.bias else codes8[r0 : r0 + step]
                 w[:, r0 : r0 + step] = part.reshape(-1, wgs, width).transpose(1, 0, 2)
-        return Packed(w, *self.repack_blocks(scale, zero_point))
+        zf = None if float_zero_point is None else self.repack_blocks(float_zero_point, None)[0]
+        return Packed(w, *self.repack_blocks(scale, zero_point), zf=zf)
 
     def repack_blocks(self, scale: np.ndarray, zero_point: np.ndarray | None) -> tuple:
         """(scales, zero points or None) [N / W, KB, W] from [KB, N]: f32, and `z + bias` bytes."""
@@ -190,7 +200,7 @@ class Kernel:
         return s, z
 
     def types(self, m: int | None = None) -> dict:
-        """The memref types of the kernel's buffers in binding order, x, w, s[, z], y (m: x's and
+        """The memref types of the kernel's buffers in binding order, x, w, s[, z][, zf], y (m: x's and
         y's row count, None dynamic)."""
         dyn = ir.ShapedType.get_dynamic_size() if m is None else m
         f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
@@ -201,27 +211,30 @@ class Kernel:
         }
         if self.zero_point:
             table["z"] = ir.MemRefType.get([self.workgroups, self.blocks, self.width], i8)
+        if self.float_zero_point:
+            table["zf"] = ir.MemRefType.get([self.workgroups, self.blocks, self.width], f32)
         table["y"] = ir.MemRefType.get([dyn, self.n], f32)
         return table
 
     # --- the body -----------------------------------------------------------------------------
 
-    def emit(self, x, w, s, z, y, m, workgroup) -> None:
+    def emit(self, x, w, s, z, y, m, workgroup, zf=None) -> None:
         """The body computing y's columns of workgroup `workgroup` (an index: `width` columns)
         for all m rows, at the current insertion point."""
-        _Body(self, x, w, s, z, y, m, workgroup).emit()
+        _Body(self, x, w, s, z, y, m, workgroup, zf).emit()
 
     def emit_views(self, views: dict, m, workgroup) -> None:
         """`emit` on the buffers named by their roles in `types`."""
-        self.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, workgroup)
+        self.emit(views["x"], views["w"], views["s"], views.get("z"), views["y"], m, workgroup, views.get("zf"))
 
 
 class _Body(Hoisted):
     """The ops of one kernel body (state shared by its loops)."""
 
-    def __init__(self, kernel: Kernel, x, w, s, z, y, m, workgroup):
+    def __init__(self, kernel: Kernel, x, w, s, z, y, m, workgroup, zf=None):
         super().__init__()
         self.k, self.x, self.w, self.s, self.z, self.y, self.m = kernel, x, w, s, z, y, m
+        self.zf = zf
         lanes = kernel.lanes
         self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
         self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
@@ -275,13 +288,22 @@ class _Body(Hoisted):
     def scale(self, g: int, kb) -> ir.Value:
         return vector.load(self.f32, self.s, [self.wg, kb, self.const(g * self.k.lanes)])
 
+    # The float zero point zs of group g, block kb (an f32 vector), or None without one.
+    def float_zero_point(self, g: int, kb) -> ir.Value | None:
+        if self.zf is None:
+            return None
+        return vector.load(self.f32, self.zf, [self.wg, kb, self.const(g * self.k.lanes)])
+
     def column(self, g: int) -> ir.Value:
         return arith.addi(self.col0, self.const(g * self.k.lanes))
 
-    def dequantized(self, field, zero_point, scale) -> ir.Value:
+    def dequantized(self, field, zero_point, scale, zs=None) -> ir.Value:
         """`(u - z') * s` as dq's dequantize computes it: the zero point taken off in i32 (exact),
-        converted exactly, then rounded once by the scale. Both bodies read every weight so."""
-        return arith.mulf(arith.sitofp(self.f32, arith.subi(field, zero_point)), scale)
+        converted exactly, then rounded once by the scale; with a float zero point, `zs` (z * s)
+        then taken off, rounded once more (onnxruntime's arithmetic; no FMA: `q * s` is rounded
+        as its kernel rounds it). Both bodies read every weight so."""
+        w = arith.mulf(arith.sitofp(self.f32, arith.subi(field, zero_point)), scale)
+        return w if zs is None else arith.subf(w, zs)
 
     def one_row(self) -> None:
         """y[r, cols] = sum_k x[r, k] * ((u - z') * s) for r < m (m <= 1), in order of k: each
@@ -295,6 +317,7 @@ class _Body(Hoisted):
         def block(r, kb, sums):
             zs = [self.zero_point(g, kb) for g in gs]
             scales = [self.scale(g, kb) for g in gs]
+            floats = [self.float_zero_point(g, kb) for g in gs]
             per_block = kern.block // fields
             first_row = arith.muli(kb, self.const(per_block))
             inner = scf.ForOp(self.const(0), self.const(per_block), self.const(1), sums)
@@ -305,7 +328,7 @@ class _Body(Hoisted):
                 xs = [vector.broadcast(f32, memref.load(self.x, [r, arith.addi(k0, self.const(i)) if i else k0])) for i in range(fields)]
                 for g in gs:
                     for xv, field in zip(xs, self.fields(g, row)):
-                        acc[g] = vector.fma(xv, self.dequantized(field, zs[g], scales[g]), acc[g])
+                        acc[g] = vector.fma(xv, self.dequantized(field, zs[g], scales[g], floats[g]), acc[g])
                 scf.YieldOp(acc)
             return list(inner.results)
 
@@ -349,15 +372,16 @@ class _Body(Hoisted):
             kb = arith.divui(k_first, self.const(kern.block))
             zs = [self.zero_point(g, kb) for g in gs]
             scales = [self.scale(g, kb) for g in gs]
+            floats = [self.float_zero_point(g, kb) for g in gs]
             inner = scf.ForOp(self.const(0), self.const(rows_per_block), self.const(1))
             with ir.InsertionPoint(inner.body):
                 j = inner.induction_variable
                 k0 = arith.addi(k_first, arith.muli(j, self.const(self.per_load)))
                 row = arith.divui(k0, self.const(self.per_load))
                 at = arith.subi(k0, kc)
-                for i, (g, zp, scale) in enumerate(zip(gs, zs, scales)):
+                for i, (g, zp, scale, zf) in enumerate(zip(gs, zs, scales, floats)):
                     for f, field in enumerate(self.fields(g, row)):
-                        memref.store(self.dequantized(field, zp, scale), self.panel, [arith.addi(at, self.const(f)) if f else at, self.const(i)])
+                        memref.store(self.dequantized(field, zp, scale, zf), self.panel, [arith.addi(at, self.const(f)) if f else at, self.const(i)])
                 scf.YieldOp([])
             scf.YieldOp([])
 

@@ -28,7 +28,7 @@ from mlir.dialects import arith, math, memref, scf, vector
 
 from .f32 import GROUPS, Kernel, Packed, codes
 from .loops import Hoisted, each_block, vpdpbusd
-from .problem import Problem
+from .problem import FLOAT_ZERO_POINT, Problem
 
 LANES = 16
 # Rows of x per register tile and column groups per pass over the weights: ROWS x HALF i32
@@ -99,6 +99,8 @@ class Int8Kernel(Kernel):
     @staticmethod
     def why_not(p: Problem) -> str | None:
         """Why a problem's weights do not fit the int8-activation kernel, or None."""
+        if p.float_zero_point:
+            return FLOAT_ZERO_POINT
         k, n, block, bits = p.k, p.n, p.block, p.bits
         if bits not in (4, 8):
             return f"{bits}-bit weights (the kernel reads 4 and 8 bits)"

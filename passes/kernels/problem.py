@@ -14,7 +14,9 @@ class Problem:
     row count M (None: known only at run time), and the activation: "f32" (weight-only), or a
     quantized "u8"/"i8" activation with its scale and zero point (QDQ MatMuls: the model's own
     integer x), then `bound`, a bound on |sum_k (xq - zx) * (wq - zw)| over every xq (integer
-    routes need it below 2^31)."""
+    routes need it below 2^31); `float_zero_point`: a fractional zero point per block, read as
+    z * s in f32 (`w = q * s - z * s` per weight; docs/semantics.md#onnxruntimes-weight-formats),
+    which only the f32 kernel takes."""
 
     k: int
     n: int
@@ -27,11 +29,17 @@ class Problem:
     x_scale: float | None = None
     x_zero_point: int | None = None
     bound: int | None = None
+    float_zero_point: bool = False
 
     @property
     def weights(self) -> str:
         """The weights' element as dq names it ("i4", "ui8", ...)."""
         return ("i" if self.signed else "ui") + str(self.bits)
+
+
+# Why the integer kernels refuse a fractional float zero point: their sums are integer, and a
+# float term taken off them would cancel (passes/kernels/__init__.py).
+FLOAT_ZERO_POINT = "a fractional float zero point (the kernel's sums are integer; only the f32 kernel takes it)"
 
 
 @dataclass(frozen=True)

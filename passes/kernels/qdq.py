@@ -15,7 +15,7 @@ from mlir.dialects import arith, math, memref, scf, vector
 from .f32 import GROUPS, Packed
 from .int8 import LANES, Int8Kernel, _Body
 from .loops import vpdpbusd
-from .problem import Problem
+from .problem import FLOAT_ZERO_POINT, Problem
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ class QdqKernel(Int8Kernel):
     @classmethod
     def why_not(cls, p: Problem) -> str | None:
         """Why a QDQ MatMul's problem does not fit the kernel, or None (`p.bound`: a bound on |d|)."""
+        if p.float_zero_point:
+            return FLOAT_ZERO_POINT
         k, n, largest = p.k, p.n, p.bound
         if p.bits != 8 or p.block != k:
             return f"its weights are {p.weights} blocked by {p.block} (the kernel reads 8-bit weights per tensor or per column)"

@@ -46,6 +46,22 @@ def test_the_first_route_that_fits(problem, target, options, kind, lanes):
         assert choice.kernel.any_rows == (problem.rows is None)
 
 
+@pytest.mark.parametrize("target", [VNNI, AVX2], ids=["vnni", "avx2"])
+@pytest.mark.parametrize("rows", [1, None])
+def test_float_zero_point_takes_the_f32_kernel(target, rows):
+    """A fractional float zero point: the integer one-row routes refuse it (their sums are
+    integer), the f32 kernel takes it; int8 activations asked for are refused with a remark
+    naming why (docs/iree.md#matmulnbits)."""
+    p = Problem(256, 64, 32, 4, False, False, rows=rows, float_zero_point=True)
+    choice = choose(p, target, Options())
+    assert type(choice.kernel) is Kernel and choice.kernel.float_zero_point and choice.remarks() == []
+    if target is VNNI or rows == 1:  # where the integer route would take it (AVX2's: one static row)
+        assert any("float zero point" in why for _, why in choice.refused), choice.refused
+    if target is VNNI:
+        assert choose(p, target, INT8).remarks() == ["MatMul given dq's exact kernel, not the int8-activation one: a fractional float zero point "
+                                                     "(the kernel's sums are integer; only the f32 kernel takes it)"]  # fmt: skip
+
+
 def test_no_route_gives_the_f32_kernels_reason():
     choice = choose(Problem(256, 48, 32, 4, True, False), VNNI, Options())
     assert choice.kernel is None and choice.why_not == "N = 48 is not a multiple of 32 columns" and choice.remarks() == []
