@@ -14,8 +14,8 @@ The rewrite re-lays the weights once, at rewrite time, as a [K, N] initializer o
 sub-byte types (int4/uint4 stay two per byte) and emits
 
     [Cast f32] -> [Pad and Gather of A's last axis, for g_idx] -> MatMul(A, DequantizeLinear(w, s, z,
-    axis 0, block)) [- MatMul(MatMul(A, blocks), z * s), for fractional float zero points]
-    [+ bias] [-> Cast back]
+    axis 0, block) [- DequantizeLinear(ConstantOfShape(1), z * s, axis 0, block), for fractional
+    float zero points]) [+ bias] [-> Cast back]
 
 so every form reaches dq's exact matmul kernel. accuracy_level is ignored: the stage is exact
 unless `--int8-activations` asks otherwise.
@@ -140,7 +140,7 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
     codes = np.ascontiguousarray(codes.T)
     s32 = scales.reshape(n, blocks).astype(np.float32).T  # f16 and bf16 widen exactly
 
-    fractional = None  # float zero points: (q - z) * s = q * s - z * s
+    fractional = None  # fractional float zero points: w = q * s - z * s per weight
     if zp is None:
         mid = 1 << (bits - 1)  # the spec's default zero point: the codes' midpoint, as signed weights
         w = (codes.astype(np.int16) - mid).astype(np.int8 if bits == 8 else ml_dtypes.int4)
@@ -159,7 +159,8 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
         if np.all(zf == np.round(zf)) and np.all((zf >= 0) & (zf < 1 << bits)):
             z = np.ascontiguousarray(zf.astype(np.int64)).astype(store)  # integer codes written as floats
         else:
-            z, fractional = None, zf * s32
+            # z * s rounded once to f32 (exact in f64): the term onnxruntime's kernel adds per weight
+            z, fractional = None, (zf.astype(np.float64) * s32).astype(np.float32)
     else:
         raise FormatError(node, f"its zero points are {zp.dtype}; MatMulNBits takes uint8 (packed) zero points or zero points of the scales' type ({scales.dtype})")
 
@@ -187,19 +188,16 @@ def matmul_nbits(node: onnx.NodeProto, graph: Graph) -> list:
     nodes += [helper.make_node("DequantizeLinear", inputs, [wf], axis=0, block_size=block, name=graph.fresh(f"{stem}_dq")),
               helper.make_node("MatMul", [a, wf], [y], name=graph.fresh(f"{stem}_matmul"))]  # fmt: skip
     if fractional is not None:
-        # sum of A over each block of K, times z * s: A @ E with E [K, blocks] one where k is in the
-        # block (one E per K and block in the model, shared by the nodes that have them)
+        # w - Expand(z * s): the expansion a DequantizeLinear of ones [K, N] made by ConstantOfShape
+        # (no weights' worth of constant in the model), read per block by the same scale map
+        # (docs/iree.md#matmulnbits)
         rows = w.shape[0]  # K, or K padded to whole blocks for uneven act-order
-        shared = graph.__dict__.setdefault("_block_ones", {})
-        if (rows, block) not in shared:
-            ones = np.zeros((rows, blocks), np.float32)
-            ones[np.arange(rows), np.arange(rows) // block] = 1
-            shared[(rows, block)] = graph.constant(f"block_ones_k{rows}_b{block}", ones)
-        sums, zy, yd = graph.fresh(f"{stem}_block_sums"), graph.fresh(f"{stem}_zy"), graph.fresh(f"{stem}_y")
-        nodes += [helper.make_node("MatMul", [a, shared[(rows, block)]], [sums], name=graph.fresh(f"{stem}_block_sums")),
-                  helper.make_node("MatMul", [sums, graph.constant(f"{stem}_zs", np.ascontiguousarray(fractional))], [zy], name=graph.fresh(f"{stem}_zy")),
-                  helper.make_node("Sub", [y, zy], [yd], name=graph.fresh(f"{stem}_sub"))]  # fmt: skip
-        y = yd
+        ones, zf, wz = graph.fresh(f"{stem}_ones"), graph.fresh(f"{stem}_zsf"), graph.fresh(f"{stem}_wz")
+        shape = graph.constant(f"{stem}_shape", np.array([rows, n], np.int64))
+        nodes[-1:-1] = [helper.make_node("ConstantOfShape", [shape], [ones], value=helper.make_tensor("value", TensorProto.INT8, [1], [1]), name=graph.fresh(f"{stem}_ones")),
+                        helper.make_node("DequantizeLinear", [ones, graph.constant(f"{stem}_zs", np.ascontiguousarray(fractional))], [zf], axis=0, block_size=block, name=graph.fresh(f"{stem}_zdq")),
+                        helper.make_node("Sub", [wf, zf], [wz], name=graph.fresh(f"{stem}_sub"))]  # fmt: skip
+        nodes[-1].input[1] = wz
     if bias_name:
         bias = graph.value(bias_name)
         if bias is not None:

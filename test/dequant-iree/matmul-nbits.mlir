@@ -31,16 +31,18 @@
 // INT8-LABEL: func.func @g(
 // INT8: "flow.dispatch"({{.*}}entry_points = [@[[KERNEL]]::@[[KERNEL]]]
 
-// Fractional float zero points: the kernel without zero point, minus A's block sums times z * s.
+// Fractional float zero points: uint4 codes and z * s per block (f32) beside the scales, read by
+// the kernel's float zero point form, each weight q * s - z * s; nothing of the Sub form is left.
 // RUN: %python %S/Inputs/matmul_nbits.py %t/float.onnx 4 float
 // RUN: %python -m dequant.iree %t/float.onnx --emit-mlir -q -o %t/float.mlir
 // RUN: FileCheck %s --check-prefix=FLOAT < %t/float.mlir
-// FLOAT: func.func @[[KERNEL:dq_matmul_u4_k64_n32_b32_l[0-9]+]](
+// FLOAT: func.func @[[KERNEL:dq_matmul_u4_k64_n32_b32_zf_l[0-9]+]](
 // FLOAT-LABEL: func.func @g(
-// FLOAT: "flow.dispatch"({{.*}}entry_points = [@[[KERNEL]]::@[[KERNEL]]]
-// FLOAT: onnx.MatMul
-// FLOAT: onnx.MatMul
-// FLOAT: onnx.Sub
+// FLOAT-NOT: onnx.
+// FLOAT: %[[ZF:.*]] = arith.constant dense_resource<dq_kernel_zf> : tensor<1x2x32xf32>
+// FLOAT-NOT: onnx.
+// FLOAT: "flow.dispatch"({{.*}}%[[ZF]]{{.*}}entry_points = [@[[KERNEL]]::@[[KERNEL]]]
+// FLOAT-NOT: onnx.
 
 // A model of a default opset below 21 is converted first (onnx.version_converter).
 // RUN: %python %S/Inputs/matmul_nbits.py %t/old.onnx 4 none 17

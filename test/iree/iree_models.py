@@ -575,15 +575,19 @@ def _pack_codes(codes: np.ndarray, bits: int) -> np.ndarray:
 
 
 def matmul_nbits(path, k: int, n: int, *, bits: int = 4, block: int = 32, zero_point: str | None = None, scale_type=np.float32,
-                 g_idx: bool | str = False, bias: bool = False, accuracy_level: int = 0, opset: int = OPSET, rank: int = 2, seed: int = 0) -> str:
+                 g_idx: bool | str = False, bias: bool = False, accuracy_level: int = 0, opset: int = OPSET, rank: int = 2, seed: int = 0,
+                 near_zero: bool = False) -> str:
     """One com.microsoft MatMulNBits written with onnx.helper from its spec: y = x @ dequant(B)^T
     (+ bias), x [M, K] (rank 3: [1, M, K]) of the scales' type; random codes and scales; zero
     points None (the default 2^(bits - 1)), "packed" (uint8 codes) or "float" (of the scales'
     type, fractional); `g_idx`: act-order, each block's rows scattered over K ("uneven": each row
-    of K in a random block)."""
+    of K in a random block); `near_zero` (float zero points): codes 2^(bits - 1) - 1 or 2^(bits - 1)
+    and zero points between them, the weights near their zero point (where a term taken off a sum
+    would cancel)."""
     rng = np.random.default_rng(seed)
     blocks = -(-k // block)
-    codes = rng.integers(0, 1 << bits, size=(n, blocks * block))
+    mid = 1 << (bits - 1)
+    codes = rng.integers(mid - 1, mid + 1, size=(n, blocks * block)) if near_zero else rng.integers(0, 1 << bits, size=(n, blocks * block))
     codes[:, k:] = 0
     inits = [numpy_helper.from_array(_pack_codes(codes, bits).reshape(n, blocks, block * bits // 8), "B"),
              numpy_helper.from_array((rng.random(n * blocks) * 0.1 + 0.01).astype(scale_type), "scales")]  # fmt: skip
@@ -591,7 +595,8 @@ def matmul_nbits(path, k: int, n: int, *, bits: int = 4, block: int = 32, zero_p
     if zero_point == "packed":
         inits.append(numpy_helper.from_array(_pack_codes(rng.integers(0, 1 << bits, size=(n, blocks)), bits).reshape(-1), "zp"))
     elif zero_point == "float":
-        inits.append(numpy_helper.from_array((rng.random(n * blocks) * ((1 << bits) - 1)).astype(scale_type), "zp"))
+        zp = mid - 1 + rng.random(n * blocks) if near_zero else rng.random(n * blocks) * ((1 << bits) - 1)
+        inits.append(numpy_helper.from_array(zp.astype(scale_type), "zp"))
     if zero_point:
         inputs[3] = "zp"
     if g_idx:

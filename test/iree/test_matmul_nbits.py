@@ -102,6 +102,37 @@ def test_matmul_nbits_form_against_onnxruntime_kernel(tmp_path, name):
     agree(run_vmfb(vmfb, x), onnxruntime_kernel(set_accuracy_level(path, 0), x), 1e-3 if dtype == np.float16 else 1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_fractional_float_zero_points_exact_per_weight(tmp_path, dtype):
+    """Fractional zero points of the scales' type with the weights near them and x over a large
+    common offset (1e3 + noise), one row and 16: the module computes each weight on its own (no
+    term z * s taken off a sum over K, which cancels here: issue 42), so it is within f32 rounding
+    of the sums, sqrt(K) 2^-24 |x| @ |w|, of float64 numpy of the spec's (q - z) * s, as
+    onnxruntime's kernel (accuracy level 0) is; f16: plus the output's rounding, 2^-11 |y|. The
+    weights stay packed: dq's f32 kernel reads them, one dispatch, no DequantizeLinear left."""
+    k, n, block = (1024, 64, 32) if dtype == np.float32 else (256, 64, 32)  # f16: y stays finite
+    path = models.matmul_nbits(tmp_path / "m.onnx", k, n, block=block, zero_point="float", scale_type=dtype, near_zero=True)
+    arrays = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    codes = np.stack([(arrays["B"].reshape(n, -1) >> s) & 15 for s in (0, 4)], -1).reshape(n, k).astype(np.float64)
+    z, s = (arrays[name].reshape(n, k // block).astype(np.float64) for name in ("zp", "scales"))
+    w = ((codes - np.repeat(z, block, 1)) * np.repeat(s, block, 1)).T  # [K, N], exact in float64
+    summaries = []
+    vmfb = stage.compile_onnx(path, report=summaries.append)
+    assert (summaries[0].left, summaries[0].fused) == (0, 1), summaries[0].line()
+    level0 = set_accuracy_level(path, 0)
+    for rows in (1, 16):
+        x = (1e3 + np.random.default_rng(rows).standard_normal((rows, k))).astype(dtype)
+        want = x.astype(np.float64) @ w
+        tol = np.sqrt(k) * 2.0**-24 * (np.abs(x.astype(np.float64)) @ np.abs(w))
+        if dtype == np.float16:
+            tol += 2.0**-11 * np.abs(want)
+        for who, got in (("dq", run_vmfb(vmfb, x)), ("onnxruntime", onnxruntime_kernel(level0, x))):
+            assert got.dtype == dtype, (who, got.dtype)
+            err = np.abs(got.astype(np.float64) - want)
+            assert (err <= tol).all(), (who, rows, float((err / tol).max()))
+    assert len(vmfb) < 1.2 * (k * n // 2 + 2 * (k // block) * n * 4) + 64 * 1024, len(vmfb)  # codes packed, z * s and s in f32
+
+
 def test_bf16_scales(tmp_path):
     """bf16 scales (onnxruntime's CPU kernel has none): the spec's formula in f32, rounded once."""
     k, n, block = 64, 32, 32
