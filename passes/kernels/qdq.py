@@ -37,7 +37,12 @@ class QdqKernel(Int8Kernel):
     saturate(roundeven(y / sy) + zy), a true f32 division, as ONNX computes it. With `bias_add`, a
     constant b[n] (f32, laid out as c) is added to y first; with `mid` ("i8" or "u8") too, y is
     first quantized and dequantized per tensor (r = [sy, zy, sy', zy', s'', z'']: y becomes
-    (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias."""
+    (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias.
+
+    `dynamic` (the problem has no x scale or zero point: DynamicQuantizeLinear makes them at run
+    time): sx and zx are operands [1] (f32, and zx's byte), s[n] holds sw[n] and c[n] holds
+    sum_k (wq - zw); the body makes f32(sx * sw[n]) and -(zx - 128 [uint8 xq]) * c[n] once per
+    workgroup, the same s and c the constant form holds (docs/semantics.md#dynamic-int8-matmuls)."""
 
     requantize: str | None = None
     bias_add: bool = False
@@ -46,6 +51,11 @@ class QdqKernel(Int8Kernel):
     @property
     def unsigned_x(self) -> bool:
         return self.problem.activation == "u8"
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether x's scale and zero point are run-time operands (DynamicQuantizeLinear's)."""
+        return self.problem.x_zero_point is None
 
     # K in steps of K_STEP rows (one vpdpbusd: 4), N in workgroups of COLUMNS columns
     K_STEP: ClassVar[int] = 4
@@ -70,7 +80,8 @@ class QdqKernel(Int8Kernel):
     def name(self) -> str:
         kind = ("i" if self.signed else "u") + "8"
         out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
-        return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{out}"
+        dyn = "_dyn" if self.dynamic else ""
+        return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{dyn}{out}"
 
     def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> Packed:
         """(weights, scales, zero points or None, corrections) from the weights' codes [K, N],
@@ -86,6 +97,8 @@ class QdqKernel(Int8Kernel):
         table = super().types(m)
         i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
         out = {"xq": ir.MemRefType.get([dyn, self.k], i8)}
+        if self.dynamic:
+            out.update(sx=ir.MemRefType.get([1], ir.F32Type.get()), zx=ir.MemRefType.get([1], i8))
         out.update({role: table[role] for role in ("w", "s", "z") if role in table})
         out["c"] = ir.MemRefType.get([self.workgroups, 1, self.width], i32)
         if self.bias_add:
@@ -99,6 +112,30 @@ class QdqKernel(Int8Kernel):
 
     def emit_views(self, v: dict, m, workgroup) -> None:
         _QdqBody(self, v, m, workgroup).emit()
+
+
+class RunTimeX:
+    """A dynamic QdqKernel's run-time x terms, shared by its bodies: `run_time_x` loads sx and zx
+    (call it where the views are defined); `x_scaled(s)` is f32(sx * s) and `x_corrected(c)` is
+    -zx' * c (zx' = zx - 128 for uint8 xq, zx for int8), vectors of the body's lanes: s and c as
+    the constant form holds them."""
+
+    def run_time_x(self) -> None:
+        if not self.k.dynamic:
+            return
+        i32 = ir.IntegerType.get_signless(32)
+        sx = memref.load(self.v["sx"], [self.const(0)])
+        zx = memref.load(self.v["zx"], [self.const(0)])
+        zx = arith.extui(i32, zx) if self.k.unsigned_x else arith.extsi(i32, zx)
+        shift = arith.subi(zx, arith.constant(i32, 128)) if self.k.unsigned_x else zx
+        self.sx = vector.broadcast(self.f32, sx)
+        self.minus_zx = vector.broadcast(self.i32, arith.subi(arith.constant(i32, 0), shift))
+
+    def x_scaled(self, s: ir.Value) -> ir.Value:
+        return arith.mulf(self.sx, s) if self.k.dynamic else s
+
+    def x_corrected(self, c: ir.Value) -> ir.Value:
+        return arith.muli(self.minus_zx, c) if self.k.dynamic else c
 
 
 class Requantize:
@@ -126,7 +163,7 @@ class Requantize:
         return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))
 
 
-class _QdqBody(Requantize, _Body):
+class _QdqBody(RunTimeX, Requantize, _Body):
     """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
     to d's start, one block scaled by s alone (and requantized)."""
 
@@ -134,6 +171,7 @@ class _QdqBody(Requantize, _Body):
         super().__init__(kernel, v, m, workgroup)
         if kernel.requantize:  # r's scales and zero points, loaded once (r is not defined at self.top)
             self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(6 if kernel.mid else 2)]
+        self.run_time_x()
 
     def flip(self, v: ir.Value) -> ir.Value:
         """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word)."""
@@ -172,9 +210,10 @@ class _QdqBody(Requantize, _Body):
         return self.flip(vector.extract(vector.bitcast(ir.VectorType.get([1], i32), four), [], [0]))
 
     def corrected(self, start: list, pairs: list, gs: list, kb) -> list:
-        c = [vector.load(self.i32, self.v["c"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
+        c = [self.x_corrected(vector.load(self.i32, self.v["c"], [self.wg, kb, self.const(g * LANES)])) for g in gs]
         return [arith.addi(start[i], c[g]) for i, (_, g) in enumerate(pairs)]
 
     def scaled(self, scales: list, rs: list, kb, pairs: list, d: list, acc: list) -> list:
         """s * float(d): one block (acc is zero)."""
+        scales = [self.x_scaled(s) for s in scales]
         return [arith.mulf(scales[g], arith.sitofp(self.f32, d[i])) for i, (_, g) in enumerate(pairs)]

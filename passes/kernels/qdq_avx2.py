@@ -29,7 +29,7 @@ from mlir.dialects import arith, memref, scf, vector
 from ..lazy import llvm
 from .f32 import GROUPS, Packed, codes
 from .loops import Hoisted
-from .qdq import QdqKernel, Requantize
+from .qdq import QdqKernel, Requantize, RunTimeX
 
 VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1] * b[2i+1] (i16)
 LANES = 8
@@ -71,7 +71,7 @@ class QdqAvx2Kernel(QdqKernel):
         _Body(self, v, m, workgroup).emit()
 
 
-class _Body(Requantize, Hoisted):
+class _Body(RunTimeX, Requantize, Hoisted):
     """The ops of one AVX2 QDQ kernel body."""
 
     def __init__(self, kernel: QdqAvx2Kernel, v: dict, m, workgroup):
@@ -86,6 +86,7 @@ class _Body(Requantize, Hoisted):
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
         if kernel.requantize:  # r's scales and zero points, loaded once
             self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(6 if kernel.mid else 2)]
+        self.run_time_x()
 
     def madd(self, acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
         return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [a, b], [], []))
@@ -123,7 +124,7 @@ class _Body(Requantize, Hoisted):
     def starts(self, rs: list, gs: list) -> list:
         """d's start for each (row, group): c[n] - (zw + bias) * sum_k v."""
         v, pairs = self.v, [(r, g) for r in range(len(rs)) for g in range(len(gs))]
-        c = [vector.load(self.i32, v["c"], [self.wg, self.const(0), self.const(g * LANES)]) for g in gs]
+        c = [self.x_corrected(vector.load(self.i32, v["c"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
         if "z" not in v and not self.k.bias:
             return [c[g] for _, g in pairs]
         minus = [arith.subi(self.scalar(self.t32, 0), s) for s in self.row_sums(rs)]
@@ -153,7 +154,7 @@ class _Body(Requantize, Hoisted):
                         i = ri * len(gs) + gi
                         d[i] = self.madd(d[i], wv[gi], xb)
             scf.YieldOp(d)
-        scales = [vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)]) for g in gs]
+        scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
         for i, (r, g) in enumerate(pairs):
             y = arith.mulf(scales[g], arith.sitofp(self.f32, loop.results[i]))
             vector.store(self.output(y, gs[g]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
