@@ -80,15 +80,16 @@ from mlir.dialects import arith, tensor
 from dequant.dialect.canonical import ZERO, Read
 from dequant.dialect.elements import of_type
 
-from . import Pass
+from . import Pass, dynamic_matmul
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, resource
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
-from .kernels.routes import choose
+from .kernels.routes import ROUTES, choose
 from .kernels.target import Target
 from .model_constants import constant, stored
+from .queries import erase_dead
 from .qdq_matmul import Activation, Epilogue, activation, requantize
 from .remarks import emit_remarks
 from .target_features import AVX512VNNI
@@ -356,12 +357,64 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
     return done
 
 
+_QDQ_ROUTE = tuple(r for r in ROUTES if r.name == "qdq")
+
+
+def _dynamic(d: dynamic_matmul.Dynamic, module, state: _State, target: Target, options: Options) -> ir.Operation | str:
+    """A dynamic int8 MatMul (DynamicQuantizeLinear's xq, sx and zx; MatMulInteger, Cast and the
+    Mul by sx * sw) as a dispatch of the QDQ kernel reading sx and zx at run time (its `dynamic`
+    form), or why not (only the QDQ route computes this y: no other route is tried)."""
+    k, n = d.kn
+    wq = (d.codes.view(np.int8) if d.signed else d.codes).astype(np.int64)
+    centred = wq - (d.zw.astype(np.int64) if d.zw is not None else 0)  # wq - zw [K, N]
+    lead = d.a.shape[:-1]
+    rows = None if None in lead else int(np.prod(lead))
+    kind = "i8" if d.a.element.signed else "u8"
+    # |xq - zx| <= 255 for every zx of xq's type: the bound holds whatever zx the run makes
+    problem = Problem(k, n, k, 8, d.signed, d.zw is not None, rows, kind, bound=255 * int(np.abs(centred).sum(axis=0).max()))
+    choice = choose(problem, target, options, _QDQ_ROUTE)
+    if choice.kernel is None:
+        return choice.why_not
+    kernel = choice.kernel
+    f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+    key = ("dynamic", d.matmul.operands[1].owner)
+    if key not in state.made:  # s = sw, c = sum_k (wq - zw): the body applies sx and zx
+        with ir.InsertionPoint(d.matmul), d.matmul.location:
+            packed = kernel.repack(d.codes, d.sw, d.zw, centred.sum(axis=0, keepdims=True))
+            consts = [resource(packed.w, i8, "dq_kernel_w"), resource(packed.s, f32, "dq_kernel_s")]
+            consts += [resource(packed.z, i8, "dq_kernel_z")] if packed.z is not None else []
+            state.made[key] = _Made(kernel, consts + [resource(packed.c, i32, "dq_kernel_c")])
+    consts = state.made[key].consts
+    name = executable(kernel, module)
+    with d.matmul.location, ir.InsertionPoint(d.matmul):
+        xq = ir.Operation.create(t.TO_BUILTIN, results=[d.a.builtin()], operands=[d.matmul.operands[0]]).result
+        x_terms = []
+        for v in (d.quantize.results[1], d.quantize.results[2]):
+            scalar = ir.Operation.create(t.TO_BUILTIN, results=[t.tensor_of(v.type).builtin()], operands=[v]).result
+            x_terms.append(expand(scalar, [1], []))
+    operands = list(d.matmul.operands[1:]) + list(d.scale.operands)
+    scale = d.scale
+    done = _replace(d, xq, lambda a, rows_v, dyn: dispatch(name, [a, *x_terms] + consts, rows_v, [ir.RankedTensorType.get([dyn, n], f32)])[0],
+                    [d.mul, d.cast])  # fmt: skip
+    if not list(scale.results[0].uses):
+        scale.erase()
+    erase_dead(operands, lambda o: t.onnx_name(o) == "onnx.Constant")
+    return done
+
+
 def run(root, int8_activations: bool = False) -> bool:
     remarks = []
     found = matches(root, remarks, float_zero_points=True)
     if found is None:
         return False
-    if found and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
+    dynamic = []
+    for mmi in t.nodes(root, "onnx.MatMulInteger"):
+        got = dynamic_matmul.match(mmi)
+        if isinstance(got, str):
+            remarks.append((mmi, f"MatMulInteger left to IREE: {got}"))
+        elif got is not None:
+            dynamic.append(got)
+    if (found or dynamic) and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
         root.location.emit_error("torch-onnx-dq-matmul-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
         return False
     target, options = Target.of(root), Options(int8_activations)
@@ -386,6 +439,10 @@ def run(root, int8_activations: bool = False) -> bool:
             sub.erase()
             done.add(zero)
     erase_unused(done | activations)  # an activation's dequantize no MatMul reads any more (QDQ kernel)
+    for d in dynamic:
+        got = _dynamic(d, root, state, target, options)
+        if isinstance(got, str):
+            remarks.append((d.matmul, f"MatMulInteger left to IREE: {got}"))
     emit_remarks(root, remarks)
     return True
 

@@ -96,6 +96,7 @@ class Summary:
     fused: int  # MatMuls that now read their weights quantized
     remarks: list = field(default_factory=list)  # "location: why" of each node left, in order
     cpu_note: str | None = None  # why the target CPU's features are not known (no AVX2 or AVX-512 route)
+    dynamic: tuple = (0, 0)  # (MatMulIntegers given dq's integer kernel, MatMulIntegers in the model)
 
     def reasons(self) -> list:
         """The distinct reasons a node was left, each with its count, first seen first."""
@@ -109,8 +110,13 @@ class Summary:
         return self._line() + (f"; {self.cpu_note}" if self.cpu_note else "")
 
     def _line(self) -> str:
+        taken, total = self.dynamic
+        dynamic = f"; {taken} of {total} MatMulInteger to dq's integer kernel" if total else ""
         if not self.nodes:
-            return "dq stage: no DequantizeLinear in the model; it is IREE's alone"
+            return "dq stage: no DequantizeLinear in the model" + (dynamic if total else "; it is IREE's alone")
+        return self._dequantize_line() + dynamic
+
+    def _dequantize_line(self) -> str:
         text = f"dq stage: {self.nodes - self.left} of {self.nodes} DequantizeLinear to dq, {self.fused} MatMul(s) fused"
         lowered = self.left - len(self.remarks)
         if lowered > 0:
@@ -250,6 +256,7 @@ def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = F
     ctx = context()
     ctx.allow_unregistered_dialects = True
     nodes, matmuls = text.count('"onnx.DequantizeLinear"'), text.count('"onnx.MatMul"')
+    integers = text.count('"onnx.MatMulInteger"')
     with ctx, ir.Location.unknown(), diagnostics.Collector(ctx, {"-": "<torch form>"}) as collected:
         try:
             depth = guards.too_deep(text)
@@ -273,7 +280,8 @@ def run_stage(text: str, pipeline: str = PIPELINE, *, int8_activations: bool = F
             raise IreeStageError(f"the dq stage failed: {errors[0].splitlines()[0]}{more}")
         out = module.operation.get_asm(assume_verified=True)
         remarks = [d.render().splitlines()[0] for d in collected.diags if d.severity == "remark" and _LEFT in d.render()]
-    summary = Summary(nodes, out.count('"onnx.DequantizeLinear"'), matmuls - out.count('"onnx.MatMul"'), remarks, cpu_tags(cpu, cpu_features)[1])
+    summary = Summary(nodes, out.count('"onnx.DequantizeLinear"'), matmuls - out.count('"onnx.MatMul"'), remarks, cpu_tags(cpu, cpu_features)[1],
+                      (integers - out.count('"onnx.MatMulInteger"'), integers))  # fmt: skip
     return out, summary
 
 
