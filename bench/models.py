@@ -20,8 +20,8 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
   format); transformer-dynamic: the block by `quantize_dynamic`
   (int8 weights, activations quantized at run time);
 - full mode only: resnet50 (ResNet-50-style bottlenecks, 1x3x224x224, QDQ as resnet) and
-  bert-base-dynamic (the block at BERT-base's dims: seq 128, hidden 768, 12 heads, FFN 3072, by
-  `quantize_dynamic`);
+  transformer-dynamic-base (the block at BERT-base's dims: seq 128, hidden 768, 12 heads, FFN
+  3072, by `quantize_dynamic`);
 `--quick` builds one model of each format at small dims (QUICK: a smoke test of every route and
 format, not a measurement; test/iree checks the rest of them at small dims).
 
@@ -128,12 +128,12 @@ def models(quick: bool) -> list[Model]:
               lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"]), quant_format="QOperator"), (1, tr["seq"], tr["hidden"])),
         Model("transformer-dynamic", lambda p: m.transformer_block(p, **tr), m.quantize_dynamic_file, (1, tr["seq"], tr["hidden"])),
     ]  # fmt: skip
-    if not quick:  # issue 43's larger models: ResNet-50 (QDQ) and a BERT-base encoder block (dynamic)
-        bert = dict(seq=128, hidden=768, heads=12, ffn=3072)
+    if not quick:  # issue 43's larger models: ResNet-50 (QDQ); a BERT-base-dims encoder block by
+        # quantize_dynamic (sentence-transformers' *_avx512_vnni.onnx)
         out += [
             Model("resnet50", lambda p: m.resnet50(p, cnn_size),
                   lambda f, p: m.quantize_static_file(f, p, x_img, per_channel=False, activations="int8"), x_img),
-            Model("bert-base-dynamic", lambda p: m.transformer_block(p, **bert), m.quantize_dynamic_file, (1, bert["seq"], bert["hidden"])),
+            Model("transformer-dynamic-base", lambda p: m.transformer_block(p, **BASE), m.quantize_dynamic_file, (1, BASE["seq"], BASE["hidden"])),
         ]  # fmt: skip
     # the QDQ form of mobilenetv3-qop (docs/iree.md#qdq-convolutions; --quick takes its route through mobilenetv3-qop)
     out.insert(out.index(next(o for o in out if o.name == "mobilenetv3-qop")),
@@ -141,6 +141,7 @@ def models(quick: bool) -> list[Model]:
     return [o for o in out if o.name in QUICK] if quick else out
 
 
+BASE = dict(seq=128, hidden=768, heads=12, ffn=3072)
 # One model per format, which together take every route (CI runs --quick; each compiles two or three
 # times; test/iree runs the others at small dims: the dynamic decoder, the QDQ CNNs).
 QUICK = ("decoder-M1-sym", "transformer", "mobilenetv3-qop", "transformer-dynamic")
@@ -198,8 +199,9 @@ class Result:
     ms: dict = field(default_factory=dict)
 
 
-def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
-    """Every route of `model` that compiles, as a callable of x, and the Result so far."""
+def prepare(model: Model, tmp: str, routes=None) -> tuple[dict, Result]:
+    """Every route of `model` (of `routes`, if given) that compiles, as a callable of x, and the
+    Result so far; `ort exact`, every route's reference, always."""
     float_path = model.build(os.path.join(tmp, f"{model.name}.float.onnx"))
     path = model.quantize(float_path, os.path.join(tmp, f"{model.name}.onnx"))
     graph = onnx.load(path, load_external_data=False).graph.name
@@ -212,6 +214,7 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
     }
     if not model.int8:
         del sources["iree+dq int8"]
+    sources = {r: s for r, s in sources.items() if routes is None or r in routes}
     for route, source in sources.items():
         t = time.perf_counter()
         try:
@@ -223,19 +226,21 @@ def prepare(model: Model, tmp: str) -> tuple[dict, Result]:
             continue
         res.compile_s[route] = time.perf_counter() - t
         fns[route] = iree_function(vmfb, graph)
-    fns["ort"], fns["ort exact"], fns["ort float"] = ort_function(path), ort_function(path, False), ort_function(float_path)
+    ort_routes = {"ort": lambda: ort_function(path), "ort exact": lambda: ort_function(path, False), "ort float": lambda: ort_function(float_path)}
+    fns.update({r: make() for r, make in ort_routes.items() if routes is None or r in routes or r == "ort exact"})
     return fns, res
 
 
-def measure(model: Model, fns: dict, res: Result, rounds: int, calls: int) -> None:
+def measure(model: Model, fns: dict, res: Result, rounds: int, calls: int, routes=None) -> None:
     x = np.random.default_rng(7).standard_normal(model.x_shape).astype(np.float32)
     ref = fns["ort exact"](x)
     for route, fn in fns.items():
         if route != "ort float":
             res.error[route] = float(np.abs(fn(x) - ref).max() / np.abs(ref).max())
-    times = {r: [] for r in fns}
+    timed = {r: fn for r, fn in fns.items() if routes is None or r in routes}
+    times = {r: [] for r in timed}
     for _ in range(rounds):
-        for route, fn in fns.items():
+        for route, fn in timed.items():
             time.sleep(SETTLE_S)
             fn(x), fn(x)
             for _ in range(calls):
@@ -259,8 +264,8 @@ def table(results: dict) -> list[str]:
     for name, res in results.items():
         ms = res.ms
         vs_iree = f"{ms['iree+dq'] / ms['iree']:.2f}x" if "iree" in ms and "iree+dq" in ms else "-"
-        vs_ort = f"{ms['iree+dq'] / ms['ort']:.2f}x" if "iree+dq" in ms else "-"
-        int8_vs_ort = f"{ms['iree+dq int8'] / ms['ort']:.2f}x" if "iree+dq int8" in ms else "-"
+        vs_ort = f"{ms['iree+dq'] / ms['ort']:.2f}x" if "iree+dq" in ms and "ort" in ms else "-"
+        int8_vs_ort = f"{ms['iree+dq int8'] / ms['ort']:.2f}x" if "iree+dq int8" in ms and "ort" in ms else "-"
         d = " / ".join(str(res.dispatches.get(r, "-")) for r in ("iree", "iree+dq", "iree float"))
         lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {int8_vs_ort} | {d} |")
     return lines
@@ -272,6 +277,7 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", default=None, help="model names (prefixes) to run")
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--calls", type=int, default=5)
+    p.add_argument("--routes", nargs="*", default=None, choices=ROUTES, help="only these routes (one a process: none shares the cores)")
     p.add_argument("--out", default=None, help="directory for models-<date>.md/.json")
     args = p.parse_args(argv)
     logging.disable(logging.WARNING)  # the quantizers' progress and pre-processing advice
@@ -281,8 +287,8 @@ def main(argv=None) -> int:
         if args.only and not any(model.name.startswith(o) for o in args.only):
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            fns, res = prepare(model, tmp)
-            measure(model, fns, res, rounds, args.calls)
+            fns, res = prepare(model, tmp, args.routes)
+            measure(model, fns, res, rounds, args.calls, args.routes)
         results[model.name] = res
         print(table({model.name: res})[-1], flush=True)
         if model.exact and res.error.get("iree+dq", 0.0) > EXACT:
