@@ -66,6 +66,14 @@ computes those nodes too and the dispatch's result, xq of the next layer, stands
 
     %r = arith.constant dense<[sy, zy(, sy', zy', s'', z'')]> : tensor<2xf32> (or 6)
     %q2 = flow.dispatch @dq_matmul_qdq_..._qu8(%xq, %w, %s[, %z], %c[, %b], %r, %m) -> [M', N] i8
+
+On the same targets, a dynamic int8 MatMul (quantize_dynamic's DynamicQuantizeLinear +
+MatMulInteger of constant 8-bit weights + Cast + Mul by sx * sw; passes/dynamic_matmul.py) becomes
+one dispatch of the same kernel reading DynamicQuantizeLinear's xq, sx and zx, the last two at run
+time (`_dynamic`; docs/semantics.md#dynamic-int8-matmuls); one it does not fit stays IREE's
+MatMulInteger, with a remark:
+
+    %y2 = flow.dispatch @dq_matmul_qdq_u8_..._dyn(%xq, %sx, %zx, %w, %s[, %z], %c, %m) -> [M', N]
 """
 
 from __future__ import annotations

@@ -419,7 +419,8 @@ def test_cnn_per_layer(tmp_path, case):
 @needs_iree
 @pytest.mark.parametrize("fmt", ["dynamic", "QOperator"])
 def test_transformer_block(tmp_path, fmt):
-    """A BERT-style block by quantize_dynamic (DynamicQuantizeLinear + MatMulInteger: IREE's own)
+    """A BERT-style block by quantize_dynamic (DynamicQuantizeLinear + MatMulInteger: dq's integer
+    kernel on an AVX2 or AVX-512 VNNI host, docs/semantics.md#dynamic-int8-matmuls)
     or quantize_static in QOperator format (QLinearMatMul, QLinearSoftmax, ...) through
     dequant-iree, against onnxruntime on the same model."""
     import iree_models
