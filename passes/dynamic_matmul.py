@@ -75,8 +75,10 @@ def match(mmi) -> Dynamic | str | None:
     if a != q.results[0] or zx != q.results[2]:
         return "its A's zero point is not A's DynamicQuantizeLinear's"
     at, wt, yt = (t.tensor_of(v.type) for v in (a, w, mmi.results[0]))
-    if any(isinstance(v, str) for v in (at, wt, yt)) or len(wt.shape) != 2 or None in wt.shape or at.shape[-1] != wt.shape[0]:
+    if any(isinstance(v, str) for v in (at, wt, yt)) or len(wt.shape) != 2 or None in wt.shape:
         return "its B is not a static 2-D matrix"
+    if len(at.shape) < 2 or at.shape[-1] != wt.shape[0] or at.element.bits != 8:
+        return "its A is not 8-bit rows [..., M, K] of B's K"
     codes = torch_constant(w)
     if codes is None or codes.dtype not in (np.int8, np.uint8):
         return "its B is not a constant int8 or uint8 matrix of the model"

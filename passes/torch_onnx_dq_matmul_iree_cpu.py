@@ -385,7 +385,8 @@ def _dynamic(d: dynamic_matmul.Dynamic, module, state: _State, target: Target, o
         return choice.why_not
     kernel = choice.kernel
     f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
-    key = ("dynamic", d.matmul.operands[1].owner)
+    # the constants' own ops (weights, zw, sw; and sx, zx's DynamicQuantizeLinear): one set each
+    key = ("dynamic", *(getattr(v.owner, "operation", v.owner) for v in [*d.matmul.operands[1:], *d.scale.operands]))
     if key not in state.made:  # s = sw, c = sum_k (wq - zw): the body applies sx and zx
         with ir.InsertionPoint(d.matmul), d.matmul.location:
             packed = kernel.repack(d.codes, d.sw, d.zw, centred.sum(axis=0, keepdims=True))

@@ -123,3 +123,23 @@ func.func @sums_read_twice(%x: !torch.vtensor<[?,64],f32>) -> (!torch.vtensor<[?
   "func.return"(%y, %d) : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[?,64],si32>) -> ()
 }
 }
+
+// -----
+
+// A one-dimensional A (a vector, as numpy's matmul allows): IREE's own MatMulInteger, with a remark.
+// REMARK: remark: MatMulInteger left to IREE: its A is not 8-bit rows [..., M, K] of B's K
+// CHECK-LABEL: func.func @vector_a
+// CHECK-NOT: flow.dispatch
+// CHECK: <{name = "onnx.MatMulInteger"}>
+module attributes {dq.avx512vnni} {
+func.func @vector_a(%x: !torch.vtensor<[64],f32>) -> !torch.vtensor<[64],f32> {
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %q:3 = "torch.operator"(%x) <{name = "onnx.DynamicQuantizeLinear"}> : (!torch.vtensor<[64],f32>) -> (!torch.vtensor<[64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>)
+  %s = "torch.operator"(%q#1, %sw) <{name = "onnx.Mul"}> : (!torch.vtensor<[],f32>, !torch.vtensor<[],f32>) -> !torch.vtensor<[],f32>
+  %d = "torch.operator"(%q#0, %w, %q#2) <{name = "onnx.MatMulInteger"}> : (!torch.vtensor<[64],ui8>, !torch.vtensor<[64,64],si8>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[64],si32>
+  %f = "torch.operator"(%d) <{name = "onnx.Cast"}> {torch.onnx.to = 1 : si64} : (!torch.vtensor<[64],si32>) -> !torch.vtensor<[64],f32>
+  %y = "torch.operator"(%f, %s) <{name = "onnx.Mul"}> : (!torch.vtensor<[64],f32>, !torch.vtensor<[],f32>) -> !torch.vtensor<[64],f32>
+  "func.return"(%y) : (!torch.vtensor<[64],f32>) -> ()
+}
+}

@@ -94,14 +94,15 @@ FORMS = {
 @pytest.mark.parametrize("cpu", [pytest.param(c, marks=mark) for c, mark in CPUS.items()])
 @pytest.mark.parametrize("form", FORMS)
 def test_dynamic_matmul_kernel(tmp_path, cpu, form):
-    """K = 256, N = 128, M = 1 and 16 on one module (its row count a run-time dim): one dispatch
+    """K = 256, N = 128, M = 1, 7 and 16 on one module (its row count a run-time dim; 7: the
+    kernel's tails of 2 and 1 rows after a tile of 4): one dispatch
     of dq's kernel, y bit for bit onnx.reference's and onnxruntime's with optimizations off (the
     graph's own nodes), and onnxruntime's fused DynamicQuantizeMatMul's."""
     path = dynamic_matmul(tmp_path / "m.onnx", 256, 128, **FORMS[form])
     vmfb, kernels, line = compiled(tmp_path, path, cpu)
     assert len(kernels) == 1 and kernels[0].endswith("_dyn"), (kernels, line)
     assert ("avx2" in kernels[0]) == (cpu == "haswell") and "1 of 1 MatMulInteger to dq's integer kernel" in line
-    for m in (1, 16):
+    for m in (1, 7, 16):
         for name, x in inputs(m, 256).items():
             got = run_vmfb(vmfb, x)
             np.testing.assert_array_equal(got, reference(path, x), err_msg=f"M = {m}, x {name}")
