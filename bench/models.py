@@ -8,6 +8,8 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
   `MatMulNBitsQuantizer` in QDQ format (int4 blocked-32 along K; asym: uint4 with zero points);
 - decoder-dynamic-M1, -M16 (sym): the same layer with its sequence length a run-time dim, as
   exporters write decoders, run at 1 and 16 tokens;
+- decoder-qdynamic-M1, -M16 (full mode only): the same layer by `quantize_dynamic` (int8 weights,
+  activations quantized at run time: DynamicQuantizeLinear + MatMulInteger);
 - mobilenet (1x3x224x224), resnet (ResNet-18, 1x3x224x224), transformer (a BERT-style block,
   seq 128, hidden 256): quantized by onnxruntime's `quantize_static` in QDQ format, int8 weights;
   mobilenet per-channel with uint8 activations, resnet per-tensor with int8 activations,
@@ -18,10 +20,10 @@ The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, ran
   MobileNetV3-Small-style classifier (hard-swish, squeeze-and-excite: QLinearSigmoid, QLinearMul)
   likewise, per channel, uint8 activations (and, full mode only, mobilenetv3: the same in QDQ
   format); transformer-dynamic: the block by `quantize_dynamic`
-  (int8 weights, activations quantized at run time);
-- full mode only: resnet50 (ResNet-50-style bottlenecks, 1x3x224x224, QDQ as resnet) and
-  transformer-dynamic-base (the block at BERT-base's dims: seq 128, hidden 768, 12 heads, FFN
-  3072, by `quantize_dynamic`);
+  (int8 weights, activations quantized at run time); transformer-dynamic-base (full mode only):
+  the same at BERT-base dims (seq 128, hidden 768, 12 heads, ffn 3072);
+- full mode only: resnet50 (ResNet-50-style bottlenecks, 1x3x224x224, QDQ as resnet);
+  decoder-qdynamic-M1, -M16 (the decoder layer by `quantize_dynamic`);
 `--quick` builds one model of each format at small dims (QUICK: a smoke test of every route and
 format, not a measurement; test/iree checks the rest of them at small dims).
 
@@ -128,13 +130,12 @@ def models(quick: bool) -> list[Model]:
               lambda f, p: m.quantize_static_file(f, p, (1, tr["seq"], tr["hidden"]), quant_format="QOperator"), (1, tr["seq"], tr["hidden"])),
         Model("transformer-dynamic", lambda p: m.transformer_block(p, **tr), m.quantize_dynamic_file, (1, tr["seq"], tr["hidden"])),
     ]  # fmt: skip
-    if not quick:  # issue 43's larger models: ResNet-50 (QDQ); a BERT-base-dims encoder block by
-        # quantize_dynamic (sentence-transformers' *_avx512_vnni.onnx)
-        out += [
-            Model("resnet50", lambda p: m.resnet50(p, cnn_size),
-                  lambda f, p: m.quantize_static_file(f, p, x_img, per_channel=False, activations="int8"), x_img),
-            Model("transformer-dynamic-base", lambda p: m.transformer_block(p, **BASE), m.quantize_dynamic_file, (1, BASE["seq"], BASE["hidden"])),
-        ]  # fmt: skip
+    if not quick:  # a BERT-base-dims encoder block by quantize_dynamic (sentence-transformers' *_avx512_vnni.onnx)
+        out.append(Model("transformer-dynamic-base", lambda p: m.transformer_block(p, **BASE), m.quantize_dynamic_file, (1, BASE["seq"], BASE["hidden"])))
+        for seq in (1, 16):  # the decoder layer by quantize_dynamic (transformers.js' q8 files)
+            out.append(Model(f"decoder-qdynamic-M{seq}", lambda p, s=seq: m.decoder_layer(p, s, **dec), m.quantize_dynamic_file, (1, seq, dec["hidden"])))
+        out.append(Model("resnet50", lambda p: m.resnet50(p, cnn_size),  # ResNet-50 style, QDQ as resnet
+                         lambda f, p: m.quantize_static_file(f, p, x_img, per_channel=False, activations="int8"), x_img))
     # the QDQ form of mobilenetv3-qop (docs/iree.md#qdq-convolutions; --quick takes its route through mobilenetv3-qop)
     out.insert(out.index(next(o for o in out if o.name == "mobilenetv3-qop")),
                Model("mobilenetv3", lambda p: m.mobilenet_v3(p, cnn_size), lambda f, p: m.quantize_static_file(f, p, x_img), x_img))
