@@ -69,10 +69,12 @@ computes those nodes too and the dispatch's result, xq of the next layer, stands
 
 On the same targets, a dynamic int8 MatMul (quantize_dynamic's DynamicQuantizeLinear +
 MatMulInteger of constant 8-bit weights + Cast + Mul by sx * sw; passes/dynamic_matmul.py) becomes
-one dispatch of the same kernel reading DynamicQuantizeLinear's xq, sx and zx, the last two at run
-time (`_dynamic`; docs/semantics.md#dynamic-int8-matmuls); one it does not fit stays IREE's
-MatMulInteger, with a remark:
+one dispatch of the same kernel reading xq, sx and zx, the last two at run time (`_dynamic`;
+docs/semantics.md#dynamic-int8-matmuls), and its DynamicQuantizeLinear a dispatch of dq's own
+(`_pre_pass`, passes/kernels/dynamic_quantize.py), shared by the MatMuls reading x; one the
+kernel does not fit stays IREE's MatMulInteger, with a remark:
 
+    %xq, %sx, %zx = flow.dispatch @dq_dynamic_quantize_k...(%x2, %m) -> [M', K] i8, [1] f32, [1] i8
     %y2 = flow.dispatch @dq_matmul_qdq_u8_..._dyn(%xq, %sx, %zx, %w, %s[, %z], %c, %m) -> [M', N]
 """
 
@@ -91,6 +93,7 @@ from dequant.dialect.elements import of_type
 from . import Pass, dynamic_matmul
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, resource
+from .kernels.dynamic_quantize import DynamicQuantize
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
@@ -235,19 +238,20 @@ class _Made(NamedTuple):
     consts: list
 
 
-def _replace(m: Match, a_nd: ir.Value, call, also: list = ()) -> ir.Operation:
+def _replace(m: Match, a_nd: ir.Value, call, also: list = (), flat: ir.Value | None = None) -> ir.Operation:
     """The MatMul replaced by `call(a2, rows, dyn)` -> y2 [M', N], where a2 is `a_nd` [b..., M,
-    K] collapsed to [M', K] (dyn: M' or dynamic, rows: its value): the op now standing for the
-    MatMul, or for also[0] (whose result y2 is) with the ops `also` (each the only reader of the
-    next one's result, the last the MatMul's) and the MatMul."""
+    K] collapsed to [M', K] (dyn: M' or dynamic, rows: its value), or `flat` where given (a2
+    already): the op now standing for the MatMul, or for also[0] (whose result y2 is) with the
+    ops `also` (each the only reader of the next one's result, the last the MatMul's) and the
+    MatMul."""
     k, n = m.kn
     index = ir.IndexType.get()
     with ir.InsertionPoint(m.matmul), m.matmul.location:
-        a = a_nd
+        a = a_nd if flat is None else flat
         lead = list(m.a.shape[:-1])
         rows = None if None in lead else int(np.prod(lead))
         dyn = ir.ShapedType.get_dynamic_size() if rows is None else rows
-        if len(lead) > 1:
+        if len(lead) > 1 and flat is None:
             element = ir.RankedTensorType(a.type).element_type
             a = tensor.collapse_shape(ir.RankedTensorType.get([dyn, k], element), a, [list(range(len(lead))), [len(lead)]])
         rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(a, arith.constant(index, 0))
@@ -395,20 +399,43 @@ def _dynamic(d: dynamic_matmul.Dynamic, module, state: _State, target: Target, o
             state.made[key] = _Made(kernel, consts + [resource(packed.c, i32, "dq_kernel_c")])
     consts = state.made[key].consts
     name = executable(kernel, module)
-    with d.matmul.location, ir.InsertionPoint(d.matmul):
-        xq = ir.Operation.create(t.TO_BUILTIN, results=[d.a.builtin()], operands=[d.matmul.operands[0]]).result
-        x_terms = []
-        for v in (d.quantize.results[1], d.quantize.results[2]):
-            scalar = ir.Operation.create(t.TO_BUILTIN, results=[t.tensor_of(v.type).builtin()], operands=[v]).result
-            x_terms.append(expand(scalar, [1], []))
+    x_nd, xq, *x_terms = _pre_pass(d, module, state)
     operands = list(d.matmul.operands[1:]) + list(d.scale.operands)
     scale = d.scale
-    done = _replace(d, xq, lambda a, rows_v, dyn: dispatch(name, [a, *x_terms] + consts, rows_v, [ir.RankedTensorType.get([dyn, n], f32)])[0],
-                    [d.mul, d.cast])  # fmt: skip
+    done = _replace(d, x_nd, lambda a, rows_v, dyn: dispatch(name, [a, *x_terms] + consts, rows_v, [ir.RankedTensorType.get([dyn, n], f32)])[0],
+                    [d.mul, d.cast], flat=xq)  # fmt: skip
     if not list(scale.results[0].uses):
         scale.erase()
     erase_dead(operands, lambda o: t.onnx_name(o) == "onnx.Constant")
     return done
+
+
+def _pre_pass(d: dynamic_matmul.Dynamic, module, state: _State) -> tuple:
+    """(x [b..., M, K] f32, xq [M', K] i8, sx [1] f32, zx [1] i8) of the DynamicQuantizeLinear
+    reading x, as one dispatch of DynamicQuantize at its place (made once per node; the node goes
+    when nothing else reads it). IREE would fuse its min/max into the dispatch making x, which for
+    a decoder's RMSNorm keeps the rows on the stack past llvm-cpu's limit (docs/iree.md)."""
+    key = ("dynamic-quantize", d.quantize.operation)
+    if key not in state.made:
+        q = d.quantize
+        x, k = q.operands[0], d.kn[0]
+        xt = t.tensor_of(x.type)
+        index = ir.IndexType.get()
+        with q.location, ir.InsertionPoint(q):
+            x_nd = t.to_builtin(x, xt)
+            lead = list(xt.shape[:-1])
+            rows = None if None in lead else int(np.prod(lead))
+            dyn = ir.ShapedType.get_dynamic_size() if rows is None else rows
+            x2 = x_nd
+            if len(lead) > 1:
+                x2 = tensor.collapse_shape(ir.RankedTensorType.get([dyn, k], ir.F32Type.get()), x_nd, [list(range(len(lead))), [len(lead)]])
+            rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(x2, arith.constant(index, 0))
+            pre = DynamicQuantize(k)
+            types = pre.types()
+            shapes = [ir.RankedTensorType.get([dyn if types[r].is_dynamic_dim(0) else types[r].shape[0], *types[r].shape[1:]], types[r].element_type)
+                      for r in pre.results]  # fmt: skip
+            state.made[key] = _Made(pre, [x_nd, *dispatch(executable(pre, module), [x2], rows_v, shapes)])
+    return tuple(state.made[key].consts)
 
 
 def run(root, int8_activations: bool = False) -> bool:
@@ -452,6 +479,9 @@ def run(root, int8_activations: bool = False) -> bool:
         got = _dynamic(d, root, state, target, options)
         if isinstance(got, str):
             remarks.append((d.matmul, f"MatMulInteger left to IREE: {got}"))
+    for q in {d.quantize.operation: d.quantize for d in dynamic}.values():  # DynamicQuantizeLinear now a dq dispatch
+        if all(not list(r.uses) for r in q.results):
+            q.erase()
     emit_remarks(root, remarks)
     return True
 

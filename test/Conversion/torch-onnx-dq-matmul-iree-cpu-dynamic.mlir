@@ -2,24 +2,38 @@
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 
 // torch-onnx-dq-matmul-iree-cpu on dynamic int8 MatMuls (quantize_dynamic's
-// DynamicQuantizeLinear + MatMulInteger + Cast + Mul by sx * sw, passes/dynamic_matmul.py): one
-// dispatch of the QDQ kernel's dynamic form, reading xq and, at run time, sx and zx as [1]
-// tensors; the MatMulInteger, the Cast and both Muls go, DynamicQuantizeLinear stays IREE's.
+// DynamicQuantizeLinear + MatMulInteger + Cast + Mul by sx * sw, passes/dynamic_matmul.py): the
+// DynamicQuantizeLinear becomes a dispatch of dq's own (passes/kernels/dynamic_quantize.py: xq,
+// and sx and zx as [1] tensors), the rest one dispatch of the QDQ kernel's dynamic form reading
+// them; the node, the MatMulInteger, the Cast and both Muls go.
 
 // VNNI, int8 weights w = 3 everywhere, sw = 0.25 per tensor, K = N = 64. The constants, by hand:
 // u = 3 + 128 = 0x83 in every byte; s = sw = 0.25 (0x3E800000: sx is applied in the kernel);
 // c = sum_k (w - zw) = 192 (0xC0: times 128 - zx in the kernel).
 // CHECK-LABEL: "stream.executable"() ({
+// The range of x, from 0 both ways, then the codes: a true division, ties to even, saturated.
+// CHECK: func.func @[[Q:dq_dynamic_quantize_k64]](
+// CHECK: %[[XV:.*]] = vector.load %{{.*}} : memref<?x64xf32>, vector<16xf32>
+// CHECK: arith.maximumf %{{.*}}, %[[XV]] : vector<16xf32>
+// CHECK: arith.minimumf %{{.*}}, %[[XV]] : vector<16xf32>
+// CHECK: %[[SPAN:.*]] = arith.subf
+// CHECK: %[[STEP:.*]] = arith.divf %[[SPAN]], %{{.*}} : f32
+// CHECK: %[[SX:.*]] = arith.select %{{.*}}, %{{.*}}, %[[STEP]] : f32
+// CHECK: math.roundeven %{{.*}} : f32
+// CHECK: memref.store %[[SX]]
+// CHECK: %[[R:.*]] = arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: math.roundeven %[[R]] : vector<16xf32>
+// CHECK: arith.fptoui %{{.*}} : vector<16xf32> to vector<16xi8>
 // CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_dyn]](%[[XB:[^:]+]]: !stream.binding, %[[SXB:[^:]+]]: !stream.binding, %[[ZXB:[^:]+]]: !stream.binding, %{{[^:]+}}: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %{{[^:]+}}: !stream.binding, %{{[^:]+}}: index)
 // CHECK-DAG: %[[SXM:.*]] = "stream.binding.subspan"(%[[SXB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1xf32>
 // CHECK-DAG: %[[ZXM:.*]] = "stream.binding.subspan"(%[[ZXB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1xi8>
 // CHECK-DAG: %[[SM:.*]] = "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xf32>
 // CHECK-DAG: %[[CM:.*]] = "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xi32>
-// CHECK: %[[SX:.*]] = memref.load %[[SXM]]
+// CHECK: %[[SXS:.*]] = memref.load %[[SXM]]
 // CHECK: %[[ZX:.*]] = memref.load %[[ZXM]]
 // CHECK: %[[ZX32:.*]] = arith.extui %[[ZX]] : i8 to i32
 // CHECK: %[[SHIFT:.*]] = arith.subi %[[ZX32]], %{{.*}} : i32
-// CHECK: %[[SXV:.*]] = vector.broadcast %[[SX]] : f32 to vector<16xf32>
+// CHECK: %[[SXV:.*]] = vector.broadcast %[[SXS]] : f32 to vector<16xf32>
 // CHECK: %[[MINUS:.*]] = arith.subi %{{.*}}, %[[SHIFT]] : i32
 // CHECK: %[[MZX:.*]] = vector.broadcast %[[MINUS]] : i32 to vector<16xi32>
 // CHECK: %[[C:.*]] = vector.load %[[CM]]
@@ -28,13 +42,11 @@
 // CHECK: %[[S:.*]] = vector.load %[[SM]]
 // CHECK: arith.mulf %[[SXV]], %[[S]] : vector<16xf32>
 // CHECK-LABEL: func.func @per_tensor
-// CHECK: %[[Q:.*]]:3 = "torch.operator"(%{{.*}}) <{name = "onnx.DynamicQuantizeLinear"}>
-// CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%[[Q]]#0) : (!torch.vtensor<[?,64],ui8>) -> tensor<?x64xi8>
-// CHECK: %[[SX0:.*]] = "torch_c.to_builtin_tensor"(%[[Q]]#1) : (!torch.vtensor<[],f32>) -> tensor<f32>
-// CHECK: %[[SX1:.*]] = tensor.expand_shape %[[SX0]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
-// CHECK: %[[ZX0:.*]] = "torch_c.to_builtin_tensor"(%[[Q]]#2) : (!torch.vtensor<[],ui8>) -> tensor<i8>
-// CHECK: %[[ZX1:.*]] = tensor.expand_shape %[[ZX0]] [] output_shape [1] : tensor<i8> into tensor<1xi8>
-// CHECK: "flow.dispatch"(%{{[^,]+}}, %[[XQ]], %[[SX1]], %[[ZX1]], {{.*}}) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-NOT: onnx.DynamicQuantizeLinear
+// CHECK: %[[X:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[?,64],f32>) -> tensor<?x64xf32>
+// CHECK: %[[P:.*]]:3 = "flow.dispatch"(%{{[^,]+}}, %[[X]], {{.*}}) {entry_points = [@[[Q]]::@[[Q]]]
+// CHECK-SAME: (index, tensor<?x64xf32>, index, index, index) -> (tensor<?x64xi8>, tensor<1xf32>, tensor<1xi8>)
+// CHECK: "flow.dispatch"(%{{[^,]+}}, %[[P]]#0, %[[P]]#1, %[[P]]#2, {{.*}}) {entry_points = [@[[K]]::@[[K]]]
 // CHECK-SAME: (index, tensor<?x64xi8>, tensor<1xf32>, tensor<1xi8>, tensor<1x16x256xi8>, tensor<1x1x64xf32>, tensor<1x1x64xi32>, index, index, index) -> tensor<?x64xf32>
 // CHECK-NOT: onnx.MatMulInteger
 // CHECK-NOT: onnx.Cast
@@ -63,7 +75,8 @@ func.func @per_tensor(%x: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f
 // CHECK-LABEL: func.func @dq_matmul_qdq_avx2_u8_u8_k64_n32_z_dyn
 // CHECK: llvm.x86.avx2.pmadd.wd
 // CHECK-LABEL: func.func @per_column
-// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x64xi8> into tensor<16x64xi8>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x64xf32> into tensor<16x64xf32>
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_quantize_k64::@dq_dynamic_quantize_k64]
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_avx2_u8_u8_k64_n32_z_dyn::@dq_matmul_qdq_avx2_u8_u8_k64_n32_z_dyn]
 // CHECK-SAME: (index, tensor<16x64xi8>, tensor<1xf32>, tensor<1xi8>, tensor<1x32x64xi8>, tensor<1x1x32xf32>, tensor<1x1x32xi8>, tensor<1x1x32xi32>, index) -> tensor<16x32xf32>
 // CHECK: tensor.expand_shape
@@ -86,7 +99,8 @@ func.func @per_column(%x: !torch.vtensor<[2,8,64],f32>) -> !torch.vtensor<[2,8,3
 
 // -----
 
-// K = 62, not a multiple of the VNNI kernel's step (4): IREE's own MatMulInteger, with a remark.
+// K = 62, not a multiple of the VNNI kernel's step (4): IREE's own MatMulInteger and
+// DynamicQuantizeLinear, with a remark.
 // REMARK: remark: MatMulInteger left to IREE: K = 62 is not a multiple of 4
 // CHECK-LABEL: func.func @k_off_step
 // CHECK-NOT: flow.dispatch

@@ -60,10 +60,16 @@ def dynamic_matmul(path, k: int, n: int, *, weights=np.int8, per_column=False, z
 
 
 def compiled(tmp_path, path, cpu: str) -> tuple[bytes, list, str]:
-    """The module for `cpu`, the dq kernels its stage dispatches, and the stage's summary line."""
+    """The module for `cpu`, the dq matmul kernels its stage dispatches (each after the one
+    DynamicQuantizeLinear dispatch they read, checked), and the stage's summary line."""
     text, summary = stage.run_stage(stage.import_onnx(path), cpu=cpu)
     flags = (*stage.TARGETS["llvm-cpu"].flags[:2], f"--iree-llvmcpu-target-cpu={cpu}", "--iree-opt-level=O3", *stage.COMMON_FLAGS)
-    return compile_text(tmp_path, text, *flags), sorted(set(re.findall(r"entry_points = \[@(dq_\w+)::", text))), summary.line()
+    kernels = re.findall(r"entry_points = \[@(dq_\w+)::", text)
+    quantize = [k for k in kernels if k.startswith("dq_dynamic_quantize_")]
+    matmuls = sorted(k for k in kernels if k not in quantize)
+    # the model's one DynamicQuantizeLinear: dq's dispatch where dq's kernel reads it, else IREE's node
+    assert len(quantize) == (1 if matmuls else 0) and ('"onnx.DynamicQuantizeLinear"' in text) == (not matmuls), kernels
+    return compile_text(tmp_path, text, *flags), matmuls, summary.line()
 
 
 def inputs(m: int, k: int) -> dict:
