@@ -157,3 +157,25 @@ func.func @vector_a(%x: !torch.vtensor<[64],f32>) -> !torch.vtensor<[64],f32> {
   "func.return"(%y) : (!torch.vtensor<[64],f32>) -> ()
 }
 }
+
+// -----
+
+// xq read by something else too (a result of the function): the MatMul takes dq's dispatches, and
+// the DynamicQuantizeLinear stays for its other reader.
+// CHECK-LABEL: func.func @codes_read_twice
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_quantize_k64::@dq_dynamic_quantize_k64]
+// CHECK: %[[Q:.*]]:3 = "torch.operator"(%{{.*}}) <{name = "onnx.DynamicQuantizeLinear"}>
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_u8_i8_k64_n64_dyn::@dq_matmul_qdq_u8_i8_k64_n64_dyn]
+// CHECK: return %{{.*}}, %[[Q]]#0
+module attributes {dq.avx512vnni} {
+func.func @codes_read_twice(%x: !torch.vtensor<[?,64],f32>) -> (!torch.vtensor<[?,64],f32>, !torch.vtensor<[?,64],ui8>) {
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %q:3 = "torch.operator"(%x) <{name = "onnx.DynamicQuantizeLinear"}> : (!torch.vtensor<[?,64],f32>) -> (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>)
+  %s = "torch.operator"(%q#1, %sw) <{name = "onnx.Mul"}> : (!torch.vtensor<[],f32>, !torch.vtensor<[],f32>) -> !torch.vtensor<[],f32>
+  %d = "torch.operator"(%q#0, %w, %q#2) <{name = "onnx.MatMulInteger"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[64,64],si8>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],si32>
+  %f = "torch.operator"(%d) <{name = "onnx.Cast"}> {torch.onnx.to = 1 : si64} : (!torch.vtensor<[?,64],si32>) -> !torch.vtensor<[?,64],f32>
+  %y = "torch.operator"(%f, %s) <{name = "onnx.Mul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y, %q#0) : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[?,64],ui8>) -> ()
+}
+}
