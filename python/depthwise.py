@@ -95,12 +95,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
         nodes.extend(_terms(graph, node, *form))
         count += 1
     if count:
-        read = {v for n in nodes for v in n.input}
-        kept = [t for t in g.initializer if t.name in read]
-        del g.node[:]
-        g.node.extend(nodes)
-        del g.initializer[:]
-        g.initializer.extend(kept + [t for t in graph.added if t.name in read])
+        graph.replace_nodes(nodes)
     return model, count
 
 

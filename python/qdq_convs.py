@@ -124,12 +124,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int, int]:
         nodes.append(node)
     read = {v for n in nodes for v in n.input} | outputs
     nodes = [n for n in nodes if n.op_type != "QuantizeLinear" or any(o in read for o in n.output)]
-    read = {v for n in nodes for v in n.input}
-    kept = [t for t in g.initializer if t.name in read]
-    del g.node[:]
-    g.node.extend(nodes)
-    del g.initializer[:]
-    g.initializer.extend(kept + [t for t in graph.added if t.name in read])
+    graph.replace_nodes(nodes)
     return model, folded, pairs
 
 

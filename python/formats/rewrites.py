@@ -82,6 +82,17 @@ class Graph:
         self._names.add(name)
         return name
 
+    def replace_nodes(self, nodes: list) -> None:
+        """The graph's nodes become `nodes`; its initializers those they read, the rewrites'
+        (`added`) included, and no other."""
+        g = self.model.graph
+        read = {v for n in nodes for v in n.input}
+        kept = [t for t in g.initializer if t.name in read]
+        del g.node[:]
+        g.node.extend(nodes)
+        del g.initializer[:]
+        g.initializer.extend(kept + [t for t in self.added if t.name in read])
+
     def constant(self, hint: str, array: np.ndarray) -> str:
         """A new initializer holding `array` (ml_dtypes sub-byte arrays are packed as ONNX
         stores them): its name."""
