@@ -25,6 +25,8 @@ pytestmark = pytest.mark.skipif(
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+import run_once  # noqa: E402
+
 from dequant import check, generate  # noqa: E402
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "genai")
@@ -35,23 +37,40 @@ RTOL = 1e-4  # max |logits - exact| / max |exact|: f32 sums in another order
 
 
 class Compiled:
-    """A committed model compiled once by `dequant-iree --check -o`: the module and what --check printed."""
+    """A committed model compiled once per run (for every xdist worker: run_once.py) by
+    `dequant-iree --check -o`: the module, what --check printed, the module after IREE's flow
+    phase (iree-compile's phase dump of the same run), and onnxruntime's exact decode (made on
+    first use), which several tests read."""
 
-    def __init__(self, name: str, tmp):
+    def __init__(self, name: str, tmp_path_factory):
         self.folder = os.path.join(MODELS, name)
         self.model = generate.GenaiModel.load(self.folder)
-        self.vmfb_path = str(tmp / f"{name}.vmfb")
-        run = subprocess.run([sys.executable, "-c", "import sys; from dequant import iree; sys.exit(iree.main())", "--check",
-                              self.model.path, "-o", self.vmfb_path], capture_output=True, text=True)  # fmt: skip
-        assert run.returncode == 0, run.stderr
-        self.stdout, self.stderr = run.stdout, run.stderr
+        self.tmp = tmp_path_factory.mktemp(name)
+        built = run_once.folder(tmp_path_factory, f"genai-{name}", self._build)
+        self.vmfb_path = str(built / "model.vmfb")
         with open(self.vmfb_path, "rb") as f:
             self.vmfb = f.read()
+        self.stdout = (built / "stdout.txt").read_text()
+        (flow,) = (built / "phases").glob("*.flow.mlir")
+        self.flow = flow.read_text()
+        self._exact = None
+
+    def _build(self, out) -> None:
+        run = subprocess.run([sys.executable, "-c", "import sys; from dequant import iree; sys.exit(iree.main())", "--check",
+                              self.model.path, "-o", str(out / "model.vmfb"), "--", f"--dump-compilation-phases-to={out / 'phases'}"],
+                             capture_output=True, text=True)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        (out / "stdout.txt").write_text(run.stdout)
+
+    def exact(self) -> generate.Decoded:
+        if self._exact is None:
+            self._exact = exact_decode(self.model, prompt_ids(self.folder), self.tmp)
+        return self._exact
 
 
 @pytest.fixture(scope="module", params=NAMES)
 def compiled(request, tmp_path_factory):
-    return Compiled(request.param, tmp_path_factory.mktemp(request.param))
+    return Compiled(request.param, tmp_path_factory)
 
 
 def prompt_ids(folder: str) -> list:
@@ -69,11 +88,10 @@ def exact_decode(model: generate.GenaiModel, prompt: list, tmp_path) -> generate
     return generate.greedy(model, generate.ort_step(model, session), prompt, STEPS, stop_at_eos=False)
 
 
-def test_greedy_tokens_equal_exact_onnxruntime(compiled, tmp_path):
+def test_greedy_tokens_equal_exact_onnxruntime(compiled):
     model = compiled.model
-    prompt = prompt_ids(compiled.folder)
-    want = exact_decode(model, prompt, tmp_path)
-    got = generate.greedy(model, generate.iree_step(model, compiled.vmfb), prompt, STEPS, stop_at_eos=False)
+    want = compiled.exact()
+    got = generate.greedy(model, generate.iree_step(model, compiled.vmfb), prompt_ids(compiled.folder), STEPS, stop_at_eos=False)
     assert got.tokens == want.tokens
     for i, (g, w) in enumerate(zip(got.logits, want.logits)):
         err = np.abs(g - w).max() / np.abs(w).max()
@@ -96,11 +114,10 @@ def test_check_prints_each_output(compiled):
     assert rows["logits"][2] > 1e-3  # MatMulNBits at accuracy_level 4 quantizes the activations
 
 
-def test_example_prints_tokens_per_second(compiled, tmp_path):
+def test_example_prints_tokens_per_second(compiled):
     """`python -m dequant.generate`: the text of the exact run's tokens, and tokens/s."""
     tokenizers = pytest.importorskip("tokenizers")
-    model = compiled.model
-    want = exact_decode(model, prompt_ids(compiled.folder), tmp_path)
+    want = compiled.exact()
     run = subprocess.run([sys.executable, "-m", "dequant.generate", compiled.folder, "--prompt", PROMPT, "--max-new-tokens",
                           str(STEPS), "--ignore-eos", "--vmfb", compiled.vmfb_path], capture_output=True, text=True)  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -147,13 +164,9 @@ def test_check_standard_ops_against_onnx_reference():
     assert m and float(m.group(1)) <= 1e-6, run.stdout
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_decode_step_reads_nothing_back(name):
+def test_decode_step_reads_nothing_back(compiled):
     """A decode step runs on the device from start to end: no value of the model is read back to
     the host to size a buffer (each layer's present once waited for a Max computed on the device;
-    docs/iree.md#a-decode-step)."""
-    from dequant import iree
-
-    flow = iree.compile_onnx(os.path.join(MODELS, name, "model.onnx"), extra_args=("--compile-to=flow",)).decode()
-    assert "flow.dispatch" in flow
-    assert "flow.tensor.load" not in flow, "a device value read back by the host"
+    docs/iree.md#a-decode-step). The module after IREE's flow phase, from the fixture's compile."""
+    assert "flow.dispatch" in compiled.flow
+    assert "flow.tensor.load" not in compiled.flow, "a device value read back by the host"
