@@ -176,9 +176,8 @@ def test_stage_adds_no_dispatch_to_qdq_models(tmp_path):
         ("conv", models.qdq_conv_model(tmp_path / "conv.onnx", tmp_path), np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)),
         ("matmul", models.quantize_static_model(tmp_path / "mm.onnx", tmp_path, 32, 16), np.random.default_rng(0).standard_normal((3, 32)).astype(np.float32)),
     ):  # fmt: skip
-        counts = {}
-        for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", None)):
-            text = text if text is not None else stage.prepare(stage.import_onnx(path))
+        counts, imported = {}, stage.import_onnx(path)
+        for route, text in (("iree", imported), ("iree+dq", stage.prepare(imported))):
             stats = tmp_path / f"{name}-{route}.json"
             # compile_onnx's flags (the target's and COMMON_FLAGS), so the iree+dq module is the one it makes
             vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags, *stage.COMMON_FLAGS,
@@ -669,14 +668,15 @@ def test_qdq_matmul_integer_kernel(tmp_path, name):
     test, so the IREE + dq module is compiled once for both checks.)"""
     form = QDQ_FORMS[name]
     path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, **form)
-    staged = stage.prepare(stage.import_onnx(path))
+    imported = stage.import_onnx(path)
+    staged = stage.prepare(imported)
     assert staged.count("entry_points = [@dq_matmul_qdq_") == 1
     assert "onnx.DequantizeLinear" not in staged and "linalg.generic" not in staged
     if "requantize" in form:
         dispatch = next(line for line in staged.splitlines() if "entry_points = [@dq_matmul_qdq_" in line)
         assert staged.count('"onnx.QuantizeLinear"') == 1 and dispatch.endswith("-> tensor<32x256xi8>"), dispatch  # x's only
     counts = {}
-    for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", staged))[name not in NO_DISPATCH_ADDED :]:
+    for route, text in (("iree", imported), ("iree+dq", staged))[name not in NO_DISPATCH_ADDED :]:
         stats = tmp_path / f"{route}.json"
         # compile_onnx's flags (the target's and COMMON_FLAGS): the iree+dq module is the one it makes
         vmfb = compile_text(tmp_path, text, *stage.TARGETS["llvm-cpu"].flags, *stage.COMMON_FLAGS,
