@@ -26,6 +26,7 @@ import pytest
 
 sys.path[:0] = [p for p in (os.path.dirname(os.path.abspath(__file__)),) if p not in sys.path]
 import fuzz_harness as harness  # noqa: E402
+from requires import iree_installed  # noqa: E402
 
 SECONDS = float(os.environ.get("DEQUANT_FUZZ_SECONDS", "15"))
 SEED = int(os.environ.get("DEQUANT_FUZZ_SEED", "20240917"))
@@ -33,13 +34,6 @@ STAGE_SECONDS = float(os.environ.get("DEQUANT_FUZZ_STAGE_SECONDS", "20"))
 WIDE_CASES = int(os.environ.get("DEQUANT_FUZZ_WIDE_CASES", "24"))
 
 
-def _iree() -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("iree.compiler") is not None and importlib.util.find_spec("iree.runtime") is not None
-    except ImportError:
-        return False
 
 
 def _show(capsys, text: str) -> None:
@@ -76,7 +70,7 @@ def test_cases_are_a_function_of_seed_and_index():
 
 @pytest.mark.parametrize("kind", ["ops", "wide", "opt", "import", "stage"])
 def test_fuzz(kind, capsys):
-    if kind == "stage" and not _iree():
+    if kind == "stage" and not iree_installed():
         pytest.skip("IREE is not installed (pip install 'dequant[iree]'): the stage fuzzer runs its tools")
     if kind == "wide":
         report = harness.campaign(kind, SEED, cases=WIDE_CASES)

@@ -6,11 +6,11 @@ dequant-iree against the same reference.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 
 import numpy as np
 import pytest
+from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -21,10 +21,6 @@ import iree_models  # noqa: E402
 
 from dequant import depthwise, qdq_convs  # noqa: E402
 
-needs_iree = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
 
 
 def conv_model(x_shape, c: int, k, stride: int, pads, bias: bool = True, seed: int = 0, dims=None, **attrs) -> onnx.ModelProto:

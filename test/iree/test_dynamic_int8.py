@@ -5,7 +5,6 @@ sx * sw) through dq's exact integer kernel, x's scale and zero point read at run
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -13,12 +12,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from requires import needs_iree
 from onnx import TensorProto, helper, numpy_helper
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
+pytestmark = needs_iree
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dequant import iree as stage  # noqa: E402

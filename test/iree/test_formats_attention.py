@@ -12,11 +12,11 @@ inputs and zeros: compared with the same tolerance (the rotation is arithmetic).
 from __future__ import annotations
 
 import copy
-import importlib.util
 
 import numpy as np
 import onnx
 import pytest
+from requires import needs_iree
 from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("onnxruntime")
@@ -26,10 +26,6 @@ from dequant import formats  # noqa: E402
 
 F, I32 = TensorProto.FLOAT, TensorProto.INT32
 MS = "com.microsoft"
-needs_iree = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
 
 
 def close(got, want, rtol=1e-5, what=""):

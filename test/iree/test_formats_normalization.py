@@ -8,10 +8,10 @@ summed in another order (and IREE may vectorize it), so rtol 1e-5 with atol 1e-6
 
 from __future__ import annotations
 
-import importlib.util
 
 import numpy as np
 import pytest
+from requires import needs_iree
 from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("onnxruntime")
@@ -21,10 +21,6 @@ from dequant import formats  # noqa: E402
 
 F = TensorProto.FLOAT
 MS = "com.microsoft"
-needs_iree = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
 
 
 def close(got, want):

@@ -9,27 +9,23 @@ computed as written (dequantize, float op, quantize), never by dequant itself.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import helper, numpy_helper  # noqa: E402
 
 from dequant import formats  # noqa: E402
 
 MS = "com.microsoft"
 U8, I8 = np.uint8, np.int8
-needs_iree = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
 
 
 # --- single nodes -------------------------------------------------------------------------------

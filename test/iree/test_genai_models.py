@@ -8,7 +8,6 @@ Needs the `iree` extra; onnxruntime-genai for its generator's test only (skipped
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -16,11 +15,9 @@ import sys
 
 import numpy as np
 import pytest
+from requires import needs_iree
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
+pytestmark = needs_iree
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")

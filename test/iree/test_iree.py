@@ -7,7 +7,6 @@ Needs the `iree` extra; skipped, with the reason, without it. CI installs it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -17,11 +16,9 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 import pytest
+from requires import needs_iree
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
+pytestmark = needs_iree
 
 onnx = pytest.importorskip("onnx")
 

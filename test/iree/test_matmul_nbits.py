@@ -6,18 +6,15 @@ onnxruntime's `MatMulNBitsQuantizer`; bad input is one `error:` line.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
 import ml_dtypes
 import numpy as np
 import pytest
+from requires import needs_iree
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
+pytestmark = needs_iree
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")

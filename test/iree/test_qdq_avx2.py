@@ -5,18 +5,15 @@ arithmetic in numpy (int64) and float64."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from requires import needs_iree
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
+pytestmark = needs_iree
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dequant import iree as stage  # noqa: E402

@@ -6,11 +6,11 @@ takes and which it leaves; the model through dequant-iree against the same refer
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 
 import numpy as np
 import pytest
+from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -19,10 +19,6 @@ import iree_models  # noqa: E402
 
 from dequant import qdq_convs  # noqa: E402
 
-needs_iree = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
 
 
 def exact(model, x: np.ndarray) -> np.ndarray:

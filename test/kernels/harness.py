@@ -17,7 +17,6 @@ TARGETS).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -27,11 +26,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 import pytest
+from requires import needs_iree  # noqa: F401 (the kernel tests read it from here)
 
-needs_iree = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
 onnx = pytest.importorskip("onnx")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
