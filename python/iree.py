@@ -181,13 +181,15 @@ def installed() -> bool:
         return False
 
 
-def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None) -> str:
+def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, cpu: str = "host", cpu_features: str = "") -> str:
     """The path of the model with its formats normalised (dequant.formats) and, for llvm-cpu, its
-    QDQ convolutions in float (dequant.qdq_convs), the depthwise ones as sums of shifted slices
-    (dequant.depthwise), written into `tmp`; or the model's own path where none changes it."""
+    QDQ convolutions that dq's int8 kernel takes on that CPU as QDQ MatMuls
+    (dequant.qdq_conv_matmuls), the others in float (dequant.qdq_convs), the depthwise ones as sums
+    of shifted slices (dequant.depthwise), written into `tmp`; or the model's own path where none
+    changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
-    from . import depthwise, formats, qdq_convs
+    from . import depthwise, formats, qdq_conv_matmuls, qdq_convs
 
     try:
         proto = onnx.load(os.fspath(model), load_external_data=False)
@@ -203,6 +205,7 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None) -
     except formats.FormatError as e:
         raise IreeStageError(str(e)) from None
     if target == "llvm-cpu" and qdq_convs.applies(proto):
+        qdq_conv_matmuls.rewrite(proto, cpu_tags(cpu, cpu_features)[0])
         proto, _, _ = qdq_convs.rewrite(proto)
         depthwise.rewrite(proto)
     path = os.path.join(tmp, "normalised.onnx")
@@ -211,15 +214,16 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None) -
     return path
 
 
-def import_onnx(model: str | os.PathLike, target: str | None = None) -> str:
+def import_onnx(model: str | os.PathLike, target: str | None = None, cpu: str = "host", cpu_features: str = "") -> str:
     """The model imported by IREE's ONNX importer (`iree-import-onnx`), in generic form; its
     contrib-op formats normalised first (dequant.formats). `target`: the IREE backend the text is
-    for (TARGETS); llvm-cpu also gives IREE the QDQ convolutions in float (dequant.qdq_convs)."""
+    for (TARGETS); llvm-cpu also gives IREE the QDQ convolutions as int8 MatMuls for `cpu` with
+    `cpu_features` (target_cpu) where dq's kernel takes them, else in float (dequant.qdq_convs)."""
     if not os.path.isfile(model):
         raise IreeStageError(f"cannot open '{os.fspath(model)}': {'not a file' if os.path.exists(model) else 'no such file'}")
     with tempfile.TemporaryDirectory() as tmp:
         imported, generic = os.path.join(tmp, "import.mlir"), os.path.join(tmp, "generic.mlir")
-        model = _normalised(model, tmp, target)
+        model = _normalised(model, tmp, target, cpu, cpu_features)
         _tool("iree.compiler.tools.import_onnx", [os.fspath(model), "-o", imported], "iree-import-onnx")
         _tool(OPT, ["--mlir-print-op-generic", imported, "-o", generic], "iree-opt", imported)
         with open(generic, encoding="utf-8") as f:
@@ -298,7 +302,7 @@ def _stage_model(model: str | os.PathLike, target: str, int8_activations: bool, 
     if int8_activations and target != "llvm-cpu":
         raise ValueError(f"int8 activations are for the llvm-cpu target, not {target}")
     cpu, features = target_cpu(compile_flags("", target, extra_args)) if target == "llvm-cpu" else ("host", "")
-    return run_stage(import_onnx(model, target), TARGETS[target].pipeline, int8_activations=int8_activations, cpu=cpu, cpu_features=features)
+    return run_stage(import_onnx(model, target, cpu, features), TARGETS[target].pipeline, int8_activations=int8_activations, cpu=cpu, cpu_features=features)
 
 
 def compile_onnx(model: str | os.PathLike, *, target: str = "llvm-cpu", extra_args=(), report=None, int8_activations: bool = False) -> bytes:

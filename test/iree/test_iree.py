@@ -358,7 +358,8 @@ def test_matmul_the_kernel_does_not_take_is_fused_with_a_remark(tmp_path):
 
 # --- int8 activations (opt-in, approximate): against a numpy model of the same quantization -----
 
-from dequant.passes.target_features import host_has_avx512bw, host_has_avx512vnni  # noqa: E402
+from dequant import qdq_conv_matmuls  # noqa: E402
+from dequant.passes.target_features import cpu_tags, host_has_avx2, host_has_avx512bw, host_has_avx512vnni  # noqa: E402
 
 needs_vnni = pytest.mark.skipif(not host_has_avx512vnni(), reason="the int8-activation kernel runs vpdpbusd (AVX-512 VNNI), which this host lacks")
 
@@ -1151,8 +1152,11 @@ def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric, seq)
 def test_qdq_whole_models_routes_dispatches_and_numbers(tmp_path, name):
     """Small QDQ CNNs and a transformer block (quantize_static; per-channel uint8 activations,
     per-tensor int8 activations), the stage as compile_onnx runs it for llvm-cpu. The CNNs' QDQ
-    convolutions reach IREE in float (dequant.qdq_convs: no dq kernel), and the output is no
-    further from the QDQ graph as written than IREE alone's integer convolutions'. The
+    convolutions of output channels a multiple of the column step of dq's int8 kernel on this
+    host (64 with VNNI, 32 with AVX2) reach it as QDQ MatMuls, one dispatch each
+    (dequant.qdq_conv_matmuls: every one of the ResNet's 20), the others IREE in float
+    (dequant.qdq_convs), and the output is no further from the QDQ graph as written than IREE
+    alone's integer convolutions'. The
     transformer's (32 tokens, hidden 256) feed MatMuls large enough for dq to take: one dispatch
     of dq's matmul kernel per MatMul. IREE fused the quantized activation and the output's bias
     and requantization into its integer contraction; dq's kernel dispatch fuses neither, so each
@@ -1166,7 +1170,9 @@ def test_qdq_whole_models_routes_dispatches_and_numbers(tmp_path, name):
     outputs, counts = {}, {}
     staged = stage.prepare(stage.import_onnx(path, "llvm-cpu"))
     kernels = staged.count("entry_points = [@dq_matmul")
-    assert kernels == (6 if name == "transformer" else 0)  # q, k, v, output and the two FFN weights
+    convs = qdq_conv_matmuls.rewrite(onnx.load(path), cpu_tags("host")[0])[1]
+    assert convs == (20 if name == "resnet" and host_has_avx2() else convs)
+    assert kernels == (6 if name == "transformer" else convs)  # q, k, v, output and the two FFN weights
     assert ("onnx.Clip" in staged) is (name != "transformer")  # the QDQ pairs in f32
     for route, text in (("iree", stage.import_onnx(path)), ("iree+dq", staged)):
         stats = tmp_path / f"{route}.json"
@@ -1175,11 +1181,11 @@ def test_qdq_whole_models_routes_dispatches_and_numbers(tmp_path, name):
         counts[route] = json.loads(stats.read_text())["stream-aggregate"]["execution"]["dispatch-count"]
         x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
         outputs[route] = run_vmfb(vmfb, x)
-    if kernels:
+    if name == "transformer":
         assert counts["iree+dq"] <= counts["iree"] + 2 * kernels, counts
     want = ort_unoptimized(path, x)
     err = {route: float(np.abs(y - want).max() / np.abs(want).max()) for route, y in outputs.items()}
     print(name, counts, err)  # -s shows them
     assert all(e <= 0.1 for e in err.values()), err
-    if not kernels:
+    if name != "transformer":
         assert err["iree+dq"] <= err["iree"], err

@@ -1,0 +1,219 @@
+"""QDQ convolutions as QDQ MatMuls of their im2col'd int8 activation, for dq's exact int8 kernel.
+
+dq's integer kernel for QDQ MatMuls (passes/kernels/qdq.py with AVX-512 VNNI, qdq_avx2.py with
+AVX2) computes sum((xq - zx) * (wq - zw)) exactly in i32 and requantizes in its epilogue; IREE
+3.13 runs a QDQ Conv as an f32 convolution at best (dequant.qdq_convs), and those took nine
+tenths of a ResNet's time (docs/iree.md#qdq-convolutions-as-int8-matmuls). So, for the llvm-cpu
+target on a CPU whose tags take that kernel, before dequant.qdq_convs, a Conv
+
+    Q(Conv(DQ(xq, sx, zx), DQ(wq, sw, zw), b), sy, zy)
+
+(2-D, `group` 1, dilations 1, explicit pads; x per tensor 8-bit of static shape [N, C, H, W];
+constant 8-bit weights per tensor or per output channel; a bias absent, f32 or a DequantizeLinear
+of a constant; the Conv read only by a per-tensor 8-bit QuantizeLinear) whose output channels are
+a multiple of the kernel's column step becomes
+
+    P = im2col(Pad(xq, zx))  [N * Ho * Wo, K]   the codes, K = kh * kw * C (tap-major), padded
+                                                with zx to a multiple of 16
+    q = Q(MatMul(DQ(P, sx, zx), DQ(W, sw, zw)) + b, sy, zy)   W [K, Cout]: wq's rows, the
+                                                padding rows zw (they add 0)
+    Transpose(Reshape(q, [N, Ho, Wo, Cout]), [0, 3, 1, 2])
+
+which the stage's QDQ MatMul route takes whole (docs/semantics.md#qdq-convolutions-as-int8-matmuls).
+Padding with the code zx is padding with 0 after DequantizeLinear, as the Conv pads; every
+product of the Conv is a product of the MatMul, so the integer sum is the Conv's exact sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from dequant.passes.kernels.qdq import QdqKernel
+from dequant.passes.kernels.qdq_avx2 import QdqAvx2Kernel
+from dequant.passes.target_features import AVX2, AVX512VNNI
+from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
+
+from .formats import Graph
+from .qdq_convs import _8BIT, _pair_parameters, _weights
+
+K_MULTIPLE = 16  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
+_CONV_ATTRIBUTES = {"group", "kernel_shape", "pads", "strides", "dilations", "auto_pad"}
+
+
+def columns(tags) -> int | None:
+    """The kernel's column step on a CPU of dq-target-features `tags` (N must be a multiple), or
+    None (no integer kernel: the convolutions stay for dequant.qdq_convs)."""
+    return QdqKernel.COLUMNS if AVX512VNNI in tags else QdqAvx2Kernel.COLUMNS if AVX2 in tags else None
+
+
+def _types(model: onnx.ModelProto) -> dict:
+    """Each value's (dims, numpy dtype) where ONNX's shape inference knows them all statically."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # a model shape inference cannot take keeps its Convs
+        return {}
+    out = {}
+    for v in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
+        t = v.type.tensor_type
+        if t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim) and t.elem_type:
+            out[v.name] = ([d.dim_value for d in t.shape.dim], helper.tensor_dtype_to_np_dtype(t.elem_type))
+    return out
+
+
+def _form(graph: Graph, node, producers: dict, readers: dict, types: dict, step: int):
+    """What the rewrite needs of a Conv it takes (a dict), or None (the Conv stays)."""
+    if node.op_type != "Conv" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
+        return None
+    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+    if set(a) - _CONV_ATTRIBUTES or a.get("group", 1) != 1 or a.get("auto_pad", b"NOTSET") != b"NOTSET":
+        return None
+    x_dq, w_dq = producers.get(node.input[0]), producers.get(node.input[1])
+    if x_dq is None or w_dq is None or x_dq.op_type != "DequantizeLinear" or w_dq.op_type != "DequantizeLinear":
+        return None
+    xq = x_dq.input[0]
+    if xq not in types or types[xq][1] not in _8BIT or len(types[xq][0]) != 4:
+        return None
+    pair = _pair_parameters(graph, x_dq)
+    wq = graph.value(w_dq.input[0])
+    if pair is None or wq is None or wq.dtype not in _8BIT or wq.ndim != 4:
+        return None
+    sx, zx = pair
+    if zx.dtype != types[xq][1] and len(x_dq.input) > 2 and x_dq.input[2]:
+        return None
+    cout, c, kh, kw = wq.shape
+    n, c_in, h, w = types[xq][0]
+    pads, strides = list(a.get("pads", [0] * 4)), list(a.get("strides", [1, 1]))
+    if c_in != c or list(a.get("kernel_shape", [kh, kw])) != [kh, kw] or list(a.get("dilations", [1, 1])) != [1, 1]:
+        return None
+    if len(pads) != 4 or min(pads) < 0 or len(strides) != 2 or min(strides) < 1 or cout % step:
+        return None
+    ho, wo = (h + pads[0] + pads[2] - kh) // strides[0] + 1, (w + pads[1] + pads[3] - kw) // strides[1] + 1
+    if ho < 1 or wo < 1:
+        return None
+    sw, zw = _weight_parameters(graph, w_dq, wq)
+    if sw is None:
+        return None
+    b = None
+    if len(node.input) > 2 and node.input[2]:
+        b_dq = producers.get(node.input[2])
+        b = graph.value(node.input[2]) if b_dq is None or b_dq.op_type != "DequantizeLinear" else _weights(graph, b_dq)
+        if b is None or b.dtype != np.float32 or b.size != cout:
+            return None
+    q = readers.get(node.output[0], [])
+    if len(q) != 1 or q[0] is None or q[0].op_type != "QuantizeLinear" or q[0].domain not in ("", "ai.onnx") or _pair_parameters(graph, q[0]) is None:
+        return None
+    k = kh * kw * c
+    kp = -(-k // K_MULTIPLE) * K_MULTIPLE
+    scales = (sx * sw).astype(np.float32)
+    if n * ho * wo * kp * cout < MIN_INTEGER_MACS or not np.all((scales == 0) | (np.abs(scales) >= np.finfo(np.float32).tiny)):
+        return None  # the kernel would refuse it (docs/semantics.md#the-integer-route-of-qdq-matmuls)
+    d = np.abs(wq.astype(np.int64) - zw.reshape(-1, 1, 1, 1).astype(np.int64)).reshape(cout, -1).sum(axis=1).max()
+    if 255 * int(d) >= 1 << 31:
+        return None
+    return dict(xq=xq, zx=zx.astype(types[xq][1]), x_dq=x_dq, wq=wq, sw=sw, zw=zw, b=b, q=q[0],
+                dims=(n, c, h, w), kernel=(kh, kw), pads=pads, strides=strides, out=(ho, wo), kp=kp)  # fmt: skip
+
+
+def _weight_parameters(graph: Graph, w_dq, wq: np.ndarray):
+    """(sw [Cout] f32, zw [Cout] of wq's type) of the weights' DequantizeLinear, per tensor or
+    per output channel (axis 0), or (None, None)."""
+    cout = wq.shape[0]
+    s = graph.value(w_dq.input[1]) if len(w_dq.input) > 1 else None
+    z = graph.value(w_dq.input[2]) if len(w_dq.input) > 2 and w_dq.input[2] else np.zeros((), wq.dtype)
+    attrs = {x.name: helper.get_attribute_value(x) for x in w_dq.attribute}
+    if s is None or z is None or s.dtype != np.float32 or z.dtype != wq.dtype or set(attrs) - {"axis"} or not np.isfinite(s).all():
+        return None, None
+    if s.size != 1 and (s.ndim != 1 or s.size != cout or int(attrs.get("axis", 1)) % 4 != 0 or z.size not in (1, cout)):
+        return None, None
+    return np.broadcast_to(s.reshape(-1), (cout,)).astype(np.float32), np.broadcast_to(z.reshape(-1), (cout,)).astype(wq.dtype)
+
+
+def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
+    """The model (in place) with the QDQ Convs the module docstring says as QDQ MatMuls, for a
+    CPU of dq-target-features `tags`; and how many."""
+    step = columns(tags)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    if step is None or opset < 13 or not any(n.op_type == "Conv" for n in model.graph.node):
+        return model, 0
+    g = model.graph
+    graph = Graph(model)
+    types = _types(model)
+    producers = {o: n for n in g.node for o in n.output}
+    readers: dict = {}
+    for n in g.node:
+        for v in n.input:
+            readers.setdefault(v, []).append(n)
+    for v in g.output:  # a graph output: read outside the graph
+        readers.setdefault(v.name, []).append(None)
+    forms = {id(n): f for n in g.node if (f := _form(graph, n, producers, readers, types, step)) is not None}
+    if not forms:
+        return model, 0
+    gone = {id(f["q"]) for f in forms.values()}
+    nodes = []
+    for node in g.node:
+        if id(node) in forms:
+            nodes.extend(_matmul(graph, node, forms[id(node)]))
+        elif id(node) not in gone:
+            nodes.append(node)
+    outputs = {v.name for v in g.output}
+    while True:  # the Convs' DequantizeLinear nodes nothing reads now
+        read = {v for n in nodes for v in n.input} | outputs
+        kept = [n for n in nodes if n.op_type != "DequantizeLinear" or any(o in read for o in n.output)]
+        if len(kept) == len(nodes):
+            break
+        nodes = kept
+    read = {v for n in nodes for v in n.input}
+    initializers = [t for t in g.initializer if t.name in read]
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(initializers + [t for t in graph.added if t.name in read])
+    return model, len(forms)
+
+
+def _matmul(graph: Graph, node, f: dict) -> list:
+    """The nodes computing the Conv's QuantizeLinear's output as the module docstring says."""
+    hint = node.output[0]
+    n, c, h, w = f["dims"]
+    kh, kw = f["kernel"]
+    (ho, wo), (sh, sv), pads, kp = f["out"], f["strides"], f["pads"], f["kp"]
+    cout, k = f["wq"].shape[0], kh * kw * c
+    out = []
+
+    def add(op, inputs, result=None, **attrs):
+        result = result or graph.fresh(f"{hint}_{op.lower()}")
+        out.append(helper.make_node(op, inputs, [result], name=graph.fresh(f"{node.name or hint}_{op}"), **attrs))
+        return result
+
+    def ints(what, v):
+        return graph.constant(f"{hint}_{what}", np.array(v, np.int64))
+
+    zx = graph.constant(f"{hint}_zx", f["zx"].reshape(()))
+    x = f["xq"]
+    if any(pads):
+        x = add("Pad", [x, ints("pads", [0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]]), zx])
+    if (kh, kw, sh, sv) == (1, 1, 1, 1):
+        patches = x
+    else:
+        axes, steps = ints("axes", [2, 3]), ints("steps", [sh, sv])
+        taps = [add("Slice", [x, ints("start", [i, j]), ints("end", [i + sh * (ho - 1) + 1, j + sv * (wo - 1) + 1]), axes, steps])
+                for i in range(kh) for j in range(kw)]  # fmt: skip
+        patches = taps[0] if len(taps) == 1 else add("Concat", taps, axis=1)  # [N, kh * kw * C, Ho, Wo], tap-major
+    rows = add("Reshape", [add("Transpose", [patches], perm=[0, 2, 3, 1]), ints("rows", [n * ho * wo, k])])
+    if kp != k:
+        rows = add("Pad", [rows, ints("kpad", [0, 0, 0, kp - k]), zx])
+    a = add("DequantizeLinear", [rows, *f["x_dq"].input[1:3]])
+    wq, zw = f["wq"], f["zw"]
+    wmat = np.full((kp, cout), zw, wq.dtype)  # padding rows: zw, which the kernel's wq - zw makes 0
+    wmat[:k] = wq.transpose(2, 3, 1, 0).reshape(k, cout)  # row (i * kw + j) * C + c
+    b_dq = add("DequantizeLinear", [graph.constant(f"{hint}_w", wmat), graph.constant(f"{hint}_sw", f["sw"]), graph.constant(f"{hint}_zw", zw)], axis=1)
+    y = add("MatMul", [a, b_dq])
+    if f["b"] is not None:
+        y = add("Add", [y, graph.constant(f"{hint}_b", f["b"].reshape(cout).astype(np.float32))])
+    q = f["q"]
+    qy = add("QuantizeLinear", [y, *q.input[1:]], **{x.name: helper.get_attribute_value(x) for x in q.attribute})
+    nhwc = add("Reshape", [qy, ints("nhwc", [n, ho, wo, cout])])
+    add("Transpose", [nhwc], q.output[0], perm=[0, 3, 1, 2])
+    return out

@@ -1,0 +1,197 @@
+"""QDQ convolutions as QDQ MatMuls of their im2col'd codes, for dq's int8 kernel (python/qdq_conv_matmuls.py):
+one QDQ Conv through dequant-iree equal, bit for bit, to the Conv's integer arithmetic in numpy
+(written from the ONNX spec: QuantizeLinear, an int64 convolution of the codes, the f32 scale, bias
+and QuantizeLinear); which Convs it takes (output channels a multiple of the kernel's column step,
+a CPU whose tags take the kernel); QDQ ResNet-style models against onnxruntime on the QDQ graph.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import iree_models  # noqa: E402
+
+from dequant import qdq_conv_matmuls  # noqa: E402
+from dequant.passes.target_features import AVX2, AVX512VNNI, host_has_avx2, host_has_avx512vnni  # noqa: E402
+
+needs_iree = pytest.mark.skipif(
+    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
+    reason="IREE is not installed (pip install 'dequant[iree]')",
+)
+F32 = np.float32
+HASWELL = ("--iree-llvmcpu-target-cpu=haswell",)
+
+
+def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_channel: bool, x_type=np.int8, seed: int = 0) -> str:
+    """x [1, c, size, size] f32 -> Q -> DQ -> Conv (k x k, `stride`, pads k // 2; int8 weights per
+    tensor or per output channel, with zero points; an int32 bias) -> Q -> DQ -> y."""
+    rng = np.random.default_rng(seed)
+    zx = x_type(rng.integers(-20, 20) if x_type == np.int8 else rng.integers(100, 150))
+    sw = (rng.uniform(0.002, 0.02, cout) if per_channel else rng.uniform(0.002, 0.02, ())).astype(F32)
+    zw = rng.integers(-5, 5, cout if per_channel else ()).astype(np.int8)
+    init = {
+        "sx": F32(0.037), "zx": np.array(zx), "w": rng.integers(-128, 128, (cout, c, k, k)).astype(np.int8), "sw": sw, "zw": zw,
+        "bq": rng.integers(-5000, 5000, cout).astype(np.int32), "sb": F32(0.037) * sw.reshape(-1)[0], "sy": F32(0.21), "zy": np.array(np.int8(3)),
+    }  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"], axis=0),
+        helper.make_node("DequantizeLinear", ["bq", "sb"], ["bd"]),
+        helper.make_node("Conv", ["xd", "wd", "bd"], ["yc"], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4),
+        helper.make_node("QuantizeLinear", ["yc", "sy", "zy"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
+    ]
+    out = (size + 2 * (k // 2) - k) // stride + 1
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, size, size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, out, out])],
+                              [numpy_helper.from_array(np.asarray(v), n) for n, v in init.items()])  # fmt: skip
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), str(path))
+    return str(path)
+
+
+def quantize(x, s, z):
+    """QuantizeLinear (ONNX): saturate(roundeven(x / s) + z), in int64."""
+    info = np.iinfo(z.dtype)
+    return np.clip(np.rint(x / s).astype(np.int64) + int(z), info.min, info.max)
+
+
+def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
+    """The QDQ Conv of conv_model as integers: d = the convolution of (xq - zx) and (wq - zw) in
+    int64 (x padded with 0 after the subtraction, as the Conv pads its dequantized input), y =
+    f32(sx * sw) * f32(d) + f32(bq * sb), then QuantizeLinear and DequantizeLinear."""
+    model = onnx.load(path)
+    v = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    a = {x.name: helper.get_attribute_value(x) for x in conv.attribute}
+    k, s = a["kernel_shape"][0], a["strides"][0]
+    xq = quantize(x, v["sx"], v["zx"]) - int(v["zx"])
+    wq = v["w"].astype(np.int64) - v["zw"].astype(np.int64).reshape(-1, 1, 1, 1)
+    p = k // 2
+    xp = np.pad(xq, [(0, 0), (0, 0), (p, p), (p, p)])
+    ho = (xp.shape[2] - k) // s + 1
+    d = np.zeros((wq.shape[0], ho, ho), np.int64)
+    for i in range(k):
+        for j in range(k):
+            d += np.einsum("oc,chw->ohw", wq[:, :, i, j], xp[0, :, i : i + s * (ho - 1) + 1 : s, j : j + s * (ho - 1) + 1 : s])
+    scale = (v["sx"] * v["sw"]).astype(F32).reshape(-1, 1, 1)
+    b = (v["bq"].astype(F32) * v["sb"]).astype(F32).reshape(-1, 1, 1)
+    y = (scale * d.astype(F32) + b).astype(F32)
+    return ((quantize(y, v["sy"], v["zy"]) - int(v["zy"])).astype(F32) * v["sy"])[None]
+
+
+def exact(path, x: np.ndarray) -> np.ndarray:
+    """onnxruntime on the QDQ graph as written (no QDQ fusion into integer kernels)."""
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+def run(path, *flags) -> callable:
+    import iree.runtime as rt
+
+    from dequant import iree as stage
+
+    summaries = []
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path, extra_args=flags, report=summaries.append)))
+    return lambda x: np.asarray(ctx.modules.module["g"](x)), summaries[0]
+
+
+def taken(path, tags) -> int:
+    return qdq_conv_matmuls.rewrite(onnx.load(str(path)), tags)[1]
+
+
+# (input channels, output channels, kernel, stride, size, per channel, x's type): the stem's 7 x 7
+# of 3 channels (K = 147, padded to 160), 3 x 3 of strides 1 and 2, a 1 x 1 of stride 2
+CONVS = {
+    "stem-7x7-s2-per-tensor": (3, 64, 7, 2, 32, False, np.int8),
+    "3x3-s1-per-channel-uint8": (16, 64, 3, 1, 16, True, np.uint8),
+    "3x3-s2-per-tensor": (32, 128, 3, 2, 17, False, np.int8),
+    "1x1-s2-per-channel": (64, 64, 1, 2, 32, True, np.int8),
+}
+
+
+def inputs(shape) -> list:
+    """x drawn normal, and large (most codes saturate)."""
+    rng = np.random.default_rng(5)
+    return [rng.standard_normal(shape).astype(F32), (rng.standard_normal(shape) * 30).astype(F32)]
+
+
+@needs_iree
+@pytest.mark.parametrize("cpu", ["host-vnni", "haswell"])
+@pytest.mark.parametrize("name", list(CONVS))
+def test_conv_through_the_int8_kernel_is_the_integer_arithmetic(tmp_path, name, cpu):
+    """One QDQ Conv through dequant-iree becomes one dispatch of dq's QDQ MatMul kernel (VNNI; AVX2
+    for haswell), its output equal, bit for bit, to the integer arithmetic in numpy, and within
+    one step of onnxruntime on the QDQ graph as written (its f32 sum may round across a step)."""
+    if cpu == "host-vnni" and not host_has_avx512vnni():
+        pytest.skip("the host lacks AVX-512 VNNI")
+    if cpu == "haswell" and not host_has_avx2():
+        pytest.skip("the host lacks AVX2")
+    c, cout, k, s, size, per_channel, x_type = CONVS[name]
+    path = conv_model(tmp_path / "m.onnx", c, cout, k, s, size, per_channel=per_channel, x_type=x_type)
+    assert taken(path, (AVX512VNNI,)) == 1 and taken(path, (AVX2,)) == 1
+    f, summary = run(path, *(HASWELL if cpu == "haswell" else ()))
+    assert summary.fused == 1
+    for x in inputs((1, c, size, size)):
+        got, want = f(x), integer_reference(path, x)
+        np.testing.assert_array_equal(got, want)
+        assert np.abs(got - exact(path, x)).max() <= F32(0.21) * 1.0001
+
+
+def test_convs_the_kernel_does_not_take_are_left(tmp_path):
+    """Output channels not a multiple of the column step (64 with VNNI, 32 with AVX2), a CPU with
+    neither tag, or a Conv read by something else than a QuantizeLinear: the Conv stays."""
+    assert taken(conv_model(tmp_path / "a.onnx", 16, 48, 3, 1, 16, per_channel=True), (AVX512VNNI,)) == 0
+    path = conv_model(tmp_path / "b.onnx", 16, 96, 3, 1, 16, per_channel=True)
+    assert taken(path, (AVX512VNNI,)) == 0 and taken(path, (AVX2,)) == 1
+    assert taken(path, ()) == 0
+    model = onnx.load(path)
+    model.graph.output.append(helper.make_tensor_value_info("yc", TensorProto.FLOAT, None))
+    assert qdq_conv_matmuls.rewrite(model, (AVX2,))[1] == 0
+
+
+def test_rewritten_model_computes_the_conv(tmp_path):
+    """The rewritten model under onnxruntime (a float MatMul of the im2col'd, dequantized codes)
+    against the Conv as written: within one output step, equal but for rare roundings of the
+    two f32 sums, and no Conv left; padding (the stem's 7 x 7) reads zx, which dequantizes to 0."""
+    path = conv_model(tmp_path / "m.onnx", 3, 64, 7, 2, 32, per_channel=False)
+    model, count = qdq_conv_matmuls.rewrite(onnx.load(path), (AVX512VNNI,))
+    assert count == 1 and not any(n.op_type == "Conv" for n in model.graph.node)
+    onnx.checker.check_model(model)
+    out = tmp_path / "rw.onnx"
+    onnx.save(model, str(out))
+    for x in inputs((1, 3, 32, 32)):
+        got, want = exact(out, x), exact(path, x)
+        assert np.abs(got - want).max() <= F32(0.21) * 1.0001 and np.mean(got != want) <= 0.01
+
+
+@needs_iree
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_resnet_through_the_int8_kernel(tmp_path, per_channel):
+    """The ResNet-18-style model at 64 x 64 (int8 activations; weights per tensor and per channel):
+    its 20 convolutions taken by dq's kernel, the output as far from onnxruntime on the QDQ graph as
+    written as onnxruntime's own integer kernels are (deep networks carry a flipped requantization
+    forward, docs/semantics.md#qdq-convolutions-as-int8-matmuls)."""
+    if not host_has_avx512vnni():
+        pytest.skip("the host lacks AVX-512 VNNI")
+    logging.disable(logging.WARNING)
+    path = iree_models.quantize_static_file(iree_models.resnet(tmp_path / "f.onnx", 64, 10), tmp_path / "m.onnx", (1, 3, 64, 64),
+                                            per_channel=per_channel, activations="int8")  # fmt: skip
+    f, summary = run(path)
+    assert summary.fused == 20
+    fused = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for x in inputs((1, 3, 64, 64))[:1] + [np.random.default_rng(s).standard_normal((1, 3, 64, 64)).astype(F32) for s in (1, 2)]:
+        want = exact(path, x)
+        ours, theirs = np.abs(f(x) - want).max(), np.abs(fused.run(None, {"x": x})[0] - want).max()
+        assert ours <= max(theirs, 0.03 * np.abs(want).max())
