@@ -34,7 +34,8 @@ onnxruntime's default thread pool):
 - iree: IREE 3.13 alone on the quantized model as it is (iree-import-onnx, iree-compile for the
   host CPU at -O3, as `dequant-iree` compiles);
 - iree+dq: `dequant.iree.compile_onnx` (the stage between IREE's importer and iree-compile; on
-  CNNs its QDQ convolutions in float and IREE's im2col, docs/iree.md#qdq-convolutions);
+  CNNs its QDQ convolutions as int8 MatMuls for dq's kernel where it takes them, the others in
+  float with IREE's im2col, docs/iree.md#qdq-convolutions);
 - iree+dq int8 (decoder models only): the same with `int8_activations=True` (dq's matmul kernel
   quantizes x to int8 per block of K, as onnxruntime's MatMulNBits does: approximate; needs
   AVX-512 VNNI, else reported as not compiling);
