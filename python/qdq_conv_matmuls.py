@@ -13,8 +13,8 @@ constant 8-bit weights per tensor or per output channel; a bias absent, f32 or a
 of a constant; the Conv read only by a per-tensor 8-bit QuantizeLinear) whose output channels are
 a multiple of the kernel's column step becomes
 
-    P = im2col(Pad(xq, zx))  [N * Ho * Wo, K]   the codes, K = kh * kw * C (tap-major), padded
-                                                with zx to a multiple of 16
+    P = im2col(Pad(xq in NHWC, zx))  [N * Ho * Wo, K]   the codes, K = kh * kw * C (tap-major),
+                                                padded with zx to a multiple of 16
     q = Q(MatMul(DQ(P, sx, zx), DQ(W, sw, zw)) + b, sy, zy)   W [K, Cout]: wq's rows, the
                                                 padding rows zw (they add 0)
     Transpose(Reshape(q, [N, Ho, Wo, Cout]), [0, 3, 1, 2])
@@ -22,6 +22,10 @@ a multiple of the kernel's column step becomes
 which the stage's QDQ MatMul route takes whole (docs/semantics.md#qdq-convolutions-as-int8-matmuls).
 Padding with the code zx is padding with 0 after DequantizeLinear, as the Conv pads; every
 product of the Conv is a product of the MatMul, so the integer sum is the Conv's exact sum.
+Then each NCHW Transpose of NHWC codes moves after the per-tensor elementwise ops reading it
+(the pairs, the residual Adds), and the next im2col reads the NHWC codes themselves: IREE fuses a
+transpose into the elementwise dispatch reading it as strided reads
+(docs/iree.md#qdq-convolutions-as-int8-matmuls).
 """
 
 from __future__ import annotations
@@ -38,7 +42,10 @@ from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 from .formats import Graph
 from .qdq_convs import _8BIT, _pair_parameters, _weights
 
-K_MULTIPLE = 16  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
+K_MULTIPLE = 16
+NHWC, NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+# elementwise ops a Transpose to NCHW sinks through, where their other inputs are scalars
+_SINKS = ("DequantizeLinear", "QuantizeLinear", "Add", "Relu")  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
 _CONV_ATTRIBUTES = {"group", "kernel_shape", "pads", "strides", "dilations", "auto_pad"}
 
 
@@ -158,9 +165,10 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
         elif id(node) not in gone:
             nodes.append(node)
     outputs = {v.name for v in g.output}
-    while True:  # the Convs' DequantizeLinear nodes nothing reads now
+    nodes = _sink(graph, nodes, outputs)
+    while True:  # the Convs' DequantizeLinear nodes nothing reads now, the Transposes _sink left
         read = {v for n in nodes for v in n.input} | outputs
-        kept = [n for n in nodes if n.op_type != "DequantizeLinear" or any(o in read for o in n.output)]
+        kept = [n for n in nodes if n.op_type not in ("DequantizeLinear", "Transpose") or any(o in read for o in n.output)]
         if len(kept) == len(nodes):
             break
         nodes = kept
@@ -191,17 +199,15 @@ def _matmul(graph: Graph, node, f: dict) -> list:
         return graph.constant(f"{hint}_{what}", np.array(v, np.int64))
 
     zx = graph.constant(f"{hint}_zx", f["zx"].reshape(()))
-    x = f["xq"]
+    x = add("Transpose", [f["xq"]], perm=NHWC)  # cancelled where xq is an NCHW view of NHWC codes (_sink)
     if any(pads):
-        x = add("Pad", [x, ints("pads", [0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]]), zx])
-    if (kh, kw, sh, sv) == (1, 1, 1, 1):
-        patches = x
-    else:
-        axes, steps = ints("axes", [2, 3]), ints("steps", [sh, sv])
+        x = add("Pad", [x, ints("pads", [0, pads[0], pads[1], 0, 0, pads[2], pads[3], 0]), zx])
+    if (kh, kw, sh, sv) != (1, 1, 1, 1):
+        axes, steps = ints("axes", [1, 2]), ints("steps", [sh, sv])
         taps = [add("Slice", [x, ints("start", [i, j]), ints("end", [i + sh * (ho - 1) + 1, j + sv * (wo - 1) + 1]), axes, steps])
                 for i in range(kh) for j in range(kw)]  # fmt: skip
-        patches = taps[0] if len(taps) == 1 else add("Concat", taps, axis=1)  # [N, kh * kw * C, Ho, Wo], tap-major
-    rows = add("Reshape", [add("Transpose", [patches], perm=[0, 2, 3, 1]), ints("rows", [n * ho * wo, k])])
+        x = taps[0] if len(taps) == 1 else add("Concat", taps, axis=3)  # [N, Ho, Wo, kh * kw * C], tap-major
+    rows = add("Reshape", [x, ints("rows", [n * ho * wo, k])])
     if kp != k:
         rows = add("Pad", [rows, ints("kpad", [0, 0, 0, kp - k]), zx])
     a = add("DequantizeLinear", [rows, *f["x_dq"].input[1:3]])
@@ -215,5 +221,47 @@ def _matmul(graph: Graph, node, f: dict) -> list:
     q = f["q"]
     qy = add("QuantizeLinear", [y, *q.input[1:]], **{x.name: helper.get_attribute_value(x) for x in q.attribute})
     nhwc = add("Reshape", [qy, ints("nhwc", [n, ho, wo, cout])])
-    add("Transpose", [nhwc], q.output[0], perm=[0, 3, 1, 2])
+    add("Transpose", [nhwc], q.output[0], perm=NCHW)
     return out
+
+
+def _perm(node) -> list | None:
+    return list(helper.get_attribute_value(node.attribute[0])) if node.op_type == "Transpose" and len(node.attribute) == 1 else None
+
+
+def _sink(graph: Graph, nodes: list, outputs: set) -> list:
+    """`nodes` with each NCHW Transpose of NHWC codes moved after the elementwise ops that read
+    it (per-tensor Quantize- and DequantizeLinear, Add of two such views, Relu), and each NHWC
+    Transpose of such a view read from the NHWC tensor itself: a rewritten Conv's result reaches
+    the next one's im2col, and the residual Adds between them, without a transpose (IREE fuses
+    one into the elementwise dispatch that reads it, as strided reads)."""
+    producers = {o: n for n in nodes for o in n.output}
+    out = []
+    for node in nodes:
+        views = [producers.get(v) for v in node.input]
+        if node.op_type == "Transpose" and _perm(node) == NHWC and views[0] is not None and _perm(views[0]) == NCHW:
+            node = helper.make_node("Identity", [views[0].input[0]], list(node.output), name=node.name)
+        elif node.op_type in _SINKS and node.domain in ("", "ai.onnx") and node.output[0] not in outputs and views and _sinks(graph, node, views):
+            inner = graph.fresh(f"{node.output[0]}_nhwc")
+            moved = helper.make_node(node.op_type, [v.input[0] if v is not None and _perm(v) == NCHW else i for v, i in zip(views, node.input)],
+                                     [inner], name=node.name, domain=node.domain)  # fmt: skip
+            moved.attribute.extend(node.attribute)
+            back = helper.make_node("Transpose", [inner], [node.output[0]], name=graph.fresh(f"{node.name or inner}_Transpose"), perm=NCHW)
+            out.append(moved)
+            producers[inner] = moved
+            node = back
+        out.append(node)
+        for o in node.output:
+            producers[o] = node
+    return out
+
+
+def _sinks(graph: Graph, node, views: list) -> bool:
+    """Whether `node` reads NCHW views (the first input, and for Add both) and scalars else."""
+    tensors = (0, 1) if node.op_type == "Add" else (0,)
+    if len(node.output) != 1 or any(i >= len(views) or views[i] is None or _perm(views[i]) != NCHW for i in tensors):
+        return False
+    if node.op_type in ("DequantizeLinear", "QuantizeLinear") and any(a.name not in ("axis", "saturate") for a in node.attribute):
+        return False
+    rest = [v for i, v in enumerate(node.input) if i not in tensors and v]
+    return all((c := graph.value(v)) is not None and c.size == 1 for v in rest)

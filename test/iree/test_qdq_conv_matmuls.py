@@ -195,3 +195,26 @@ def test_resnet_through_the_int8_kernel(tmp_path, per_channel):
         want = exact(path, x)
         ours, theirs = np.abs(f(x) - want).max(), np.abs(fused.run(None, {"x": x})[0] - want).max()
         assert ours <= max(theirs, 0.03 * np.abs(want).max())
+
+
+def test_resnet_codes_stay_nhwc_between_convolutions(tmp_path):
+    """The ResNet-18-style model rewritten: no Transpose reads a Transpose, the NCHW views of the
+    convolutions' NHWC codes moved past the pairs and residual Adds (fewer Transposes than
+    rewritten Convs); onnxruntime on the rewritten model as far from the QDQ graph as written as
+    its own integer kernels are (the float MatMuls sum in another order than the Convs)."""
+    logging.disable(logging.WARNING)
+    path = iree_models.quantize_static_file(iree_models.resnet(tmp_path / "f.onnx", 64, 10), tmp_path / "m.onnx", (1, 3, 64, 64),
+                                            per_channel=False, activations="int8")  # fmt: skip
+    model, count = qdq_conv_matmuls.rewrite(onnx.load(path), (AVX512VNNI,))
+    onnx.checker.check_model(model)
+    producers = {o: n for n in model.graph.node for o in n.output}
+    transposes = [n for n in model.graph.node if n.op_type == "Transpose"]
+    assert count == 20 and len(transposes) < count
+    assert not any(producers.get(n.input[0]) is not None and producers[n.input[0]].op_type == "Transpose" for n in transposes)
+    out = tmp_path / "rw.onnx"
+    onnx.save(model, str(out))
+    fused = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for x in [np.random.default_rng(s).standard_normal((1, 3, 64, 64)).astype(F32) for s in range(3)]:
+        want = exact(path, x)
+        ours, theirs = np.abs(exact(out, x) - want).max(), np.abs(fused.run(None, {"x": x})[0] - want).max()
+        assert ours <= max(theirs, 0.03 * np.abs(want).max())
