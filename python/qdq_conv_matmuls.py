@@ -132,7 +132,7 @@ def _weight_parameters(graph: Graph, w_dq, wq: np.ndarray):
     attrs = {x.name: helper.get_attribute_value(x) for x in w_dq.attribute}
     if s is None or z is None or s.dtype != np.float32 or z.dtype != wq.dtype or set(attrs) - {"axis"} or not np.isfinite(s).all():
         return None, None
-    if s.size != 1 and (s.ndim != 1 or s.size != cout or int(attrs.get("axis", 1)) % 4 != 0 or z.size not in (1, cout)):
+    if s.size != 1 and (s.ndim != 1 or s.size != cout or int(attrs.get("axis", 1)) not in (0, -4) or z.size not in (1, cout)):
         return None, None
     return np.broadcast_to(s.reshape(-1), (cout,)).astype(np.float32), np.broadcast_to(z.reshape(-1), (cout,)).astype(wq.dtype)
 
