@@ -172,12 +172,7 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
         if len(kept) == len(nodes):
             break
         nodes = kept
-    read = {v for n in nodes for v in n.input}
-    initializers = [t for t in g.initializer if t.name in read]
-    del g.node[:]
-    g.node.extend(nodes)
-    del g.initializer[:]
-    g.initializer.extend(initializers + [t for t in graph.added if t.name in read])
+    graph.replace_nodes(nodes)
     return model, len(forms)
 
 

@@ -7,11 +7,11 @@ a CPU whose tags take the kernel); QDQ ResNet-style models against onnxruntime o
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 
 import numpy as np
 import pytest
+from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -23,10 +23,6 @@ import iree_models  # noqa: E402
 from dequant import qdq_conv_matmuls  # noqa: E402
 from dequant.passes.target_features import AVX2, AVX512VNNI, host_has_avx2, host_has_avx512vnni  # noqa: E402
 
-needs_iree = pytest.mark.skipif(
-    importlib.util.find_spec("iree.compiler") is None or importlib.util.find_spec("iree.runtime") is None,
-    reason="IREE is not installed (pip install 'dequant[iree]')",
-)
 F32 = np.float32
 HASWELL = ("--iree-llvmcpu-target-cpu=haswell",)
 
