@@ -136,18 +136,6 @@ def child(route: str, folder: str, vmfb: str, prompt: list, new: int, rounds: in
     return json.loads(run.stdout.splitlines()[-1])
 
 
-def cpu() -> tuple[str, str]:
-    """(the CPU's model name, its AVX-512 and VNNI flags), from lscpu."""
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        return "unknown CPU", ""
-    fields = dict(ln.split(":", 1) for ln in text.splitlines() if ":" in ln)
-    flags = fields.get("Flags", "").split()
-    wanted = [f for f in flags if f.startswith("avx512") or "vnni" in f]
-    return fields.get("Model name", "unknown CPU").strip(), " ".join(wanted) or "no AVX-512"
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=None, help="a builder's model folder (default: SmolLM2-135M's dims, made on the first run)")
@@ -204,7 +192,7 @@ def main(argv=None) -> int:
             print(f"{route}: {results[route]}", file=sys.stderr, flush=True)
 
     ref = results.get("ort exact", {}).get("tokens")
-    name, flags = cpu()
+    name, flags = report.cpu()
     lines = [f"# Whole int4 LLM, greedy decoding: IREE + dq and onnxruntime ({name}, {os.cpu_count()} cores)", "",
              f"Model: {os.path.basename(os.path.abspath(folder))} ({model.layers} layers, vocab {model.vocab_size}), made by "
              f"onnxruntime-genai's builder, int4; prompt {n_prompt} tokens, {new} new tokens, {rounds} timed rounds.",

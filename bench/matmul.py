@@ -119,6 +119,8 @@ def main(argv=None) -> int:
     lines = [
         f"# int4 blocked-32 MatMul: IREE + dq and peers ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
         "",
+        report.cpu_line(),
+        "",
         "Median ms per call (all cores); in brackets, the max error relative to the output's magnitude vs onnx.reference.",
         "",
         "| M | K | N | " + " | ".join(ROUTES) + " | unfused / iree+dq | ort exact / iree+dq | iree+dq / ort default |",

@@ -301,6 +301,7 @@ def main(argv=None) -> int:
             status = 1
     cpu = platform.processor() or platform.machine()
     lines = [f"# Whole models through IREE + dq and peers ({cpu}, {os.cpu_count()} cores{', quick' if args.quick else ''})", "",
+             report.cpu_line(), "",
              "Median ms per call (all cores); in brackets, the max error relative to the output's magnitude against",
              "`ort exact` (the quantized graph as written). `does not compile`: the route's compiler refused the model.", "",
              *table(results)]  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import subprocess
 
 
 def write(out: str, name: str, lines: list[str], data, minute: bool = False) -> str:
@@ -20,3 +21,22 @@ def write(out: str, name: str, lines: list[str], data, minute: bool = False) -> 
     with open(stem + ".json", "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1, default=str)
     return stem
+
+
+def cpu() -> tuple[str, str]:
+    """(the CPU's model name, its AVX-512 and VNNI flags or "AVX2, no AVX-512"), from lscpu: what a
+    result names (docs/development.md, "Benchmarks")."""
+    try:
+        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown CPU", ""
+    fields = dict(ln.split(":", 1) for ln in text.splitlines() if ":" in ln)
+    flags = fields.get("Flags", "").split()
+    wanted = [f for f in flags if f.startswith("avx512") or "vnni" in f]
+    return fields.get("Model name", "unknown CPU").strip(), " ".join(wanted) or ("AVX2, no AVX-512" if "avx2" in flags else "no AVX2")
+
+
+def cpu_line() -> str:
+    """One line naming the CPU, its core count and flags, for a result's header."""
+    name, flags = cpu()
+    return f"CPU: {name}, {os.cpu_count()} cores; flags: {flags}."
