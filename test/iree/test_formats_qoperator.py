@@ -377,7 +377,7 @@ def layer_steps(got: list, want: list, names: list) -> dict:
 # (model, format, per channel, activations) -> the largest fraction of a requantized tensor's
 # elements one step off / more than one step off onnxruntime's, measured (docs/semantics.md).
 # MobileNetV2 in QOperator form (per channel, uint8) is not repeated here: MobileNetV3's covers
-# its ops and more, and CI's bench/models.py --quick compiles and runs it (mobilenet-qop).
+# its ops and more, and bench/models.py compiles and runs it (mobilenet-qop, full mode).
 # Measured: 0 and 0 in every case (every requantized tensor bit for bit onnxruntime's); the bounds
 # leave room for f32 sums taken in another order on another CPU.
 CNN_CASES = {

@@ -1119,8 +1119,8 @@ def ort_unoptimized(path: str, x: np.ndarray) -> np.ndarray:
 
 
 # Each route (a sequence of 3, one token, a run-time length) and each weight form, the dynamic
-# layer with both; bench/models.py --quick (CI) runs this layer at 1 and 16 tokens with both
-# forms against the exact QDQ graph, so the other static pairs add no route.
+# layer with both; bench/models.py --quick (CI) runs this layer at one token (int4) against the
+# exact QDQ graph, so the other static pairs add no route.
 @pytest.mark.parametrize("symmetric, seq", [(True, 3), (False, 1), (True, None), (False, None)],
                          ids=["int4-seq3", "uint4-zero-point-seq1", "int4-seq-dynamic", "uint4-zero-point-seq-dynamic"])  # fmt: skip
 def test_llama_decoder_layer_quantized_by_matmul_nbits(tmp_path, symmetric, seq):
