@@ -24,6 +24,7 @@ import onnx
 from onnx import helper
 
 from .formats import Graph
+from .formats.rewrites import inferred_types
 
 # Terms summed apart before their sums are added: IREE caps the operands of the elementwise op it
 # fuses, so a 5 x 5's 25 terms take several dispatches whatever the order; groups of 6 took the
@@ -63,20 +64,6 @@ def _form(graph: Graph, node: onnx.NodeProto, shapes: dict):
     return w, b, pads, strides[0], hw
 
 
-def _shapes(model: onnx.ModelProto) -> dict:
-    """Each value's dims as far as ONNX's shape inference knows them (an int, a name or None each)."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # a model shape inference cannot take keeps its Convs
-        return {}
-    out = {}
-    for v in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
-        t = v.type.tensor_type
-        if t.HasField("shape"):
-            out[v.name] = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
-    return out
-
-
 def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
     """The model (in place) with its depthwise Convs as the module docstring says; and how many.
     Models below opset 13 are left as they are (dequant.qdq_convs takes none either)."""
@@ -85,7 +72,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
     if opset < 13 or not any(n.op_type == "Conv" and any(a.name == "group" and a.i > 1 for a in n.attribute) for n in g.node):
         return model, 0  # (Pad and Slice read their pads and bounds as inputs from opset 11 and 10)
     graph = Graph(model)
-    shapes = _shapes(model)
+    shapes = {name: dims for name, (dims, _) in inferred_types(model).items()}
     nodes, count = [], 0
     for node in g.node:
         form = _form(graph, node, shapes)

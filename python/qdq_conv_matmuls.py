@@ -40,6 +40,7 @@ from dequant.passes.target_features import AVX2, AVX512VNNI
 from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
 from .formats import Graph
+from .formats.rewrites import inferred_types
 from .qdq_convs import _8BIT, _pair_parameters, _weights
 
 K_MULTIPLE = 16
@@ -57,16 +58,7 @@ def columns(tags) -> int | None:
 
 def _types(model: onnx.ModelProto) -> dict:
     """Each value's (dims, numpy dtype) where ONNX's shape inference knows them all statically."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # a model shape inference cannot take keeps its Convs
-        return {}
-    out = {}
-    for v in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
-        t = v.type.tensor_type
-        if t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim) and t.elem_type:
-            out[v.name] = ([d.dim_value for d in t.shape.dim], helper.tensor_dtype_to_np_dtype(t.elem_type))
-    return out
+    return {name: (dims, dtype) for name, (dims, dtype) in inferred_types(model).items() if dtype is not None and all(isinstance(d, int) and d > 0 for d in dims)}
 
 
 def _form(graph: Graph, node, producers: dict, readers: dict, types: dict, step: int):

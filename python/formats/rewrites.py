@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 MS = "com.microsoft"
 
@@ -101,6 +101,23 @@ class Graph:
         self.added.append(t)
         self.constants[name] = t
         return name
+
+
+def inferred_types(model: onnx.ModelProto) -> dict:
+    """Each value's (dims, numpy dtype or None) as far as ONNX's shape inference knows them (a dim
+    an int, a name or None); {} for a model shape inference cannot take (its rewrites then keep
+    what needs a shape)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - onnx raises several kinds for a model it cannot infer
+        return {}
+    out = {}
+    for v in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
+        t = v.type.tensor_type
+        if t.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+            out[v.name] = (dims, helper.tensor_dtype_to_np_dtype(t.elem_type) if t.elem_type else None)
+    return out
 
 
 _FOLDED = ("Reshape", "Identity")  # shape ops `Graph.value` reads constants through
