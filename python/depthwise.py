@@ -24,6 +24,7 @@ import onnx
 from onnx import helper
 
 from .formats import Graph
+from .formats.emit import Emit
 from .formats.rewrites import inferred_types
 
 # Terms summed apart before their sums are added: IREE caps the operands of the elementwise op it
@@ -90,52 +91,44 @@ def _terms(graph: Graph, node: onnx.NodeProto, w: np.ndarray, b, pads: list, str
     """The nodes computing `node`'s output as the sum of its k * k terms."""
     hint = node.output[0]
     c, kh, kw = w.shape[0], w.shape[2], w.shape[3]
-    out = []
-
-    def add(op, inputs, result=None, **attrs):
-        result = result or graph.fresh(f"{hint}_{op.lower()}")
-        out.append(helper.make_node(op, inputs, [result], name=graph.fresh(f"{node.name or hint}_{op}"), **attrs))
-        return result
-
-    def ints(what, v):
-        return graph.constant(f"{hint}_{what}", np.array(v, np.int64))
+    e = Emit(node, graph)  # the nodes, named after the Conv
 
     x = node.input[0]
     t, l, bot, r = pads
     if stride == 1:
         if any(pads):
-            x = add("Pad", [x, ints("pads", [0, 0, t, l, 0, 0, bot, r])])
-        axes = ints("axes", [2, 3])
+            x = e.op("Pad", x, e.ints(0, 0, t, l, 0, 0, bot, r))
+        axes = e.ints(2, 3)
         # term (i, j) reads rows i .. i + ho - 1 of the padded input, ho = hp - kh + 1: its end
         # counted from the last row, so no dim need be known
-        taps = {(i, j): add("Slice", [x, ints("start", [i, j]), ints("end", [i - kh + 1 or np.iinfo(np.int64).max, j - kw + 1 or np.iinfo(np.int64).max]), axes])
+        taps = {(i, j): e.op("Slice", x, e.ints(i, j), e.ints(i - kh + 1 or np.iinfo(np.int64).max, j - kw + 1 or np.iinfo(np.int64).max), axes)
                 for i in range(kh) for j in range(kw)}  # fmt: skip
     else:
         h, wd = hw
         hp, wp = h + t + bot, wd + l + r
         ho, wo = (hp - kh) // 2 + 1, (wp - kw) // 2 + 1
         # the four phases need even padded dims: one more row or column of zeros, never read
-        x = add("Pad", [x, ints("pads", [0, 0, t, l, 0, 0, bot + hp % 2, r + wp % 2])])
+        x = e.op("Pad", x, e.ints(0, 0, t, l, 0, 0, bot + hp % 2, r + wp % 2))
         hp, wp = hp + hp % 2, wp + wp % 2
-        x = add("Reshape", [x, ints("shape", [0, c, hp // 2, 2, wp // 2, 2])])
-        x = add("Transpose", [x], perm=[0, 3, 5, 1, 2, 4])  # [N, row phase, column phase, C, hp / 2, wp / 2]
-        axes, flat = ints("axes", [1, 2, 4, 5]), ints("shape", [0, c, ho, wo])
+        x = e.op("Reshape", x, e.ints(0, c, hp // 2, 2, wp // 2, 2))
+        x = e.op("Transpose", x, perm=[0, 3, 5, 1, 2, 4])  # [N, row phase, column phase, C, hp / 2, wp / 2]
+        axes, flat = e.ints(1, 2, 4, 5), e.ints(0, c, ho, wo)
         taps = {}
         for i in range(kh):
             for j in range(kw):
-                s = add("Slice", [x, ints("start", [i % 2, j % 2, i // 2, j // 2]), ints("end", [i % 2 + 1, j % 2 + 1, i // 2 + ho, j // 2 + wo]), axes])
-                taps[i, j] = add("Reshape", [s, flat])
-    terms = [add("Mul", [tap, graph.constant(f"{hint}_w{i}{j}", np.ascontiguousarray(w[:, 0, i, j]).reshape(c, 1, 1))]) for (i, j), tap in taps.items()]
-    acc = _sum(add, [_sum(add, terms[g : g + GROUP]) for g in range(0, len(terms), GROUP)])
+                s = e.op("Slice", x, e.ints(i % 2, j % 2, i // 2, j // 2), e.ints(i % 2 + 1, j % 2 + 1, i // 2 + ho, j // 2 + wo), axes)
+                taps[i, j] = e.op("Reshape", s, flat)
+    terms = [e.op("Mul", tap, graph.constant(f"{hint}_w{i}{j}", np.ascontiguousarray(w[:, 0, i, j]).reshape(c, 1, 1))) for (i, j), tap in taps.items()]
+    acc = _sum(e, [_sum(e, terms[g : g + GROUP]) for g in range(0, len(terms), GROUP)])
     if b is not None:
-        acc = add("Add", [acc, graph.constant(f"{hint}_bias", b.reshape(c, 1, 1))])
-    out[-1].output[0] = node.output[0]
-    return out
+        acc = e.op("Add", acc, graph.constant(f"{hint}_bias", b.reshape(c, 1, 1)))
+    e.nodes[-1].output[0] = node.output[0]
+    return e.nodes
 
 
-def _sum(add, values: list) -> str:
+def _sum(e: Emit, values: list) -> str:
     """values[0] + values[1] + ..., in order."""
     acc = values[0]
     for v in values[1:]:
-        acc = add("Add", [acc, v])
+        acc = e.op("Add", acc, v)
     return acc

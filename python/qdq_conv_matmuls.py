@@ -40,6 +40,7 @@ from dequant.passes.target_features import AVX2, AVX512VNNI
 from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
 from .formats import Graph
+from .formats.emit import Emit
 from .formats.rewrites import inferred_types
 from .qdq_convs import _8BIT, _pair_parameters, _weights
 
@@ -175,41 +176,33 @@ def _matmul(graph: Graph, node, f: dict) -> list:
     kh, kw = f["kernel"]
     (ho, wo), (sh, sv), pads, kp = f["out"], f["strides"], f["pads"], f["kp"]
     cout, k = f["wq"].shape[0], kh * kw * c
-    out = []
-
-    def add(op, inputs, result=None, **attrs):
-        result = result or graph.fresh(f"{hint}_{op.lower()}")
-        out.append(helper.make_node(op, inputs, [result], name=graph.fresh(f"{node.name or hint}_{op}"), **attrs))
-        return result
-
-    def ints(what, v):
-        return graph.constant(f"{hint}_{what}", np.array(v, np.int64))
+    e = Emit(node, graph)  # the nodes, named after the Conv
 
     zx = graph.constant(f"{hint}_zx", f["zx"].reshape(()))
-    x = add("Transpose", [f["xq"]], perm=NHWC)  # cancelled where xq is an NCHW view of NHWC codes (_sink)
+    x = e.op("Transpose", f["xq"], perm=NHWC)  # cancelled where xq is an NCHW view of NHWC codes (_sink)
     if any(pads):
-        x = add("Pad", [x, ints("pads", [0, pads[0], pads[1], 0, 0, pads[2], pads[3], 0]), zx])
+        x = e.op("Pad", x, e.ints(0, pads[0], pads[1], 0, 0, pads[2], pads[3], 0), zx)
     if (kh, kw, sh, sv) != (1, 1, 1, 1):
-        axes, steps = ints("axes", [1, 2]), ints("steps", [sh, sv])
-        taps = [add("Slice", [x, ints("start", [i, j]), ints("end", [i + sh * (ho - 1) + 1, j + sv * (wo - 1) + 1]), axes, steps])
+        axes, steps = e.ints(1, 2), e.ints(sh, sv)
+        taps = [e.op("Slice", x, e.ints(i, j), e.ints(i + sh * (ho - 1) + 1, j + sv * (wo - 1) + 1), axes, steps)
                 for i in range(kh) for j in range(kw)]  # fmt: skip
-        x = taps[0] if len(taps) == 1 else add("Concat", taps, axis=3)  # [N, Ho, Wo, kh * kw * C], tap-major
-    rows = add("Reshape", [x, ints("rows", [n * ho * wo, k])])
+        x = taps[0] if len(taps) == 1 else e.op("Concat", *taps, axis=3)  # [N, Ho, Wo, kh * kw * C], tap-major
+    rows = e.op("Reshape", x, e.ints(n * ho * wo, k))
     if kp != k:
-        rows = add("Pad", [rows, ints("kpad", [0, 0, 0, kp - k]), zx])
-    a = add("DequantizeLinear", [rows, *f["x_dq"].input[1:3]])
+        rows = e.op("Pad", rows, e.ints(0, 0, 0, kp - k), zx)
+    a = e.op("DequantizeLinear", rows, *f["x_dq"].input[1:3])
     wq, zw = f["wq"], f["zw"]
     wmat = np.full((kp, cout), zw, wq.dtype)  # padding rows: zw, which the kernel's wq - zw makes 0
     wmat[:k] = wq.transpose(2, 3, 1, 0).reshape(k, cout)  # row (i * kw + j) * C + c
-    b_dq = add("DequantizeLinear", [graph.constant(f"{hint}_w", wmat), graph.constant(f"{hint}_sw", f["sw"]), graph.constant(f"{hint}_zw", zw)], axis=1)
-    y = add("MatMul", [a, b_dq])
+    b_dq = e.op("DequantizeLinear", graph.constant(f"{hint}_w", wmat), graph.constant(f"{hint}_sw", f["sw"]), graph.constant(f"{hint}_zw", zw), axis=1)
+    y = e.op("MatMul", a, b_dq)
     if f["b"] is not None:
-        y = add("Add", [y, graph.constant(f"{hint}_b", f["b"].reshape(cout).astype(np.float32))])
+        y = e.op("Add", y, graph.constant(f"{hint}_b", f["b"].reshape(cout).astype(np.float32)))
     q = f["q"]
-    qy = add("QuantizeLinear", [y, *q.input[1:]], **{x.name: helper.get_attribute_value(x) for x in q.attribute})
-    nhwc = add("Reshape", [qy, ints("nhwc", [n, ho, wo, cout])])
-    add("Transpose", [nhwc], q.output[0], perm=NCHW)
-    return out
+    qy = e.op("QuantizeLinear", y, *q.input[1:], **{x.name: helper.get_attribute_value(x) for x in q.attribute})
+    nhwc = e.op("Reshape", qy, e.ints(n, ho, wo, cout))
+    e.op("Transpose", nhwc, out=q.output[0], perm=NCHW)
+    return e.nodes
 
 
 def _perm(node) -> list | None:
