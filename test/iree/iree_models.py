@@ -129,7 +129,7 @@ def qdq_both_matmul(path, k: int, n: int, seed: int = 0) -> str:
 
 def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column: bool = True, weight_zero_point: bool = False,
                bias: bool = False, qdq_bias: bool = False, requantize=None, weight_scale: float | None = None, sy: float = 0.07,
-               sx: float = 2.0**-4, weights: np.ndarray | None = None, seed: int = 0) -> str:
+               sx: float = 2.0**-4, weights: np.ndarray | None = None, seed: int = 0, opset: int = OPSET) -> str:
     """A QDQ MatMul of static rows, as quantize_static writes one: y [M, N] =
     DQ(Q(x, sx, zx)) @ DQ(w int8 [K, N], sw per column or per tensor[, zw]) (+ b). sx = 2^-4 by
     default, so x / sx is exact (a quantize by x * (1 / sx) gives the same codes); sw random, or every scale
@@ -173,7 +173,7 @@ def qdq_matmul(path, m: int, k: int, n: int, *, activations=np.uint8, per_column
         nodes.append(helper.make_node("QuantizeLinear", ["yf", "sy", "zy"], ["y"]))
         out = helper.np_dtype_to_tensor_dtype(zy.dtype)
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])
-    return _save_graph(nodes, inits, x, helper.make_tensor_value_info("y", out, [m, n]), path, OPSET)
+    return _save_graph(nodes, inits, x, helper.make_tensor_value_info("y", out, [m, n]), path, opset)
 
 
 def quantize_static_model(path, tmp_dir, k: int, n: int, seed: int = 0) -> str:

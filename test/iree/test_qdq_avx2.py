@@ -74,3 +74,20 @@ def test_qdq_matmul_avx2_kernel_does_not_saturate(tmp_path, activations):
     want = ((xq - zx) * np.float64(init["sx"])) @ (w.astype(np.float64) * init["sw"].astype(np.float64))
     assert np.abs(xq - zx).max() * 127 * 2 > 32767  # two products overflow an i16 sum
     np.testing.assert_allclose(got, want, rtol=3 * 2.0**-24 * 1.01, atol=0)
+
+
+@needs_avx2
+@pytest.mark.parametrize("opset", [13, 17, 19])
+def test_qdq_matmul_of_each_opset(tmp_path, opset):
+    """quantize_static writes QDQ at the model's opset; from 13 (per-axis DequantizeLinear, no
+    `saturate` nor block attributes before 19 and 21) the QDQ MatMul with a bias and a
+    QuantizeLinear of y takes the integer kernel whole, equal, bit for bit, to the integer
+    arithmetic in numpy (whose QuantizeLinear after the MatMul is onnx.reference's at opset 21:
+    the same node means the same there, and onnx.reference has no opset-13 form)."""
+    form = QDQ_FORMS["uint8-x-qdq-bias-requantize-uint8"]
+    path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, opset=opset, **form)
+    assert onnx.load(path).opset_import[0].version == opset
+    vmfb = compile_text(tmp_path, staged_for_avx2(path), *HASWELL)
+    x = (np.random.default_rng(1).standard_normal((32, 256)) * 3).astype(np.float32)
+    want = qdq_integer_model(models.qdq_matmul(tmp_path / "ref.onnx", 32, 256, 256, **form), x)
+    np.testing.assert_array_equal(run_vmfb(vmfb, x).view(np.uint8), want)
