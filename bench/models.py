@@ -1,6 +1,7 @@
 """Benchmark: whole quantized models through IREE + dq against the routes a user would pick instead.
 
-    python bench/models.py [--quick] [--only NAME ...] [--out DIR]
+    python bench/models.py [--quick] [--only NAME ...] [--routes ROUTE ...] [--out DIR]
+    python bench/models.py --merge RUN.json ... [--out DIR]    (one table of several runs)
 
 The models (test/iree/iree_models.py builds them with onnx.helper, opset 21, random weights):
 - decoder-M1, decoder-M16 (sym, asym): a Llama-style decoder layer with TinyLlama's dims (hidden
@@ -283,11 +284,19 @@ def main(argv=None) -> int:
     p.add_argument("--calls", type=int, default=5)
     p.add_argument("--routes", nargs="*", default=None, choices=ROUTES, help="only these routes (one a process: none shares the cores)")
     p.add_argument("--out", default=None, help="directory for models-<date>.md/.json")
+    p.add_argument("--merge", nargs="*", default=None, metavar="JSON",
+                   help="no run: one table of the results of these runs' .json (e.g. one --routes a process)")
     args = p.parse_args(argv)
     logging.disable(logging.WARNING)  # the quantizers' progress and pre-processing advice
     rounds = args.rounds or (2 if args.quick else 10)
     results, status = {}, 0
-    for model in models(args.quick):
+    for path in args.merge or ():
+        with open(path, encoding="utf-8") as f:
+            for name, fields in json.load(f).items():
+                res = results.setdefault(name, Result())
+                for key, value in fields.items():
+                    getattr(res, key).update(value)
+    for model in models(args.quick) if args.merge is None else ():
         if args.only and not any(model.name.startswith(o) for o in args.only):
             continue
         with tempfile.TemporaryDirectory() as tmp:
@@ -304,6 +313,7 @@ def main(argv=None) -> int:
     cpu = platform.processor() or platform.machine()
     lines = [f"# Whole models through IREE + dq and peers ({cpu}, {os.cpu_count()} cores{', quick' if args.quick else ''})", "",
              report.cpu_line(), "",
+             *(["Each route timed in its own process (`--routes`), the runs merged (`--merge`).", ""] if args.merge else []),
              "Median ms per call (all cores); in brackets, the max error relative to the output's magnitude against",
              "`ort exact` (the quantized graph as written). `does not compile`: the route's compiler refused the model.", "",
              *table(results)]  # fmt: skip
