@@ -22,7 +22,9 @@ Layout. The stage repacks constants once (`repack`); a kernel reads only its own
   of K after one another; values stored biased to unsigned (`u = q + bias`, bias 8 for int4, 128
   for int8, 0 unsigned) so one mask and one shift unpack them;
 - scales f32 and zero points `z + bias` (a byte each) `[N / W, K / block, W]`, blocks of K in
-  order; a kernel's name spells every static parameter it was built for (one executable each).
+  order; a kernel's name spells every static parameter it was built for (one executable each);
+- the QDQ kernels take any N: ceil(N / W) workgroups, their constants padded with zeros to whole
+  workgroups, the group across N stored masked and groups past it not computed (`tail.py`).
 
 CPU facts. A kernel is chosen and built from the module's tags (dq-target-features:
 `dq.avx512bw`, `dq.avx512vnni`, ...), never from the host running the stage: a module compiled

@@ -157,14 +157,22 @@ class _Body(Hoisted):
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
 
     def emit(self) -> None:
-        """Tiles of ROWS rows by HALF column groups (a pass over the workgroup's weights per
-        HALF groups), then the last m mod ROWS rows by tiles of the powers of two below ROWS (at
-        most one each) over all GROUPS groups at once."""
-        m = self.m
+        self.groups = list(range(GROUPS))
+        self.emit_groups()
+
+    def emit_groups(self) -> None:
+        """Tiles of ROWS rows by HALF column groups of `self.groups` (a pass over the workgroup's
+        weights per HALF groups), then the last m mod ROWS rows by tiles of the powers of two
+        below ROWS (at most one each) over all those groups at once."""
+        m, groups = self.m, self.groups
         full = self.whole_tiles(m, ROWS)
-        for half in range(GROUPS // HALF):
-            self.full_tiles(full, ROWS, lambda r0, rows, gs=list(range(half * HALF, (half + 1) * HALF)): self.tile(gs, r0, rows))
-        self.tail_rows(full, m, ROWS, lambda r0, rows: self.tile(list(range(GROUPS)), r0, rows))
+        for half in range(0, len(groups), HALF):
+            self.full_tiles(full, ROWS, lambda r0, rows, gs=groups[half : half + HALF]: self.tile(gs, r0, rows))
+        self.tail_rows(full, m, ROWS, lambda r0, rows: self.tile(groups, r0, rows))
+
+    def store(self, value: ir.Value, row, group: int) -> None:
+        """value (16 columns of y, column group `group`) into y's row `row`."""
+        vector.store(value, self.v["y"], [row, arith.addi(self.col0, self.const(group * LANES))])
 
     def tile(self, gs: list, r0, rows: int) -> None:
         """y[r0 : r0 + rows, columns of gs] = sum over blocks of (s * xs) * float(d)."""
@@ -196,7 +204,7 @@ class _Body(Hoisted):
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
         for i, (r, g) in enumerate(pairs):
-            vector.store(self.output(blocks.results[i], gs[g]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
+            self.store(self.output(blocks.results[i], gs[g]), rs[r], gs[g])
 
     def starts(self, sums: list, kb, pairs: list, gs: list) -> list:
         """The i32 sums' start for each (i, g) pair of `pairs`, for column group gs[g] in block kb:

@@ -5,6 +5,7 @@ of a Quantize dispatch's (docs/semantics.md#the-integer-route-of-qdq-matmuls).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -16,6 +17,7 @@ from .f32 import GROUPS, Packed
 from .int8 import LANES, Int8Kernel, _Body
 from .loops import vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
+from .tail import ColumnTail, pad
 
 
 @dataclass(frozen=True)
@@ -57,9 +59,19 @@ class QdqKernel(Int8Kernel):
         """Whether x's scale and zero point are run-time operands (DynamicQuantizeLinear's)."""
         return self.problem.x_zero_point is None
 
-    # K in steps of K_STEP rows (one vpdpbusd: 4), N in workgroups of COLUMNS columns
+    # K in steps of K_STEP rows (one vpdpbusd: 4), any N in workgroups of COLUMNS columns, the
+    # last one partial (passes/kernels/tail.py)
     K_STEP: ClassVar[int] = 4
     COLUMNS: ClassVar[int] = LANES * GROUPS
+
+    @property
+    def workgroups(self) -> int:
+        return -(-self.n // self.width)
+
+    @property
+    def columns(self) -> int:
+        """N padded to whole workgroups: the constants' columns."""
+        return self.workgroups * self.width
 
     @classmethod
     def why_not(cls, p: Problem) -> str | None:
@@ -71,8 +83,8 @@ class QdqKernel(Int8Kernel):
             return f"its weights are {p.weights} blocked by {p.block} (the kernel reads 8-bit weights per tensor or per column)"
         if k % cls.K_STEP:
             return f"K = {k} is not a multiple of {cls.K_STEP}"
-        if n % cls.COLUMNS:
-            return f"N = {n} is not a multiple of {cls.COLUMNS} columns"
+        if n < 1:
+            return f"N = {n} columns"
         if largest >= 1 << 31:
             return f"K = {k} is too long for an exact i32 sum (|d| up to {largest})"
         return None
@@ -85,12 +97,21 @@ class QdqKernel(Int8Kernel):
 
     def repack(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> Packed:
         """(weights, scales, zero points or None, corrections) from the weights' codes [K, N],
-        s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32)."""
-        return super().repack(codes, scale, zero_point)._replace(c=self.per_column(correction.astype(np.int32)))
+        s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32), each padded with
+        zeros to whole workgroups (`columns`)."""
+        n, columns = self.n, self.columns
+        wide = dataclasses.replace(self, problem=dataclasses.replace(self.problem, n=columns))
+        z = None if zero_point is None else pad(np.reshape(zero_point, (-1, n)), columns)
+        packed = wide.layout(pad(np.reshape(codes, (self.k, n)), columns), pad(np.reshape(scale, (-1, n)), columns), z)
+        return packed._replace(c=self.per_column(correction.astype(np.int32)))
+
+    def layout(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
+        """(weights, scales, zero points or None) in the kernel's layout, of N whole workgroups."""
+        return Int8Kernel.repack(self, codes, scale, zero_point)
 
     def per_column(self, values: np.ndarray) -> np.ndarray:
-        """Values [1, N] (or [N]) laid out [workgroups, 1, width], as c and b are read."""
-        return np.ascontiguousarray(values.reshape(1, self.workgroups, self.width).transpose(1, 0, 2))
+        """Values [1, N] (or [N]) laid out [workgroups, 1, width] (zeros past N), as c and b are read."""
+        return np.ascontiguousarray(pad(np.reshape(values, (1, self.n)), self.columns).reshape(1, self.workgroups, self.width).transpose(1, 0, 2))
 
     def types(self, m: int | None = None) -> dict:
         dyn = ir.ShapedType.get_dynamic_size() if m is None else m
@@ -163,7 +184,7 @@ class Requantize:
         return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))
 
 
-class _QdqBody(RunTimeX, Requantize, _Body):
+class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
     """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
     to d's start, one block scaled by s alone (and requantized)."""
 

@@ -30,6 +30,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed, codes
 from .loops import Hoisted
 from .qdq import QdqKernel, Requantize, RunTimeX
+from .tail import ColumnTail
 
 VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1] * b[2i+1] (i16)
 LANES = 8
@@ -52,15 +53,14 @@ class QdqAvx2Kernel(QdqKernel):
     def name(self) -> str:
         return super().name().replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_", 1)
 
-    def repack(self, codes8: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, correction: np.ndarray) -> Packed:
-        """(weights, scales, zero points or None, corrections), the weights in the layout of the
-        module docstring."""
+    def layout(self, codes8: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
+        """(weights, scales, zero points or None), the weights in the layout of the module
+        docstring, of N whole workgroups."""
         u = codes(codes8, 8, self.k, self.n)
         u = u ^ np.uint8(self.bias) if self.bias else u
         pairs = u.reshape(self.k // 2, 2, self.workgroups, self.width)  # [K / 2, 2, wg, W]
         w = np.ascontiguousarray(pairs.transpose(2, 0, 3, 1)).reshape(self.workgroups, self.k // 2, 2 * self.width)
-        s, z = self.repack_blocks(scale, zero_point)
-        return Packed(w, s, z, self.per_column(correction.astype(np.int32)))
+        return Packed(w, *self.repack_blocks(scale, zero_point))
 
     def types(self, m: int | None = None) -> dict:
         table = super().types(m)
@@ -71,7 +71,7 @@ class QdqAvx2Kernel(QdqKernel):
         _Body(self, v, m, workgroup).emit()
 
 
-class _Body(RunTimeX, Requantize, Hoisted):
+class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
     """The ops of one AVX2 QDQ kernel body."""
 
     def __init__(self, kernel: QdqAvx2Kernel, v: dict, m, workgroup):
@@ -91,16 +91,17 @@ class _Body(RunTimeX, Requantize, Hoisted):
     def madd(self, acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
         return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [a, b], [], []))
 
-    def emit(self) -> None:
-        """Tiles of ROWS rows by HALF column groups, then the last m mod ROWS rows over all
-        GROUPS groups at once (as the VNNI kernel)."""
+    def emit_groups(self) -> None:
+        """Tiles of ROWS rows by HALF column groups of `self.groups`, then the last m mod ROWS
+        rows over all of them at once (as the VNNI kernel)."""
+        groups = self.groups
         full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
-        for half in range(GROUPS // HALF):
+        for half in range(0, len(groups), HALF):
             loop = scf.ForOp(self.const(0), full, self.const(ROWS))
             with ir.InsertionPoint(loop.body):
-                self.tile(list(range(half * HALF, (half + 1) * HALF)), loop.induction_variable, ROWS)
+                self.tile(groups[half : half + HALF], loop.induction_variable, ROWS)
                 scf.YieldOp([])
-        self.tail_rows(full, self.m, ROWS, lambda r0, rows: self.tile(list(range(GROUPS)), r0, rows))
+        self.tail_rows(full, self.m, ROWS, lambda r0, rows: self.tile(groups, r0, rows))
 
     def x_chunk(self, r, k0) -> ir.Value:
         """2 * PAIRS values of v = xq as int8 (uint8: xq ^ 0x80) of row r from k0, as i16."""
@@ -157,4 +158,4 @@ class _Body(RunTimeX, Requantize, Hoisted):
         scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
         for i, (r, g) in enumerate(pairs):
             y = arith.mulf(scales[g], arith.sitofp(self.f32, loop.results[i]))
-            vector.store(self.output(y, gs[g]), v["y"], [rs[r], arith.addi(self.col0, self.const(gs[g] * LANES))])
+            self.store(self.output(y, gs[g]), rs[r], gs[g])

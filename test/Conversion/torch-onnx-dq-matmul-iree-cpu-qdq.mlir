@@ -244,3 +244,67 @@ func.func @bias_requantize(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,
   "func.return"(%yq) : (!torch.vtensor<[?,64],ui8>) -> ()
 }
 }
+
+// -----
+
+// N = 24, no whole workgroup (passes/kernels/tail.py): one workgroup of its two live groups (16
+// columns plain, then 8 of 16 lanes stored masked); the constants padded to 64 columns, c's
+// padding zero.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n24]](
+// CHECK-DAG: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x16x256xi8>
+// CHECK-DAG: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xi32>
+// CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index, index) -> memref<?x24xf32>
+// CHECK-NOT: scf.if
+// CHECK: vector.store %{{[^,]+}}, %[[Y]][%{{[^]]+}}] : memref<?x24xf32>, vector<16xf32>
+// CHECK-NEXT: %[[C16:.*]] = arith.addi %{{.*}}, %c16
+// CHECK-NEXT: %[[MASK:.*]] = vector.constant_mask [8] : vector<16xi1>
+// CHECK-NEXT: vector.maskedstore %[[Y]][%{{[^,]+}}, %[[C16]]], %[[MASK]], %{{[^ ]+}} : memref<?x24xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NOT: %c32
+// CHECK-LABEL: func.func @partial_columns
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-SAME: -> tensor<?x24xf32>
+// CHECK: dq_kernel_c: "0x{{........}}{{(80FEFFFF)+(00000000)+}}"
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @partial_columns(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,24],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x24xsi8>} : () -> !torch.vtensor<[64,24],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<24xf32>} : () -> !torch.vtensor<[24],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,24],si8>, !torch.vtensor<[24],f32>) -> !torch.vtensor<[64,24],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,24],f32>) -> !torch.vtensor<[?,24],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,24],f32>) -> ()
+}
+}
+
+// -----
+
+// N = 72: two workgroups, the last of one live group of 8 columns; the body built twice, the
+// workgroup id choosing the last one's (its group stored masked, no plain store) or all four
+// groups (plain stores).
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: "stream.return"(%[[TWO]],
+// CHECK: func.func @dq_matmul_qdq_u8_i8_k64_n72(
+// CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"()
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[WG]], %c1 : index
+// CHECK-NEXT: scf.if %[[LAST]] {
+// CHECK-NOT: vector.store {{.*}} : memref<?x72xf32>
+// CHECK: vector.maskedstore %{{.*}} : memref<?x72xf32>, vector<16xi1>, vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<?x72xf32>, vector<16xf32>
+// CHECK-LABEL: func.func @partial_workgroup
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @partial_workgroup(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,72],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x72xsi8>} : () -> !torch.vtensor<[64,72],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<72xf32>} : () -> !torch.vtensor<[72],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,72],si8>, !torch.vtensor<[72],f32>) -> !torch.vtensor<[64,72],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,72],f32>) -> !torch.vtensor<[?,72],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,72],f32>) -> ()
+}
+}

@@ -16,22 +16,22 @@
 // GAP: "torch.operator"(%[[Y]], {{.*}}) <{name = "onnx.QuantizeLinear"}> : {{.*}} -> !torch.vtensor<[1,4,1,1],ui8>
 
 // com.microsoft DynamicQuantizeMatMul: DynamicQuantizeLinear (uint8), MatMulInteger with both zero
-// points (exact int32 sums), then f32 times sa * sb, plus the float bias.
+// points (exact int32 sums), then f32 times sa * sb, plus the float bias; which the stage then
+// gives dq's dispatches (for haswell: the AVX2 kernel, its 8 columns one group of 8 lanes): x
+// quantized, the kernel reading xq, sx and zx (passes/dynamic_matmul.py), the bias IREE's Add.
 // RUN: %python %S/Inputs/qoperator.py %t/dqmm.onnx DynamicQuantizeMatMul
-// RUN: %python -m dequant.iree %t/dqmm.onnx --emit-mlir -q -o %t/dqmm.mlir
+// RUN: %python -m dequant.iree %t/dqmm.onnx --emit-mlir -q -o %t/dqmm.mlir -- --iree-llvmcpu-target-cpu=haswell
 // RUN: FileCheck %s --check-prefix=DQMM < %t/dqmm.mlir
 // DQMM-LABEL: func.func @g(
 // DQMM-SAME: %[[X:.*]]: !torch.vtensor<[2,16],f32>
 // DQMM-NOT: onnx.DynamicQuantizeMatMul
-// DQMM-DAG: %[[W:.*]] = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense_resource<w> :
-// DQMM-DAG: %[[SW:.*]] = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense_resource<sw> :
-// DQMM-DAG: %[[ZW:.*]] = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense_resource<zw> :
+// DQMM-NOT: onnx.MatMulInteger
 // DQMM-DAG: %[[BIAS:.*]] = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense_resource<bias> :
-// DQMM: %[[Q:.*]]:3 = "torch.operator"(%[[X]]) <{name = "onnx.DynamicQuantizeLinear"}> : {{.*}} -> (!torch.vtensor<[2,16],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>)
-// DQMM: %[[D:.*]] = "torch.operator"(%[[Q]]#0, %[[W]], %[[Q]]#2, %[[ZW]]) <{name = "onnx.MatMulInteger"}> : {{.*}} -> !torch.vtensor<[2,8],si32>
-// DQMM: %[[DF:.*]] = "torch.operator"(%[[D]]) <{name = "onnx.Cast"}> {torch.onnx.to = 1 : si64}
-// DQMM: %[[S:.*]] = "torch.operator"(%[[Q]]#1, %[[SW]]) <{name = "onnx.Mul"}>
-// DQMM: %[[Y:.*]] = "torch.operator"(%[[DF]], %[[S]]) <{name = "onnx.Mul"}>
+// DQMM-DAG: %[[XB:.*]] = "torch_c.to_builtin_tensor"(%[[X]])
+// DQMM: %[[Q:.*]]:3 = "flow.dispatch"(%{{.*}}, %[[XB]], %{{.*}}) {entry_points = [@dq_dynamic_quantize_k16::
+// DQMM: %[[D:.*]] = "flow.dispatch"(%{{.*}}, %[[Q]]#0, %[[Q]]#1, %[[Q]]#2, {{.*}}) {entry_points = [@dq_matmul_qdq_avx2_u8_i8_k16_n8_dyn::
+// DQMM-SAME: -> tensor<2x8xf32>
+// DQMM: %[[Y:.*]] = "torch_c.from_builtin_tensor"(%[[D]])
 // DQMM: %[[YB:.*]] = "torch.operator"(%[[Y]], %[[BIAS]]) <{name = "onnx.Add"}>
 // DQMM: return %[[YB]]
 

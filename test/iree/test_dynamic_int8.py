@@ -118,8 +118,9 @@ def test_dynamic_matmul_kernel(tmp_path, cpu, form):
 def test_dynamic_matmul_k_off_the_kernels_step(tmp_path, cpu, k):
     """K = 260 (a multiple of the VNNI kernel's step, 4, not of the AVX2 kernel's, 16: the VNNI row
     sums' 4-byte tail) and K = 250 (of neither): the kernel where its step divides K, else IREE's
-    own MatMulInteger with the stage's remark; y bit for bit onnx.reference's either way."""
-    path = dynamic_matmul(tmp_path / "m.onnx", k, 64, weights=np.int8, per_column=True, zero_point=True)
+    own MatMulInteger with the stage's remark; y bit for bit onnx.reference's either way. N = 72:
+    a partial last workgroup (8 columns, of 64 with VNNI, of 32 with AVX2), stored masked."""
+    path = dynamic_matmul(tmp_path / "m.onnx", k, 72, weights=np.int8, per_column=True, zero_point=True)
     vmfb, kernels, line = compiled(tmp_path, path, cpu)
     takes = k % (4 if cpu == "cascadelake" else 16) == 0
     assert len(kernels) == int(takes), (kernels, line)

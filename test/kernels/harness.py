@@ -154,18 +154,18 @@ def save(path, nodes, inits, inputs, outputs) -> None:
 # --- the stage, the dispatches it made, the compiled module -----------------------------------
 
 
-def stage(path, cpu: str, int8_activations: bool = False):
+def stage(path, cpu: str, int8_activations: bool = False, tags: tuple = ()):
     """The dq stage on the model at `path` for `cpu`: the module tagged by hand as
     dq-target-features tags one for that CPU (so the stage's pipeline runs without it: even no
-    tag is the test's, not the host's), int8 activations by the kernel pass's option. (The text
-    iree-compile takes, the stage's Summary.)"""
+    tag is the test's, not the host's), and `tags` too (`dq.avx2`: the AVX2 routes), int8
+    activations by the kernel pass's option. (The text iree-compile takes, the stage's Summary.)"""
     from dequant import iree
     from dequant.passes import PIPELINES
 
     text = iree.import_onnx(path)
     end = "\n}) : () -> ()\n"  # the module's own closing line, in generic form (ops inside are indented)
     assert text.count(end) == 1
-    tags = ", ".join(CPUS[cpu].tags)
+    tags = ", ".join(CPUS[cpu].tags + tuple(tags))
     text = text.replace(end, f"\n}}) {{{tags}}} : () -> ()\n" if tags else end)
     kernels = "torch-onnx-dq-matmul-iree-cpu"
     elements = [e for e in PIPELINES[iree.PIPELINE].elements.split(",") if e != "dq-target-features"]
@@ -212,9 +212,9 @@ def x_dispatch_name(kernel: str, f: Form) -> str:
     return f"dq_digits_rows_k{f.k}_b{xblock}"
 
 
-def built(tmp_path_factory, name: str, cpu: str, model, check, int8_activations: bool = False) -> tuple:
+def built(tmp_path_factory, name: str, cpu: str, model, check, int8_activations: bool = False, tags: tuple = ()) -> tuple:
     """(model(path): the test's arrays, g) for the model `model` writes at `path`, staged for
-    `cpu` (`stage`), `check(text, summary)` asserting what the stage made, then compiled by
+    `cpu` (`stage`, with `tags`), `check(text, summary)` asserting what the stage made, then compiled by
     iree-compile for `cpu` with the stage's llvm-cpu flags and loaded in IREE's runtime (one
     thread): g(*xs) the module's function `g`, a list of arrays. Skipped where the host cannot
     run the code. The stage and iree-compile run once a session: the first pytest-xdist worker
@@ -235,7 +235,7 @@ def built(tmp_path_factory, name: str, cpu: str, model, check, int8_activations:
     with open(shared / f"kernels-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not vmfb.exists():
-            text, summary = stage(own / "m.onnx", cpu, int8_activations)
+            text, summary = stage(own / "m.onnx", cpu, int8_activations, tags)
             check(text, summary)
             (own / "stage.mlir").write_text(text)
             flags = [f for f in iree.TARGETS["llvm-cpu"].flags if not f.startswith("--iree-llvmcpu-target-cpu=")]

@@ -1,7 +1,8 @@
-"""The exact integer kernel of QDQ MatMuls (passes/kernels/qdq.py, `QdqKernel`; AVX-512 VNNI),
-alone: one module tagged for cascadelake, one QDQ MatMul per form, y = DQ(Q(x, sx, zx)) @ DQ(wq,
-sw[, zw]) as quantize_static writes one, each one dispatch of the kernel reading xq (IREE's
-QuantizeLinear writes it), against the model docs/semantics.md#the-integer-route-of-qdq-matmuls
+"""The exact integer kernel of QDQ MatMuls (passes/kernels/qdq.py, `QdqKernel`, AVX-512 VNNI;
+passes/kernels/qdq_avx2.py, `QdqAvx2Kernel`, AVX2), alone: one module per CPU (cascadelake;
+haswell, tagged `dq.avx2` as dq-target-features tags it), one QDQ MatMul per case, y = DQ(Q(x, sx,
+zx)) @ DQ(wq, sw[, zw]) as quantize_static writes one, each one dispatch of the kernel reading xq
+(IREE's QuantizeLinear writes it), against the model docs/semantics.md#the-integer-route-of-qdq-matmuls
 states:
 
     d = sum_k (xq - zx) (wq - zw)   exact;   y = f32(sx * sw) * float(d)   in f32
@@ -9,47 +10,111 @@ states:
 bit for bit (xq by QuantizeLinear's rule: x / sx rounded half to even, + zx, saturated; sx =
 2^-4, so x / sx is exact however it is computed), and within three roundings of the exact
 product sx sw d in float64: |y - sx sw d| <= ((1 + U)^3 - 1) |sx sw d| (sx * sw, float(d) from
-2^24, the product). The epilogues (bias, requantize) are test/iree's.
+2^24, the product). Where the kernel computes the nodes after the MatMul too (its epilogues: a
+bias Add, a QuantizeLinear, the bias as quantize_static writes it between two), those nodes are
+onnx.reference's, run on that y.
 
-The forms take the body's edges: 4 rows a tile and the tails of 2 and 1 (M = 1, 2, 4, 7, 9),
-K a multiple of 64 (x's row sums 64 bytes at a time) and not (a tail of 4 to 60), int8 and
+The cases take the body's edges: 4 rows a tile and the tails of 2 and 1 (M = 1, 2, 3, 4, 7, 9,
+16), K a multiple of 64 (x's row sums 64 bytes at a time) and not (a tail of 4 to 60), int8 and
 uint8 activations (uint8 read as int8 by flipping its top bit), int8 and uint8 weights per column
-and per tensor with and without zero points, N of one workgroup (64 columns) and of two. The
-stage takes a QDQ MatMul from 2^19 multiply-adds, hence K's length.
+and per tensor with and without zero points, N of one workgroup (64 columns with VNNI, 32 with
+AVX2) and of two, and N of no whole workgroup (passes/kernels/tail.py): 1, 8, 16, 24 (one
+workgroup, its last group masked or whole), 40, 72, 100, 1000 (a partial last workgroup), each
+with an epilogue. The stage takes a QDQ MatMul from 2^19 multiply-adds, hence K's length.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from . import harness
-from .harness import U, Form, dispatches, kernel_name, needs_iree, save
+from .harness import U, Form, dispatches, needs_iree, save
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402 (after the harness: skipped without onnx)
 
 pytestmark = needs_iree
 
-CPU = "cascadelake"
 SX = np.float32(2.0**-4)
 ZX = {True: np.uint8(131), False: np.int8(-5)}  # by whether x is uint8
-# (weights: 8-bit, signed or not, 0 per column / -1 per tensor, zero point or not, K, N, rows; x uint8)
-FORMS = [
-    (Form(8, True, 0, False, 1220, 64, rows=7), True),
-    (Form(8, True, 0, True, 612, 128, rows=7), False),
-    (Form(8, False, -1, True, 1024, 64, rows=9), True),
-    (Form(8, False, 0, False, 4100, 64, rows=2), False),
-    (Form(8, True, -1, True, 2048, 64, rows=4), True),
-    (Form(8, True, 0, True, 8192, 64, rows=1), False),
+
+
+@dataclass(frozen=True)
+class Case:
+    """One QDQ MatMul: its weights (8-bit, signed or not, 0 per column / -1 per tensor, zero point
+    or not, K, N, rows), whether x is uint8, and the nodes after it the kernel computes: None (y
+    f32), "bias" (y + b), "q-u8"/"q-i8" (a QuantizeLinear of y), "bias-q-u8" (of y + b), "mid"
+    (Q(DQ(Q(y)) + DQ(bq)), the bias as quantize_static writes it)."""
+
+    form: Form
+    unsigned_x: bool
+    epilogue: str | None = None
+
+    def __str__(self) -> str:
+        return f"{'u8' if self.unsigned_x else 'i8'}x-{self.form}" + (f"-{self.epilogue}" if self.epilogue else "")
+
+
+CASES = [
+    Case(Form(8, True, 0, False, 1220, 64, rows=7), True),
+    Case(Form(8, True, 0, True, 612, 128, rows=7), False),
+    Case(Form(8, False, -1, True, 1024, 64, rows=9), True),
+    Case(Form(8, False, 0, False, 4100, 64, rows=2), False),
+    Case(Form(8, True, -1, True, 2048, 64, rows=4), True),
+    Case(Form(8, True, 0, True, 8192, 64, rows=1), False),
+    # N of no whole workgroup
+    Case(Form(8, True, 0, False, 32768, 1, rows=16), True),
+    Case(Form(8, False, -1, True, 9376, 8, rows=7), False, "q-i8"),
+    Case(Form(8, True, 0, True, 32768, 16, rows=1), True, "bias"),
+    Case(Form(8, True, 0, False, 7296, 24, rows=3), True, "mid"),
+    Case(Form(8, True, 0, True, 832, 40, rows=16), False, "q-u8"),
+    Case(Form(8, False, 0, False, 1056, 72, rows=7), True, "bias-q-u8"),
+    Case(Form(8, True, -1, False, 1760, 100, rows=3), True),
+    Case(Form(8, True, 0, False, 528, 1000, rows=1), True),
+    Case(Form(8, True, 0, True, 528, 1000, rows=3), True, "mid"),
 ]
+# cascadelake: every case; haswell (the AVX2 kernel, K a multiple of 16): those it takes
+CPUS = {"cascadelake": ((), CASES), "haswell": (("dq.avx2",), [c for c in CASES if c.form.k % 16 == 0])}
 
 
-def qdq_model(path, seed: int = 0) -> list:
-    """One model, graph `g`, one QDQ MatMul per form on its own input x<i> [rows, K]: (wq, sw,
-    zw) of each as int64 [K, N], f32 [1, N] and int64 [1, N] (0 without a zero point)."""
+def after(i: int, epilogue: str | None, rng, k: int, n: int) -> tuple:
+    """(nodes, initializers) reading MatMul i's y0<i> and writing y<i>, for `epilogue`; the
+    output scales grow as y's spread, sqrt(K), so the codes spread over their range."""
+    if epilogue is None:
+        return [helper.make_node("Identity", [f"y0{i}"], [f"y{i}"])], []
+    b = [numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), f"b{i}")]
+    sy = [numpy_helper.from_array(np.array(0.03 * np.sqrt(k), np.float32), f"sy{i}")]
+    zy = {"u8": np.uint8(120), "i8": np.int8(-3)}
+    q = lambda src, kind: (helper.make_node("QuantizeLinear", [src, f"sy{i}", f"zy{i}"], [f"y{i}"]), numpy_helper.from_array(np.array(zy[kind]), f"zy{i}"))  # noqa: E731
+    if epilogue == "bias":
+        return [helper.make_node("Add", [f"y0{i}", f"b{i}"], [f"y{i}"])], b
+    if epilogue in ("q-u8", "q-i8"):
+        node, z = q(f"y0{i}", epilogue[2:])
+        return [node], sy + [z]
+    if epilogue == "bias-q-u8":
+        node, z = q(f"yb{i}", "u8")
+        return [helper.make_node("Add", [f"y0{i}", f"b{i}"], [f"yb{i}"]), node], b + sy + [z]
+    assert epilogue == "mid"
+    node, z = q(f"yb{i}", "u8")
+    inits = [numpy_helper.from_array(rng.integers(0, 256, size=n).astype(np.uint8), f"bq{i}"),
+             numpy_helper.from_array(np.array(0.01, np.float32), f"sb{i}"), numpy_helper.from_array(np.array(100, np.uint8), f"zb{i}"),
+             numpy_helper.from_array(np.array(0.04 * np.sqrt(k), np.float32), f"s0{i}"), numpy_helper.from_array(np.array(128, np.uint8), f"z0{i}")]  # fmt: skip
+    nodes = [helper.make_node("QuantizeLinear", [f"y0{i}", f"s0{i}", f"z0{i}"], [f"y0q{i}"]),
+             helper.make_node("DequantizeLinear", [f"y0q{i}", f"s0{i}", f"z0{i}"], [f"y0f{i}"]),
+             helper.make_node("DequantizeLinear", [f"bq{i}", f"sb{i}", f"zb{i}"], [f"bf{i}"]),
+             helper.make_node("Add", [f"y0f{i}", f"bf{i}"], [f"yb{i}"]), node]  # fmt: skip
+    return nodes, inits + sy + [z]
+
+
+def qdq_model(cases: list, path, seed: int = 0) -> list:
+    """One model, graph `g`, one QDQ MatMul per case on its own input x<i> [rows, K], then the
+    case's epilogue: (wq, sw, zw, (nodes, initializers) after the MatMul) of each, wq, sw and zw
+    as int64 [K, N], f32 [1, N] and int64 [1, N] (0 without a zero point)."""
     rng = np.random.default_rng(seed)
     nodes, inits, inputs, outputs, weights = [], [], [], [], []
-    for i, (f, unsigned_x) in enumerate(FORMS):
+    for i, case in enumerate(cases):
+        f, unsigned_x = case.form, case.unsigned_x
         dtype = np.int8 if f.signed else np.uint8
         info = np.iinfo(dtype)
         wq = rng.integers(info.min, info.max, (f.k, f.n), endpoint=True)
@@ -64,36 +129,73 @@ def qdq_model(path, seed: int = 0) -> list:
                   helper.make_node("DequantizeLinear", [f"xq{i}", f"sx{i}", f"zx{i}"], [f"xf{i}"]),
                   helper.make_node("DequantizeLinear", [f"w{i}", f"sw{i}"] + ([f"zw{i}"] if f.zero_point else []), [f"wf{i}"],
                                    **({"axis": 1} if f.block == 0 else {})),
-                  helper.make_node("MatMul", [f"xf{i}", f"wf{i}"], [f"y{i}"])]  # fmt: skip
+                  helper.make_node("MatMul", [f"xf{i}", f"wf{i}"], [f"y0{i}" if case.epilogue else f"y{i}"])]  # fmt: skip
+        rest = after(i, case.epilogue, rng, f.k, f.n)
+        if case.epilogue:
+            nodes += rest[0]
+            inits += rest[1]
+        out = {None: TensorProto.FLOAT, "bias": TensorProto.FLOAT, "q-i8": TensorProto.INT8}.get(case.epilogue, TensorProto.UINT8)
         inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [f.rows, f.k]))
-        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [f.rows, f.n]))
-        weights.append((wq, np.broadcast_to(sw, (1, f.n)), np.broadcast_to(zw, (1, f.n)).astype(np.int64)))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", out, [f.rows, f.n]))
+        weights.append((wq, np.broadcast_to(sw, (1, f.n)), np.broadcast_to(zw, (1, f.n)).astype(np.int64), rest))
     save(path, nodes, inits, inputs, outputs)
     return weights
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    check = dispatches(len(FORMS), [kernel_name("qdq", f, unsigned_x=u) for f, u in FORMS])  # one each, no dequantize of x left
-    weights, run = harness.built(tmp_path_factory, "qdq", CPU, qdq_model, check)
+def kernel_name(case: Case, avx2: bool) -> str:
+    """The executable of the QDQ kernel for `case` (its name spells the epilogue, passes/kernels/qdq.py;
+    a bias Add alone stays IREE's)."""
+    out = {None: "", "bias": "", "q-u8": "_qu8", "q-i8": "_qi8", "bias-q-u8": "_qu8_b", "mid": "_qu8_mu8_b"}[case.epilogue]
+    name = harness.kernel_name("qdq", case.form, unsigned_x=case.unsigned_x) + out
+    return name.replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_") if avx2 else name
+
+
+@pytest.fixture(scope="module", params=list(CPUS))
+def built(request, tmp_path_factory):
+    cpu = request.param
+    tags, cases = CPUS[cpu]
+    check = dispatches(len(cases), [kernel_name(c, cpu == "haswell") for c in cases])  # one each, no dequantize of x left
+    weights, run = harness.built(tmp_path_factory, f"qdq-{cpu}", cpu, lambda path: qdq_model(cases, path), check, tags=tags)
     rng = np.random.default_rng(1)
-    xs = [(rng.standard_normal((f.rows, f.k)) * 3).astype(np.float32) for f, _ in FORMS]  # some codes saturate
-    return weights, xs, run(*xs)
+    xs = [(rng.standard_normal((c.form.rows, c.form.k)) * 3).astype(np.float32) for c in cases]  # some codes saturate
+    return cases, weights, xs, run(*xs)
 
 
-@pytest.mark.parametrize("i", [pytest.param(i, id=f"{'u8' if u else 'i8'}x-{f}") for i, (f, u) in enumerate(FORMS)])
-def test_qdq_kernel_against_its_model(built, i):
-    weights, xs, got = built
-    (f, unsigned_x), (wq, sw, zw), x, got = FORMS[i], weights[i], xs[i], got[i]
-    zx = int(ZX[unsigned_x])
-    info = np.iinfo(ZX[unsigned_x].dtype)
+def epilogue_reference(i: int, rest: tuple, y: np.ndarray) -> np.ndarray:
+    """onnx.reference's nodes after MatMul i, on the kernel's y."""
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    nodes, inits = rest
+    graph = helper.make_graph(nodes, "after", [helper.make_tensor_value_info(f"y0{i}", TensorProto.FLOAT, list(y.shape))],
+                              [helper.make_tensor_value_info(f"y{i}", TensorProto.UNDEFINED, None)], inits)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    return ReferenceEvaluator(onnx.ModelProto.FromString(model.SerializeToString())).run(None, {f"y0{i}": y})[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_qdq_kernel_against_its_model(built, case):
+    cases, weights, xs, got = built
+    if case not in cases:
+        pytest.skip("a case the AVX2 kernel does not take (K not a multiple of 16)")
+    i = cases.index(case)
+    (wq, sw, zw, rest), x, got = weights[i], xs[i], got[i]
+    zx = int(ZX[case.unsigned_x])
+    info = np.iinfo(ZX[case.unsigned_x].dtype)
     xq = np.clip(np.rint(x / SX).astype(np.int64) + zx, info.min, info.max)
     saturated = (xq == info.min) | (xq == info.max)
     assert saturated.any() and not saturated.all()
     d = (xq - zx) @ (wq - zw)  # exact, int64
     s = SX * sw  # f32 x f32, rounded once
-    want = s * d.astype(np.float32)
-    assert got.dtype == np.float32 and got.shape == want.shape
-    np.testing.assert_array_equal(got, want, err_msg=str(f))
-    exact = np.float64(SX) * sw.astype(np.float64) * d
-    assert (np.abs(got - exact) <= ((1 + U) ** 3 - 1) * np.abs(exact)).all(), str(f)
+    y = s * d.astype(np.float32)
+    want = y if case.epilogue is None else epilogue_reference(i, rest, y)
+    if got.dtype == np.int8 and want.dtype == np.uint8:  # IREE's buffers are signless
+        got = got.view(np.uint8)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want, err_msg=str(case))
+    if case.epilogue is None:
+        exact = np.float64(SX) * sw.astype(np.float64) * d
+        assert (np.abs(got - exact) <= ((1 + U) ** 3 - 1) * np.abs(exact)).all(), str(case)
+    elif case.epilogue != "bias":
+        assert len(np.unique(got)) > 8, str(case)  # the requantized codes are not all one (saturated) value

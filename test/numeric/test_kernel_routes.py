@@ -93,3 +93,15 @@ def test_qdq_route_first_for_an_integer_activation_else_the_float_route_with_a_r
     blocked = choose(Problem(256, 64, 32, 8, True, False, activation="i8", bound=1), VNNI, Options())
     assert blocked.remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: its weights are i8 blocked by 32 (the kernel reads 8-bit weights per tensor or per column)"]
     assert type(choose(dataclasses.replace(qdq, activation="f32"), VNNI, Options()).kernel) is Kernel  # weight-only: no QDQ route
+
+
+@pytest.mark.parametrize("n", [1, 24, 72, 1000])
+def test_qdq_route_takes_any_n_in_whole_and_partial_workgroups(n):
+    """The QDQ kernels take any N (docs/iree.md#the-matmul-kernel-cpu): ceil(N / 64) workgroups
+    with VNNI, ceil(N / 32) with AVX2, the last one partial; the weight-only routes keep their
+    rule (N a multiple of 32, or none)."""
+    qdq = Problem(256, n, 256, 8, True, False, rows=4, activation="u8", x_scale=0.5, x_zero_point=128, bound=127 * 255 * 256)
+    vnni, avx2 = choose(qdq, VNNI, Options()), choose(qdq, AVX2, Options())
+    assert type(vnni.kernel) is QdqKernel and vnni.kernel.workgroups == (n + 63) // 64 and vnni.remarks() == []
+    assert type(avx2.kernel) is QdqAvx2Kernel and avx2.kernel.workgroups == (n + 31) // 32 and avx2.remarks() == []
+    assert choose(dataclasses.replace(qdq, activation="f32", n=24), VNNI, Options()).why_not == "N = 24 is not a multiple of 32 columns"
