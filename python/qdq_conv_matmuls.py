@@ -10,8 +10,8 @@ target on a CPU whose tags take that kernel, before dequant.qdq_convs, a Conv
 
 (2-D, `group` 1, dilations 1, explicit pads; x per tensor 8-bit of static shape [N, C, H, W];
 constant 8-bit weights per tensor or per output channel; a bias absent, f32 or a DequantizeLinear
-of a constant; the Conv read only by a per-tensor 8-bit QuantizeLinear) whose output channels are
-a multiple of the kernel's column step becomes
+of a constant; the Conv read only by a per-tensor 8-bit QuantizeLinear) of any number of output
+channels becomes
 
     P = im2col(Pad(xq in NHWC, zx))  [N * Ho * Wo, K]   the codes, K = kh * kw * C (tap-major),
                                                 padded with zx to a multiple of 16
@@ -22,6 +22,10 @@ a multiple of the kernel's column step becomes
 which the stage's QDQ MatMul route takes whole (docs/semantics.md#qdq-convolutions-as-int8-matmuls).
 Padding with the code zx is padding with 0 after DequantizeLinear, as the Conv pads; every
 product of the Conv is a product of the MatMul, so the integer sum is the Conv's exact sum.
+Any Cout: the kernel takes any N (its column tail, passes/kernels/tail.py), and the MobileNets' 1 x 1
+convolutions of 16 to 320 channels run faster through it, the model as a whole too; a minimum K
+(keeping the stems and the narrowest 1 x 1 convolutions float) was slower, its NCHW transposes
+costing more than it saved (docs/iree.md#qdq-convolutions-as-int8-matmuls).
 Then each NCHW Transpose of NHWC codes moves after the per-tensor elementwise ops reading it
 (the pairs, the residual Adds), and the next im2col reads the NHWC codes themselves: IREE fuses a
 transpose into the elementwise dispatch reading it as strided reads
@@ -51,10 +55,10 @@ _SINKS = ("DequantizeLinear", "QuantizeLinear", "Add", "Relu")  # K padded to a 
 _CONV_ATTRIBUTES = {"group", "kernel_shape", "pads", "strides", "dilations", "auto_pad"}
 
 
-def columns(tags) -> int | None:
-    """The kernel's column step on a CPU of dq-target-features `tags` (N must be a multiple), or
-    None (no integer kernel: the convolutions stay for dequant.qdq_convs)."""
-    return QdqKernel.COLUMNS if AVX512VNNI in tags else QdqAvx2Kernel.COLUMNS if AVX2 in tags else None
+def kernel(tags) -> type | None:
+    """dq's QDQ MatMul kernel on a CPU of dq-target-features `tags`, or None (no integer kernel:
+    the convolutions stay for dequant.qdq_convs)."""
+    return QdqKernel if AVX512VNNI in tags else QdqAvx2Kernel if AVX2 in tags else None
 
 
 def _types(model: onnx.ModelProto) -> dict:
@@ -62,7 +66,7 @@ def _types(model: onnx.ModelProto) -> dict:
     return {name: (dims, dtype) for name, (dims, dtype) in inferred_types(model).items() if dtype is not None and all(isinstance(d, int) and d > 0 for d in dims)}
 
 
-def _form(graph: Graph, node, producers: dict, readers: dict, types: dict, step: int):
+def _form(graph: Graph, node, producers: dict, readers: dict, types: dict):
     """What the rewrite needs of a Conv it takes (a dict), or None (the Conv stays)."""
     if node.op_type != "Conv" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
         return None
@@ -87,7 +91,7 @@ def _form(graph: Graph, node, producers: dict, readers: dict, types: dict, step:
     pads, strides = list(a.get("pads", [0] * 4)), list(a.get("strides", [1, 1]))
     if c_in != c or list(a.get("kernel_shape", [kh, kw])) != [kh, kw] or list(a.get("dilations", [1, 1])) != [1, 1]:
         return None
-    if len(pads) != 4 or min(pads) < 0 or len(strides) != 2 or min(strides) < 1 or cout % step:
+    if len(pads) != 4 or min(pads) < 0 or len(strides) != 2 or min(strides) < 1:
         return None
     ho, wo = (h + pads[0] + pads[2] - kh) // strides[0] + 1, (w + pads[1] + pads[3] - kw) // strides[1] + 1
     if ho < 1 or wo < 1:
@@ -133,9 +137,8 @@ def _weight_parameters(graph: Graph, w_dq, wq: np.ndarray):
 def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
     """The model (in place) with the QDQ Convs the module docstring says as QDQ MatMuls, for a
     CPU of dq-target-features `tags`; and how many."""
-    step = columns(tags)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
-    if step is None or opset < 13 or not any(n.op_type == "Conv" for n in model.graph.node):
+    if kernel(tags) is None or opset < 13 or not any(n.op_type == "Conv" for n in model.graph.node):
         return model, 0
     g = model.graph
     graph = Graph(model)
@@ -147,7 +150,7 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
             readers.setdefault(v, []).append(n)
     for v in g.output:  # a graph output: read outside the graph
         readers.setdefault(v.name, []).append(None)
-    forms = {id(n): f for n in g.node if (f := _form(graph, n, producers, readers, types, step)) is not None}
+    forms = {id(n): f for n in g.node if (f := _form(graph, n, producers, readers, types)) is not None}
     if not forms:
         return model, 0
     gone = {id(f["q"]) for f in forms.values()}
