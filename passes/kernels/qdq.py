@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, math, memref, scf, vector
+from mlir.dialects import arith, memref, scf, vector
 
 from .f32 import GROUPS, Packed
 from .int8 import LANES, Int8Kernel, _Body
@@ -176,12 +176,17 @@ class Requantize:
         return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
 
     def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
-        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"). The f32 addition
-        of zy is exact below 2^24, and any larger |roundeven(y / sy)| saturates either way."""
+        """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"), computed as
+        roundeven(clamp(y / sy, low - zy, high - zy)) + zy: zy is an integer of the range, so
+        clamping to integer bounds before rounding is clamping after, the clamped value is small
+        enough for `roundeven`'s two additions, and the addition of zy is exact."""
         low, high = (0, 255) if kind == "u8" else (-128, 127)
         f32 = ir.FloatAttr.get_f32
-        q = arith.addf(math.roundeven(arith.divf(y, sy)), zy)
-        return arith.minimumf(arith.maximumf(q, self.splat(self.f32, f32(low), ("low", low))), self.splat(self.f32, f32(high), ("high", high)))
+        q = arith.divf(y, sy)
+        lo = arith.subf(self.splat(self.f32, f32(low), ("low", low)), zy)
+        hi = arith.subf(self.splat(self.f32, f32(high), ("high", high)), zy)
+        q = arith.minimumf(arith.maximumf(q, lo), hi)
+        return arith.addf(self.roundeven(q), zy)
 
 
 class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):

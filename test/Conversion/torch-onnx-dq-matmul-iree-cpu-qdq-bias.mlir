@@ -11,8 +11,12 @@
 // CHECK: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<4x1x64xf32>
 // CHECK: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<6xf32>
 // CHECK: %[[Q1:.*]] = arith.divf
-// CHECK-NEXT: math.roundeven %[[Q1]]
-// CHECK: %[[D:.*]] = arith.subf
+// CHECK: %[[A1:.*]] = arith.maximumf %[[Q1]]
+// CHECK-NEXT: %[[B1:.*]] = arith.minimumf %[[A1]]
+// CHECK-NEXT: %[[U1:.*]] = arith.addf %[[B1]], %[[MAGIC:[^ ]*]] :
+// CHECK-NEXT: %[[E1:.*]] = arith.subf %[[U1]], %[[MAGIC]] :
+// CHECK-NEXT: %[[P1:.*]] = arith.addf %[[E1]]
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[P1]]
 // CHECK-NEXT: %[[F:.*]] = arith.mulf %[[D]]
 // CHECK: arith.addf %[[F]]
 // CHECK-NEXT: arith.divf

@@ -131,22 +131,28 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
 // -----
 
 // The MatMul's only reader a QuantizeLinear to int8 (sy = 0.375, zy = -7, per tensor): the
-// kernel's epilogue, saturate(roundeven(y / sy) + zy) with a true division, its result the
-// dispatch's i8 tensor, read where the QuantizeLinear's result was; r = [sy, zy] in f32.
+// kernel's epilogue, saturate(roundeven(y / sy) + zy) with a true division, computed as
+// roundeven(clamp(y / sy, -128 - zy, 127 - zy)) + zy (rounded by adding and subtracting 1.5 *
+// 2^23), its result the dispatch's i8 tensor, read where the QuantizeLinear's result was; r =
+// [sy, zy] in f32.
 // CHECK-LABEL: "stream.executable"() ({
 // CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qi8]](%{{.*}}: !stream.binding, %[[RB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
 // CHECK-DAG: %[[LOW:.*]] = arith.constant dense<-1.280000e+02> : vector<16xf32>
 // CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<1.270000e+02> : vector<16xf32>
+// CHECK-DAG: %[[MAGIC:.*]] = arith.constant dense<0x4B400000> : vector<16xf32>
 // CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2xf32>
 // CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xi8>
 // CHECK: %[[SY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK: %[[ZY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK: %[[Q:.*]] = arith.divf %{{.*}}, %[[SY]] : vector<16xf32>
-// CHECK-NEXT: %[[E:.*]] = math.roundeven %[[Q]] : vector<16xf32>
+// CHECK-NEXT: %[[LO:.*]] = arith.subf %[[LOW]], %[[ZY]] : vector<16xf32>
+// CHECK-NEXT: %[[HI:.*]] = arith.subf %[[HIGH]], %[[ZY]] : vector<16xf32>
+// CHECK-NEXT: %[[A:.*]] = arith.maximumf %[[Q]], %[[LO]] : vector<16xf32>
+// CHECK-NEXT: %[[B:.*]] = arith.minimumf %[[A]], %[[HI]] : vector<16xf32>
+// CHECK-NEXT: %[[UP:.*]] = arith.addf %[[B]], %[[MAGIC]] : vector<16xf32>
+// CHECK-NEXT: %[[E:.*]] = arith.subf %[[UP]], %[[MAGIC]] : vector<16xf32>
 // CHECK-NEXT: %[[Z:.*]] = arith.addf %[[E]], %[[ZY]] : vector<16xf32>
-// CHECK-NEXT: %[[A:.*]] = arith.maximumf %[[Z]], %[[LOW]] : vector<16xf32>
-// CHECK-NEXT: %[[B:.*]] = arith.minimumf %[[A]], %[[HIGH]] : vector<16xf32>
-// CHECK-NEXT: %[[I:.*]] = arith.fptosi %[[B]] : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT: %[[I:.*]] = arith.fptosi %[[Z]] : vector<16xf32> to vector<16xi32>
 // CHECK-NEXT: %[[T:.*]] = arith.trunci %[[I]] : vector<16xi32> to vector<16xi8>
 // CHECK: vector.store %[[T]], %[[Y]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
 // CHECK-LABEL: func.func @requantize
