@@ -70,11 +70,13 @@ computes those nodes too and the dispatch's result, xq of the next layer, stands
 On the same targets, a dynamic int8 MatMul (quantize_dynamic's DynamicQuantizeLinear +
 MatMulInteger of constant 8-bit weights + Cast + Mul by sx * sw; passes/dynamic_matmul.py) becomes
 one dispatch of the same kernel reading xq, sx and zx, the last two at run time (`_dynamic`;
-docs/semantics.md#dynamic-int8-matmuls), and its DynamicQuantizeLinear a dispatch of dq's own
-(`_pre_pass`, passes/kernels/dynamic_quantize.py), shared by the MatMuls reading x; one the
-kernel does not fit stays IREE's MatMulInteger, with a remark:
+docs/semantics.md#dynamic-int8-matmuls), and its DynamicQuantizeLinear two dispatches of dq's own
+(`_pre_pass`, passes/kernels/dynamic_quantize.py: x's range by rows, then its codes by rows),
+shared by the MatMuls reading x; one the kernel does not fit stays IREE's MatMulInteger, with a
+remark:
 
-    %xq, %sx, %zx = flow.dispatch @dq_dynamic_quantize_k...(%x2, %m) -> [M', K] i8, [1] f32, [1] i8
+    %p = flow.dispatch @dq_dynamic_range_k..._w...(%x2, %m) -> [W, 2] f32
+    %xq, %sx, %zx = flow.dispatch @dq_dynamic_quantize_k..._w...(%x2, %p, %m) -> [M', K] i8, [1] f32, [1] i8
     %y2 = flow.dispatch @dq_matmul_qdq_u8_..._dyn(%xq, %sx, %zx, %w, %s[, %z], %c, %m) -> [M', N]
 """
 
@@ -93,7 +95,7 @@ from dequant.dialect.elements import of_type
 from . import Pass, dynamic_matmul
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, resource
-from .kernels.dynamic_quantize import DynamicQuantize
+from .kernels.dynamic_quantize import DynamicQuantize, DynamicRange, workgroups
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
@@ -412,9 +414,10 @@ def _dynamic(d: dynamic_matmul.Dynamic, module, state: _State, target: Target, o
 
 def _pre_pass(d: dynamic_matmul.Dynamic, module, state: _State) -> tuple:
     """(x [b..., M, K] f32, xq [M', K] i8, sx [1] f32, zx [1] i8) of the DynamicQuantizeLinear
-    reading x, as one dispatch of DynamicQuantize at its place (made once per node; the node goes
-    when nothing else reads it). IREE would fuse its min/max into the dispatch making x, which for
-    a decoder's RMSNorm keeps the rows on the stack past llvm-cpu's limit (docs/iree.md)."""
+    reading x, as a dispatch of DynamicRange and one of DynamicQuantize at its place (made once per
+    node; the node goes when nothing else reads it). IREE would fuse its min/max into the dispatch
+    making x, which for a decoder's RMSNorm keeps the rows on the stack past llvm-cpu's limit
+    (docs/iree.md)."""
     key = ("dynamic-quantize", d.quantize.operation)
     if key not in state.made:
         q = d.quantize
@@ -430,11 +433,16 @@ def _pre_pass(d: dynamic_matmul.Dynamic, module, state: _State) -> tuple:
             if len(lead) > 1:
                 x2 = tensor.collapse_shape(ir.RankedTensorType.get([dyn, k], ir.F32Type.get()), x_nd, [list(range(len(lead))), [len(lead)]])
             rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(x2, arith.constant(index, 0))
-            pre = DynamicQuantize(k)
-            types = pre.types()
-            shapes = [ir.RankedTensorType.get([dyn if types[r].is_dynamic_dim(0) else types[r].shape[0], *types[r].shape[1:]], types[r].element_type)
-                      for r in pre.results]  # fmt: skip
-            state.made[key] = _Made(pre, [x_nd, *dispatch(executable(pre, module), [x2], rows_v, shapes)])
+            count = workgroups(rows)
+            span, pre = DynamicRange(k, count), DynamicQuantize(k, count)
+
+            def shapes(kernel) -> list:
+                types = kernel.types()
+                return [ir.RankedTensorType.get([dyn if types[r].is_dynamic_dim(0) else types[r].shape[0], *types[r].shape[1:]], types[r].element_type)
+                        for r in kernel.results]  # fmt: skip
+
+            partial = dispatch(executable(span, module), [x2], rows_v, shapes(span))
+            state.made[key] = _Made(pre, [x_nd, *dispatch(executable(pre, module), [x2, *partial], rows_v, shapes(pre))])
     return tuple(state.made[key].consts)
 
 

@@ -3,27 +3,46 @@
 
 // torch-onnx-dq-matmul-iree-cpu on dynamic int8 MatMuls (quantize_dynamic's
 // DynamicQuantizeLinear + MatMulInteger + Cast + Mul by sx * sw, passes/dynamic_matmul.py): the
-// DynamicQuantizeLinear becomes a dispatch of dq's own (passes/kernels/dynamic_quantize.py: xq,
-// and sx and zx as [1] tensors), the rest one dispatch of the QDQ kernel's dynamic form reading
-// them; the node, the MatMulInteger, the Cast and both Muls go.
+// DynamicQuantizeLinear becomes two dispatches of dq's own (passes/kernels/dynamic_quantize.py:
+// the range of each workgroup's rows, then xq, and sx and zx as [1] tensors), the rest one
+// dispatch of the QDQ kernel's dynamic form reading them; the node, the MatMulInteger, the Cast
+// and both Muls go. Rows a run-time dim: 8 workgroups; 16 rows: 8; fewer rows: one each.
 
 // VNNI, int8 weights w = 3 everywhere, sw = 0.25 per tensor, K = N = 64. The constants, by hand:
 // u = 3 + 128 = 0x83 in every byte; s = sw = 0.25 (0x3E800000: sx is applied in the kernel);
 // c = sum_k (w - zw) = 192 (0xC0: times 128 - zx in the kernel).
 // CHECK-LABEL: "stream.executable"() ({
-// The range of x, from 0 both ways, then the codes: a true division, ties to even, saturated.
-// CHECK: func.func @[[Q:dq_dynamic_quantize_k64]](
-// CHECK: %[[XV:.*]] = vector.load %{{.*}} : memref<?x64xf32>, vector<16xf32>
-// CHECK: arith.maximumf %{{.*}}, %[[XV]] : vector<16xf32>
-// CHECK: arith.minimumf %{{.*}}, %[[XV]] : vector<16xf32>
+// The second: the range of the 8 partial ranges, sx and zx (stored by workgroup 0), and the
+// codes of the workgroup's rows: a true division, saturated, ties to even (by adding and
+// subtracting 1.5 * 2^23).
+// CHECK: func.func @[[Q:dq_dynamic_quantize_k64_w8]](
+// CHECK: scf.for %{{.*}} = %c0 to %c8
+// CHECK: memref.load %{{.*}} : memref<8x2xf32>
 // CHECK: %[[SPAN:.*]] = arith.subf
 // CHECK: %[[STEP:.*]] = arith.divf %[[SPAN]], %{{.*}} : f32
 // CHECK: %[[SX:.*]] = arith.select %{{.*}}, %{{.*}}, %[[STEP]] : f32
 // CHECK: math.roundeven %{{.*}} : f32
+// CHECK: scf.if
 // CHECK: memref.store %[[SX]]
 // CHECK: %[[R:.*]] = arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK: math.roundeven %[[R]] : vector<16xf32>
+// CHECK-NEXT: %[[LO:.*]] = arith.maximumf %[[R]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[HI:.*]] = arith.minimumf %[[LO]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[UP:.*]] = arith.addf %[[HI]], %[[MAGIC:.*]] : vector<16xf32>
+// CHECK-NEXT: arith.subf %[[UP]], %[[MAGIC]] : vector<16xf32>
 // CHECK: arith.fptoui %{{.*}} : vector<16xf32> to vector<16xi8>
+// The first dispatch (its executable printed second): the range of each workgroup's rows
+// (ceil(m / 8) each), from 0 both ways, 64 values a step.
+// CHECK: func.func @[[RANGE:dq_dynamic_range_k64_w8]](
+// CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"
+// CHECK: %[[EACH:.*]] = arith.divui %{{.*}}, %c8 : index
+// CHECK: %[[R0:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: %[[R1:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[R0]] to %[[R1]]
+// CHECK: %[[XW:.*]] = vector.load %{{.*}} : memref<?x64xf32>, vector<64xf32>
+// CHECK: arith.maximumf %{{.*}}, %[[XW]] : vector<64xf32>
+// CHECK: arith.minimumf %{{.*}}, %[[XW]] : vector<64xf32>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[WG]], %c0] : memref<8x2xf32>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[WG]], %c1] : memref<8x2xf32>
 // CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_dyn]](%[[XB:[^:]+]]: !stream.binding, %[[SXB:[^:]+]]: !stream.binding, %[[ZXB:[^:]+]]: !stream.binding, %{{[^:]+}}: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %{{[^:]+}}: !stream.binding, %{{[^:]+}}: index)
 // CHECK-DAG: %[[SXM:.*]] = "stream.binding.subspan"(%[[SXB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1xf32>
 // CHECK-DAG: %[[ZXM:.*]] = "stream.binding.subspan"(%[[ZXB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1xi8>
@@ -44,8 +63,10 @@
 // CHECK-LABEL: func.func @per_tensor
 // CHECK-NOT: onnx.DynamicQuantizeLinear
 // CHECK: %[[X:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[?,64],f32>) -> tensor<?x64xf32>
-// CHECK: %[[P:.*]]:3 = "flow.dispatch"(%{{[^,]+}}, %[[X]], {{.*}}) {entry_points = [@[[Q]]::@[[Q]]]
-// CHECK-SAME: (index, tensor<?x64xf32>, index, index, index) -> (tensor<?x64xi8>, tensor<1xf32>, tensor<1xi8>)
+// CHECK: %[[PART:.*]] = "flow.dispatch"(%{{[^,]+}}, %[[X]], {{.*}}) {entry_points = [@[[RANGE]]::@[[RANGE]]]
+// CHECK-SAME: (index, tensor<?x64xf32>, index, index) -> tensor<8x2xf32>
+// CHECK: %[[P:.*]]:3 = "flow.dispatch"(%{{[^,]+}}, %[[X]], %[[PART]], {{.*}}) {entry_points = [@[[Q]]::@[[Q]]]
+// CHECK-SAME: (index, tensor<?x64xf32>, tensor<8x2xf32>, index, index, index) -> (tensor<?x64xi8>, tensor<1xf32>, tensor<1xi8>)
 // CHECK: "flow.dispatch"(%{{[^,]+}}, %[[P]]#0, %[[P]]#1, %[[P]]#2, {{.*}}) {entry_points = [@[[K]]::@[[K]]]
 // CHECK-SAME: (index, tensor<?x64xi8>, tensor<1xf32>, tensor<1xi8>, tensor<1x16x256xi8>, tensor<1x1x64xf32>, tensor<1x1x64xi32>, index, index, index) -> tensor<?x64xf32>
 // CHECK-NOT: onnx.MatMulInteger
@@ -76,7 +97,9 @@ func.func @per_tensor(%x: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f
 // CHECK: llvm.x86.avx2.pmadd.wd
 // CHECK-LABEL: func.func @per_column
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x64xf32> into tensor<16x64xf32>
-// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_quantize_k64::@dq_dynamic_quantize_k64]
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_range_k64_w8::@dq_dynamic_range_k64_w8]
+// CHECK-SAME: -> tensor<8x2xf32>
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_quantize_k64_w8::@dq_dynamic_quantize_k64_w8]
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_avx2_u8_u8_k64_n32_z_dyn::@dq_matmul_qdq_avx2_u8_u8_k64_n32_z_dyn]
 // CHECK-SAME: (index, tensor<16x64xi8>, tensor<1xf32>, tensor<1xi8>, tensor<1x32x64xi8>, tensor<1x1x32xf32>, tensor<1x1x32xi8>, tensor<1x1x32xi32>, index) -> tensor<16x32xf32>
 // CHECK: tensor.expand_shape
@@ -163,7 +186,8 @@ func.func @vector_a(%x: !torch.vtensor<[64],f32>) -> !torch.vtensor<[64],f32> {
 // xq read by something else too (a result of the function): the MatMul takes dq's dispatches, and
 // the DynamicQuantizeLinear stays for its other reader.
 // CHECK-LABEL: func.func @codes_read_twice
-// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_quantize_k64::@dq_dynamic_quantize_k64]
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_range_k64_w8::@dq_dynamic_range_k64_w8]
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_dynamic_quantize_k64_w8::@dq_dynamic_quantize_k64_w8]
 // CHECK: %[[Q:.*]]:3 = "torch.operator"(%{{.*}}) <{name = "onnx.DynamicQuantizeLinear"}>
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_u8_i8_k64_n64_dyn::@dq_matmul_qdq_u8_i8_k64_n64_dyn]
 // CHECK: return %{{.*}}, %[[Q]]#0

@@ -57,24 +57,34 @@ def dynamic_matmul(path, k: int, n: int, *, weights=np.int8, per_column=False, z
 
 
 def compiled(tmp_path, path, cpu: str) -> tuple[bytes, list, str]:
-    """The module for `cpu`, the dq matmul kernels its stage dispatches (each after the one
-    DynamicQuantizeLinear dispatch they read, checked), and the stage's summary line."""
+    """The module for `cpu`, the dq matmul kernels its stage dispatches (each after the
+    DynamicQuantizeLinear's two dispatches they read, the range's first, checked), and the
+    stage's summary line."""
     text, summary = stage.run_stage(stage.import_onnx(path), cpu=cpu)
     flags = (*stage.TARGETS["llvm-cpu"].flags[:2], f"--iree-llvmcpu-target-cpu={cpu}", "--iree-opt-level=O3", *stage.COMMON_FLAGS)
     kernels = re.findall(r"entry_points = \[@(dq_\w+)::", text)
-    quantize = [k for k in kernels if k.startswith("dq_dynamic_quantize_")]
+    quantize = [k for k in kernels if k.startswith(("dq_dynamic_range_", "dq_dynamic_quantize_"))]
     matmuls = sorted(k for k in kernels if k not in quantize)
-    # the model's one DynamicQuantizeLinear: dq's dispatch where dq's kernel reads it, else IREE's node
-    assert len(quantize) == (1 if matmuls else 0) and ('"onnx.DynamicQuantizeLinear"' in text) == (not matmuls), kernels
+    # the model's one DynamicQuantizeLinear: dq's two dispatches where dq's kernel reads it, else IREE's node
+    assert [k.split("_k")[0] for k in quantize] == (["dq_dynamic_range", "dq_dynamic_quantize"] if matmuls else []), kernels
+    assert ('"onnx.DynamicQuantizeLinear"' in text) == (not matmuls), kernels
     return compile_text(tmp_path, text, *flags), matmuls, summary.line()
 
 
 def inputs(m: int, k: int) -> dict:
     """x drawn normal, all positive (zx = 0, codes up to 255), all negative (zx = 255), with a
-    large common offset, and all zero (onnxruntime's scale 1, onnx.reference's 1/255: y is 0)."""
+    large common offset, and all zero (onnxruntime's scale 1, onnx.reference's 1/255: y is 0);
+    normal with one outlier in the last row (the range of every row is x's, not each row
+    group's: the quantize dispatches split the rows); and halves of odd integers in [-127.5,
+    127.5] with both ends (sx = 1, zx = 128: every x / sx a tie, rounded to even)."""
     rng = np.random.default_rng(m * 1000 + k)
     x = rng.standard_normal((m, k)).astype(np.float32)
-    return {"normal": x, "positive": np.abs(x) * 3, "negative": -np.abs(x), "offset": x + 40, "zero": np.zeros_like(x)}
+    outlier = x.copy()
+    outlier[-1, k // 2] = 60.0
+    ties = (rng.integers(-128, 128, (m, k)) + 0.5).astype(np.float32)
+    ties.flat[:2] = (-127.5, 127.5)
+    return {"normal": x, "positive": np.abs(x) * 3, "negative": -np.abs(x), "offset": x + 40, "zero": np.zeros_like(x), "outlier": outlier,
+            "ties": ties}  # fmt: skip
 
 
 def ort(path, x, optimized: bool) -> np.ndarray:
