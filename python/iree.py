@@ -185,8 +185,8 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     """The path of the model with its formats normalised (dequant.formats) and, for llvm-cpu, its
     QDQ convolutions that dq's int8 kernel takes on that CPU as QDQ MatMuls
     (dequant.qdq_conv_matmuls), the others in float (dequant.qdq_convs), the depthwise ones as sums
-    of shifted slices (dequant.depthwise), written into `tmp`; or the model's own path where none
-    changes it."""
+    of shifted slices (dequant.depthwise), and on a QDQ model without them its QDQ pairs in f32
+    (dequant.qdq_convs), written into `tmp`; or the model's own path where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
     from . import depthwise, formats, qdq_conv_matmuls, qdq_convs
@@ -196,7 +196,7 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     except Exception as e:  # protobuf's DecodeError and friends: not a model
         raise IreeStageError(f"cannot read '{os.fspath(model)}' as an ONNX model: {e}") from None
     formats_needed = formats.needs_rewrite(proto)
-    if not formats_needed and not (target == "llvm-cpu" and qdq_convs.applies(proto)):
+    if not formats_needed and not (target == "llvm-cpu" and (qdq_convs.applies(proto) or qdq_convs.has_pairs(proto))):
         return os.fspath(model)
     onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(model)))
     try:
@@ -208,6 +208,8 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
         qdq_conv_matmuls.rewrite(proto, cpu_tags(cpu, cpu_features)[0])
         proto, _, _ = qdq_convs.rewrite(proto)
         depthwise.rewrite(proto)
+    elif target == "llvm-cpu" and qdq_convs.has_pairs(proto):  # no QDQ convolution: the pairs alone
+        proto, _, _ = qdq_convs.rewrite(proto)
     path = os.path.join(tmp, "normalised.onnx")
     big = proto.ByteSize() > 1 << 30  # protobuf's 2 GB limit: the weights beside it
     onnx.save(proto, path, save_as_external_data=big, all_tensors_to_one_file=True, location="normalised.data")

@@ -16,7 +16,8 @@ target, before IREE's importer:
 
 The model computes what the QDQ graph says, the float convolution of the dequantized values
 (docs/semantics.md#qdq-convolutions-through-iree), and IREE fuses each pair into the epilogue
-of the convolution before it.
+of the convolution before it. The pairs alone are taken on QDQ models without convolutions too
+(`has_pairs`: transformer blocks), where IREE fuses them into the dispatches around them.
 """
 
 from __future__ import annotations
@@ -85,6 +86,18 @@ def applies(model: onnx.ModelProto) -> bool:
     dq = {n.output[0] for n in g.node if n.op_type == "DequantizeLinear" and n.domain in ("", "ai.onnx") and n.output}
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
     return opset >= 13 and any(n.op_type == "Conv" and len(n.input) > 1 and n.input[1] in dq for n in g.node)
+
+
+def has_pairs(model: onnx.ModelProto) -> bool:
+    """Whether the model (opset 13 or later) has a QuantizeLinear read by a DequantizeLinear that
+    no MatMul or Gemm reads: a pair `rewrite` may take on a model without convolutions too (QDQ
+    transformers: IREE fuses the pairs' f32 arithmetic into the dispatches around them;
+    docs/iree.md#qdq-pairs-in-transformers)."""
+    g = model.graph
+    q = {n.output[0] for n in g.node if n.op_type == "QuantizeLinear" and n.domain in ("", "ai.onnx") and n.output}
+    matmuls = {v for n in g.node if n.op_type in ("MatMul", "Gemm") for v in n.input}
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    return opset >= 13 and any(n.op_type == "DequantizeLinear" and n.input and n.input[0] in q and not set(n.output) & matmuls for n in g.node)
 
 
 def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int, int]:

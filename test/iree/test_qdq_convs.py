@@ -75,10 +75,33 @@ def test_rewrite_computes_the_qdq_graph(tmp_path, name):
 
 
 def test_models_without_qdq_convolutions_are_left_alone(tmp_path):
-    """A QDQ MatMul model (dq's integer kernel takes it) and a float CNN: nothing to rewrite."""
+    """A QDQ MatMul model (dq's integer kernel takes it): no convolution, but pairs not read by a
+    MatMul (after the first MatMul's bias Add, the output's); a float CNN: nothing to rewrite."""
     logging.disable(logging.WARNING)
-    assert not qdq_convs.applies(onnx.load(iree_models.quantize_static_model(tmp_path / "mm.onnx", tmp_path, 32, 16)))
-    assert not qdq_convs.applies(onnx.load(iree_models.resnet(tmp_path / "f.onnx", 64, 10)))
+    model = onnx.load(iree_models.quantize_static_model(tmp_path / "mm.onnx", tmp_path, 32, 16))
+    assert not qdq_convs.applies(model) and qdq_convs.has_pairs(model)
+    model = onnx.load(iree_models.resnet(tmp_path / "f.onnx", 64, 10))
+    assert not qdq_convs.applies(model) and not qdq_convs.has_pairs(model)
+
+
+def test_transformer_pairs_compute_the_qdq_graph(tmp_path):
+    """quantize_static's transformer block (no convolution): its pairs not read by a MatMul are
+    f32 arithmetic (the softmax's input, the residual Adds', the GELU's, those after each
+    MatMul), every MatMul still reads DequantizeLinears (dq's kernel or IREE's integer route), and
+    onnxruntime on the rewritten model equals it on the QDQ graph, bit for bit, on ordinary,
+    saturating and half-way inputs."""
+    logging.disable(logging.WARNING)
+    float_path = iree_models.transformer_block(tmp_path / "f.onnx", 32, 64, 2, 128)
+    model = onnx.load(iree_models.quantize_static_file(float_path, tmp_path / "m.onnx", (1, 32, 64)))
+    assert not qdq_convs.applies(model) and qdq_convs.has_pairs(model)
+    out, folded, pairs = rewritten_model(model)[1:]
+    producers = {o: n for n in out.graph.node for o in n.output}
+    matmuls = [n for n in out.graph.node if n.op_type == "MatMul"]
+    assert folded == 0 and pairs >= len(matmuls) == 8
+    assert all(producers[v].op_type == "DequantizeLinear" for n in matmuls for v in n.input)
+    assert "Softmax" in {n.op_type for n in out.graph.node if any(producers.get(v) is not None and producers[v].op_type == "Mul" for v in n.input)}
+    for x in inputs(x_scale(model), [1, 32, 64]):
+        np.testing.assert_array_equal(exact(out, x), exact(model, x))
 
 
 def test_pairs_feeding_a_matmul_and_other_quantizers_are_kept(tmp_path):
