@@ -46,6 +46,7 @@ class Target:
     pipeline: str
     flags: tuple
     conv_flags: tuple = ()  # added where the module has a convolution
+    no_conv_flags: tuple = ()  # added where it has none
 
 
 # -O3 for the CPU: faster than the default level on the fused int4 MatMul
@@ -58,7 +59,10 @@ TARGETS = {
                                   "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3", "--iree-llvmcpu-stack-allocation-limit=131072"),
                        # im2col + IREE's matmul codegen: 0.6-0.8x the time of its direct convolutions,
                        # f32 and int8 (docs/iree.md#qdq-convolutions)
-                       ("--iree-global-opt-use-im2col-for-convs",)),
+                       ("--iree-global-opt-use-im2col-for-convs",),
+                       # an attention's P @ V stays a batch matmul, its V not transposed into it
+                       # (docs/iree.md#transpose-propagation)
+                       ("--iree-global-opt-propagate-transposes=false",)),
     "cuda": Target("torch-onnx-to-iree-gpu", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80")),
     "rocm": Target("torch-onnx-to-iree-gpu", ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx942")),
     "vulkan-spirv": Target("torch-onnx-to-iree-spirv", ("--iree-hal-target-device=vulkan", "--iree-vulkan-target=ampere")),
@@ -72,11 +76,11 @@ COMMON_FLAGS = ("--iree-opt-strip-assertions=false",)
 
 def compile_flags(text: str, target: str = "llvm-cpu", extra_args=()) -> list:
     """iree-compile's flags for the stage's `text`: the target's flags, COMMON_FLAGS and, where the
-    text has a convolution, the target's conv_flags; less those the user's `extra_args` set again
-    (same option name), then `extra_args`."""
+    text has a convolution, the target's conv_flags, else its no_conv_flags; less those the user's
+    `extra_args` set again (same option name), then `extra_args`."""
     t = TARGETS[target]
     given = {a.split("=", 1)[0] for a in extra_args}
-    convs = t.conv_flags if '<{name = "onnx.Conv"}>' in text else ()
+    convs = t.conv_flags if '<{name = "onnx.Conv"}>' in text else t.no_conv_flags
     return [f for f in (*t.flags, *COMMON_FLAGS, *convs) if f.split("=", 1)[0] not in given] + list(extra_args)
 OPT, COMPILE = "iree.compiler.tools.scripts.iree_opt", "iree.compiler.tools.scripts.iree_compile"
 

@@ -140,8 +140,10 @@ def test_qdq_convolutions_through_dequant_iree(tmp_path):
     logging.disable(logging.WARNING)
     path = iree_models.qdq_conv_model(tmp_path / "m.onnx", tmp_path)
     text = stage.prepare(stage.import_onnx(path, "llvm-cpu"))
-    assert "onnx.Clip" in text and "--iree-global-opt-use-im2col-for-convs" in stage.compile_flags(text)
-    assert "--iree-global-opt-use-im2col-for-convs" not in stage.compile_flags(stage.prepare(stage.import_onnx(iree_models.quantize_static_model(tmp_path / "mm.onnx", tmp_path, 32, 16))))
+    no_propagation = "--iree-global-opt-propagate-transposes=false"
+    assert "onnx.Clip" in text and "--iree-global-opt-use-im2col-for-convs" in stage.compile_flags(text) and no_propagation not in stage.compile_flags(text)
+    mm = stage.compile_flags(stage.prepare(stage.import_onnx(iree_models.quantize_static_model(tmp_path / "mm.onnx", tmp_path, 32, 16))))
+    assert "--iree-global-opt-use-im2col-for-convs" not in mm and no_propagation in mm  # no convolution: docs/iree.md#transpose-propagation
     model = onnx.load(path)
     y_scale = float(onnx.numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == model.graph.node[-1].input[1])))
     ctx = rt.SystemContext(config=rt.Config("local-task"))
