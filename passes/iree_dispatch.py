@@ -1,5 +1,6 @@
 """What torch-onnx-dq-matmul-iree-cpu hands IREE: a kernel's `stream.executable` (`executable`:
-the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`), a `flow.dispatch` of
+the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`, times up to
+`kernel.row_groups` along the rows), a `flow.dispatch` of
 it (`dispatch`) and its constants as `dense_resource`s (`resource`). IREE's ops are created in
 generic form (their dialects are not registered here).
 """
@@ -31,24 +32,53 @@ def executable(kernel, module) -> str:
     with ir.InsertionPoint(exe.regions[0].blocks.append()):
         export = _op("stream.executable.export", regions=1, attributes={
             "function_ref": ir.FlatSymbolRefAttr.get(name), "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("public")})  # fmt: skip
-        with ir.InsertionPoint(export.regions[0].blocks.append(index)):
+        most = getattr(kernel, "row_groups", 1)
+        with ir.InsertionPoint(export.regions[0].blocks.append(index)) as at:
             one = arith.constant(index, 1)
-            _op("stream.return", operands=[arith.constant(index, kernel.workgroups), one, one])
+            rows = _row_groups(at.block.arguments[0], most, kernel.ROW_STEP) if most > 1 else one
+            _op("stream.return", operands=[arith.constant(index, kernel.workgroups), rows, one])
         inner = builtin.ModuleOp()
         with ir.InsertionPoint(inner.body):
             f = func.FuncOp(name, ir.FunctionType.get([binding] * len(roles) + [index], []))
             with ir.InsertionPoint(f.add_entry_block()):
                 *bindings, m = f.arguments
                 zero = arith.constant(index, 0)
+                r0, rows = (zero, m) if most == 1 else _rows_of_group(m, most, kernel.ROW_STEP)
                 views = {}
                 for role, b in zip(roles, bindings):
-                    dims = [m] if types[role].is_dynamic_dim(0) else []
-                    views[role] = _op("stream.binding.subspan", [types[role]], [b, zero] + dims).result
+                    t = types[role]
+                    # a row-indexed buffer (its dynamic first dim, the rows) from the group's first row
+                    dims, at = ([rows], arith.muli(r0, arith.constant(index, _row_bytes(t)))) if t.is_dynamic_dim(0) else ([], zero)
+                    views[role] = _op("stream.binding.subspan", [t], [b, at] + dims).result
                 group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 0)}).result
-                kernel.emit_views(views, m, group)
+                kernel.emit_views(views, rows, group)
                 func.ReturnOp([])
         _op("stream.executable.end")
     return name
+
+
+def _row_groups(m, most: int, step: int):
+    """The row groups of a dispatch over m rows: ceil(m / step), 1 to `most`."""
+    index = ir.IndexType.get()
+    groups = arith.divui(arith.addi(m, arith.constant(index, step - 1)), arith.constant(index, step))
+    return arith.maxui(arith.minui(groups, arith.constant(index, most)), arith.constant(index, 1))
+
+
+def _rows_of_group(m, most: int, step: int) -> tuple:
+    """(first row, rows) of this workgroup's row group (workgroup id 1): ceil(m / groups) rounded
+    up to a multiple of `step` each, the last fewer, any after it none."""
+    index = ir.IndexType.get()
+    groups = _row_groups(m, most, step)
+    each = arith.divui(arith.addi(m, arith.subi(groups, arith.constant(index, 1))), groups)
+    each = arith.muli(arith.divui(arith.addi(each, arith.constant(index, step - 1)), arith.constant(index, step)), arith.constant(index, step))
+    group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 1)}).result
+    r0 = arith.minui(arith.muli(group, each), m)
+    return r0, arith.subi(arith.minui(arith.addi(r0, each), m), r0)
+
+
+def _row_bytes(t: ir.MemRefType) -> int:
+    """Bytes of one row (first-dim index) of a memref of static trailing dims."""
+    return int(np.prod(t.shape[1:], dtype=np.int64)) * t.element_type.width // 8
 
 
 def dispatch(name: str, args: list, rows_v, results: list) -> list:

@@ -19,6 +19,9 @@ from .loops import vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
 from .tail import ColumnTail, pad
 
+# The workgroups a QDQ dispatch aims at, columns times rows: docs/iree.md#rows-across-workgroups.
+WORKGROUP_TARGET = 8
+
 
 @dataclass(frozen=True)
 class QdqKernel(Int8Kernel):
@@ -63,6 +66,8 @@ class QdqKernel(Int8Kernel):
     # last one partial (passes/kernels/tail.py)
     K_STEP: ClassVar[int] = 4
     COLUMNS: ClassVar[int] = LANES * GROUPS
+    # a row group's rows: a multiple of this, a multiple of the bodies' row tiles (iree_dispatch.py)
+    ROW_STEP: ClassVar[int] = 32
 
     @property
     def workgroups(self) -> int:
@@ -72,6 +77,13 @@ class QdqKernel(Int8Kernel):
     def columns(self) -> int:
         """N padded to whole workgroups: the constants' columns."""
         return self.workgroups * self.width
+
+    @property
+    def row_groups(self) -> int:
+        """At most this many workgroups along the rows (passes/iree_dispatch.py splits xq and y
+        there, ROW_STEP rows or more each): with few column workgroups (N <= 64 is one) the
+        dispatch would keep all but one core idle (docs/iree.md#rows-across-workgroups)."""
+        return max(1, WORKGROUP_TARGET // self.workgroups)
 
     @classmethod
     def why_not(cls, p: Problem) -> str | None:

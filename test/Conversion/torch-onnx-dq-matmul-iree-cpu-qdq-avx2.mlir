@@ -8,14 +8,23 @@
 // two workgroups of 32 columns. The constants, by hand: u = 3 + 128 = 0x83 in every byte, laid out
 // [N / 32, K / 2, 64] (pairs of rows of K); s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) *
 // sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
+// The rows across workgroups (passes/iree_dispatch.py): two column workgroups, so up to 8 / 2 = 4
+// row groups of 32 rows or more; this one's rows from its first, at 64 bytes a row of x and 256 of y.
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: "stream.return"(%[[TWO:.*]], %{{[^,]+}}, %{{[^)]+}})
+// CHECK: %[[MOST:.*]] = arith.constant 4 : index
+// CHECK: %[[CAP:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
+// CHECK: %[[GROUPS:.*]] = arith.maxui %[[CAP]], %{{.*}} : index
+// CHECK: "stream.return"(%[[TWO:.*]], %[[GROUPS]], %{{[^)]+}})
 // CHECK: func.func @[[K:dq_matmul_qdq_avx2_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
-// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xi8>
+// CHECK: %[[GROUP:.*]] = "stream.dispatch.workgroup.id"() {dimension = 1 : index} : () -> index
+// CHECK: %[[R0:.*]] = arith.minui %{{.*}}, %[[M]] : index
+// CHECK: %[[ROWS:.*]] = arith.subi %{{.*}}, %[[R0]] : index
+// CHECK: %[[XAT:.*]] = arith.muli %[[R0]], %{{.*}} : index
+// CHECK: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %[[XAT]], %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xi8>
 // CHECK-DAG: %[[W:.*]] = "stream.binding.subspan"(%[[WB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x32x64xi8>
 // CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xf32>
 // CHECK-DAG: "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xi32>
-// CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xf32>
+// CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xf32>
 // Row sums of xq ^ 0x80: 16 bytes sign-extended to i16, vpmaddwd against ones.
 // CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
 // CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<16xi8>

@@ -10,11 +10,11 @@
 // (0x3E000000); c[n] = -(zx - 128) * sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
 // CHECK-LABEL: "stream.executable"() ({
 // CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
-// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xi8>
+// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %{{[^,]+}}, %[[ROWS:[^)]+]]) : (!stream.binding, index, index) -> memref<?x64xi8>
 // CHECK-DAG: "stream.binding.subspan"(%[[WB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x16x256xi8>
 // CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xf32>
 // CHECK-DAG: "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xi32>
-// CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xf32>
+// CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xf32>
 // Row sums of xq ^ 0x80: 64 bytes against ones.
 // CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<64xi8>
 // CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<64xi8>
@@ -141,7 +141,7 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
 // CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<1.270000e+02> : vector<16xf32>
 // CHECK-DAG: %[[MAGIC:.*]] = arith.constant dense<0x4B400000> : vector<16xf32>
 // CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2xf32>
-// CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[M]]) : (!stream.binding, index, index) -> memref<?x64xi8>
+// CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %{{[^)]+}}) : (!stream.binding, index, index) -> memref<?x64xi8>
 // CHECK: %[[SY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK: %[[ZY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK: %[[Q:.*]] = arith.divf %{{.*}}, %[[SY]] : vector<16xf32>
@@ -294,7 +294,7 @@ func.func @partial_columns(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,
 // CHECK: %[[TWO:.*]] = arith.constant 2 : index
 // CHECK: "stream.return"(%[[TWO]],
 // CHECK: func.func @dq_matmul_qdq_u8_i8_k64_n72(
-// CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"()
+// CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"() {dimension = 0 : index}
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[WG]], %c1 : index
 // CHECK-NEXT: scf.if %[[LAST]] {
 // CHECK-NOT: vector.store {{.*}} : memref<?x72xf32>

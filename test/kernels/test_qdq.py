@@ -20,7 +20,8 @@ uint8 activations (uint8 read as int8 by flipping its top bit), int8 and uint8 w
 and per tensor with and without zero points, N of one workgroup (64 columns with VNNI, 32 with
 AVX2) and of two, and N of no whole workgroup (passes/kernels/tail.py): 1, 8, 16, 24 (one
 workgroup, its last group masked or whole), 40, 72, 100, 1000 (a partial last workgroup), each
-with an epilogue. The stage takes a QDQ MatMul from 2^19 multiply-adds, hence K's length.
+with an epilogue; and M of several row groups (100, 70, 257: passes/iree_dispatch.py splits the
+rows where the columns make few workgroups). The stage takes a QDQ MatMul from 2^19 multiply-adds, hence K's length.
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ CASES = [
     Case(Form(8, True, -1, False, 1760, 100, rows=3), True),
     Case(Form(8, True, 0, False, 528, 1000, rows=1), True),
     Case(Form(8, True, 0, True, 528, 1000, rows=3), True, "mid"),
+    # rows across workgroups (passes/iree_dispatch.py): groups of 32 rows and a short last one;
+    # with a partial column workgroup; more groups than rows fill (the last ones empty)
+    Case(Form(8, True, 0, False, 512, 16, rows=100), True, "q-u8"),
+    Case(Form(8, False, 0, True, 512, 72, rows=70), False, "bias"),
+    Case(Form(8, True, -1, True, 256, 64, rows=257), True),
 ]
 # cascadelake: every case; haswell (the AVX2 kernel, K a multiple of 16): those it takes
 CPUS = {"cascadelake": ((), CASES), "haswell": (("dq.avx2",), [c for c in CASES if c.form.k % 16 == 0])}
