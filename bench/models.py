@@ -43,8 +43,12 @@ onnxruntime's default thread pool):
 - iree float: IREE alone on the float model;
 - ort: onnxruntime's default session on the quantized model (it fuses QDQ into integer kernels
   and, for MatMulNBits, quantizes the activations: approximate);
-- ort exact: onnxruntime with graph optimizations disabled (the QDQ graph as written): the
-  reference every route's error is reported against (max |y - ref| / max |ref|);
+- ort u8u8: the same with `session.x64quantprecision` (onnxruntime's uint8 x uint8 kernels for
+  its int8 weights: on a CPU without VNNI its default uint8 x int8 kernels saturate,
+  docs/semantics.md#onnxruntime-on-avx2-hosts; what a user who needs its exact answers runs there);
+- ort exact: onnxruntime with graph optimizations disabled (the QDQ graph as written), its
+  integer kernels exact on any x86 CPU (dequant.check.onnxruntime_session): the reference every
+  route's error is reported against (max |y - ref| / max |ref|);
 - ort float: onnxruntime's default session on the float model (error against the float model
   itself is not reported: a float model is not the quantized one).
 For the IREE routes the dispatch count comes from iree-compile's
@@ -75,9 +79,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import iree_models  # noqa: E402
 import report  # noqa: E402  (bench/, this script's folder)
 
+from dequant import check  # noqa: E402
 from dequant import iree as stage  # noqa: E402
 
-ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort exact", "ort float"]
+ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort u8u8", "ort exact", "ort float"]
 # Idle time before each route's turn: onnxruntime's pool threads spin after a run
 # (`session.intra_op.allow_spinning`, on by default), so a route timed right after it shares the two
 # cores with them: the QDQ transformer block took 5.9 ms through IREE alone timed after the
@@ -187,11 +192,16 @@ def iree_function(vmfb: bytes, name: str):
     return lambda x: np.asarray(f(x))
 
 
-def ort_function(path: str, optimized: bool = True):
+def ort_function(path: str, u8u8: bool = False):
     so = ort.SessionOptions()
-    if not optimized:
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if u8u8:
+        so.add_session_config_entry(*check.EXACT_INTEGER_KERNELS)
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return lambda x: s.run(None, {"x": x})[0]
+
+
+def ort_exact(path: str):
+    s = check.onnxruntime_session(path)
     return lambda x: s.run(None, {"x": x})[0]
 
 
@@ -231,7 +241,8 @@ def prepare(model: Model, tmp: str, routes=None) -> tuple[dict, Result]:
             continue
         res.compile_s[route] = time.perf_counter() - t
         fns[route] = iree_function(vmfb, graph)
-    ort_routes = {"ort": lambda: ort_function(path), "ort exact": lambda: ort_function(path, False), "ort float": lambda: ort_function(float_path)}
+    ort_routes = {"ort": lambda: ort_function(path), "ort u8u8": lambda: ort_function(path, u8u8=True), "ort exact": lambda: ort_exact(path),
+                  "ort float": lambda: ort_function(float_path)}  # fmt: skip
     fns.update({r: make() for r, make in ort_routes.items() if routes is None or r in routes or r == "ort exact"})
     return fns, res
 
@@ -264,15 +275,16 @@ def cell(res: Result, route: str) -> str:
 
 
 def table(results: dict) -> list[str]:
-    lines = ["| model | " + " | ".join(ROUTES) + " | iree+dq / iree | iree+dq / ort | iree+dq int8 / ort | dispatches iree / +dq / float |",
-             "|---" * (len(ROUTES) + 5) + "|"]  # fmt: skip
+    lines = ["| model | " + " | ".join(ROUTES) + " | iree+dq / iree | iree+dq / ort | iree+dq / ort u8u8 | iree+dq int8 / ort | dispatches iree / +dq / float |",
+             "|---" * (len(ROUTES) + 6) + "|"]  # fmt: skip
     for name, res in results.items():
         ms = res.ms
         vs_iree = f"{ms['iree+dq'] / ms['iree']:.2f}x" if "iree" in ms and "iree+dq" in ms else "-"
         vs_ort = f"{ms['iree+dq'] / ms['ort']:.2f}x" if "iree+dq" in ms and "ort" in ms else "-"
+        vs_u8u8 = f"{ms['iree+dq'] / ms['ort u8u8']:.2f}x" if "iree+dq" in ms and "ort u8u8" in ms else "-"
         int8_vs_ort = f"{ms['iree+dq int8'] / ms['ort']:.2f}x" if "iree+dq int8" in ms and "ort" in ms else "-"
         d = " / ".join(str(res.dispatches.get(r, "-")) for r in ("iree", "iree+dq", "iree float"))
-        lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {int8_vs_ort} | {d} |")
+        lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {vs_u8u8} | {int8_vs_ort} | {d} |")
     return lines
 
 

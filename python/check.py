@@ -4,8 +4,9 @@ The module runs on inputs made from the model's input types (or given ones, an .
 name) and each output is compared with:
 - exact: the graph computed as written. The ONNX reference evaluator for a model of standard ops;
   for one with onnxruntime's contrib ops (MatMulNBits, GroupQueryAttention, ...), onnxruntime
-  with graph optimizations off and every MatMulNBits at accuracy_level 0 (float activations: its
-  default on CPU, 4, quantizes them to int8);
+  with graph optimizations off, every MatMulNBits at accuracy_level 0 (float activations: its
+  default on CPU, 4, quantizes them to int8) and its integer kernels exact on AVX2 hosts too
+  (EXACT_INTEGER_KERNELS);
 - onnxruntime: its default session on the model as given.
 A third column gives onnxruntime's own error against exact, so a user tells the quantization's
 error (in both runs alike) from a runtime's approximation. Errors are max |y - ref| / max |ref|.
@@ -72,6 +73,99 @@ def make_inputs(proto, model_path: str, dims: dict | None = None, seed: int = 0)
     return out
 
 
+# onnxruntime's uint8 x int8 integer kernels add pairs of products in int16 with saturation
+# (vpmaddubsw) on an x86 CPU without VNNI, so they are not exact on AVX2 hosts; its uint8 x uint8
+# and int8 x int8 kernels are. The ops that run them, by input index: (the activations' zero point,
+# of their type, or None where the op quantizes float activations to uint8 itself; the weights;
+# their zero point). docs/semantics.md#onnxruntime-on-avx2-hosts
+U8S8_INPUTS = {
+    "QLinearConv": (2, 3, 5), "QLinearMatMul": (2, 3, 5), "QGemm": (2, 3, 5),
+    "MatMulInteger": (2, 1, 3), "ConvInteger": (2, 1, 3),
+    "MatMulIntegerToFloat": (4, 1, 5), "DynamicQuantizeMatMul": (None, 1, 3),
+}  # fmt: skip
+# The session option by which onnxruntime does the same to the nodes it fuses QDQ into (its
+# Avx2WeightS8ToU8Transformer, at its extended optimizations; it refuses int8 activations).
+EXACT_INTEGER_KERNELS = ("session.x64quantprecision", "1")
+
+
+def exact_integer_weights(proto) -> int:
+    """Rewrites in place each constant int8 weight of a U8S8_INPUTS node with uint8 activations
+    as uint8 (w + 128, its zero point + 128: the same w - z), which onnxruntime computes by its
+    exact uint8 x uint8 kernels; returns how many nodes changed. Weights in external data stay
+    (onnxruntime_session leaves a model with external data as it is)."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    nodes = [n for n in proto.graph.node if n.op_type in U8S8_INPUTS]
+    if not nodes:
+        return 0
+    inits = {t.name: t for t in proto.graph.initializer}
+    types = {t.name: t.data_type for t in proto.graph.initializer}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto).graph
+    except onnx.shape_inference.InferenceError:  # a model inference rejects: the graph's inputs' types only
+        inferred = proto.graph
+    types.update((v.name, v.type.tensor_type.elem_type) for v in (*inferred.input, *inferred.value_info))
+    made: dict[str, str] = {}
+
+    def shifted(name: str | None, shape=()) -> str:
+        """The uint8 copy of int8 initializer `name` (None: a zero point of 0)."""
+        key = name or "__zero__"
+        if key not in made:
+            a = numpy_helper.to_array(inits[name]) if name else np.zeros(shape, np.int8)
+            made[key] = f"{name or 'zero_point'}_u8"
+            proto.graph.initializer.append(numpy_helper.from_array((a.astype(np.int16) + 128).astype(np.uint8), made[key]))
+        return made[key]
+
+    changed = 0
+    for n in nodes:
+        x_z_at, w_at, z_at = U8S8_INPUTS[n.op_type]
+        w = inits.get(n.input[w_at]) if len(n.input) > w_at else None
+        z_name = n.input[z_at] if len(n.input) > z_at else ""
+        z = inits.get(z_name)
+        x_z = n.input[x_z_at] if x_z_at is not None and len(n.input) > x_z_at else ""
+        if x_z_at is not None and TensorProto.UINT8 not in (types.get(n.input[0]), types.get(x_z)):
+            continue  # int8 activations (its int8 x int8 kernels) or a type not inferred here
+        if w is None or w.data_type != TensorProto.INT8 or (z_name and (z is None or z.data_type != TensorProto.INT8)):
+            continue
+        inputs = list(n.input) + [""] * (z_at + 1 - len(n.input))
+        inputs[w_at], inputs[z_at] = shifted(w.name), shifted(z_name or None)
+        del n.input[:]
+        n.input.extend(inputs)
+        changed += 1
+    return changed
+
+
+def onnxruntime_session(source, optimized: bool = False, threads: int = 0):
+    """An onnxruntime CPU session on `source` (a path or a serialized model) whose integer kernels
+    are exact on every x86 CPU: graph optimizations off unless `optimized` (then QDQ fused into its
+    integer kernels), `threads` intra-op threads (0: its default), errors only in its log."""
+    import onnx
+    import onnxruntime as ort
+
+    binary = isinstance(source, (bytes, bytearray))
+    proto = onnx.load_from_string(bytes(source)) if binary else onnx.load(source, load_external_data=False)
+    if not any(t.external_data for t in proto.graph.initializer) and exact_integer_weights(proto):
+        source = proto.SerializeToString()
+
+    def session(exact_integers: bool):
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        so.intra_op_num_threads = threads
+        if not optimized:
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        if exact_integers:
+            so.add_session_config_entry(*EXACT_INTEGER_KERNELS)
+        return ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
+
+    try:
+        return session(True)
+    except Exception as e:  # onnxruntime's exception types share no base but Exception
+        if "types are incompatible" not in str(e):
+            raise
+        return session(False)  # int8 activations: its uint8 weight rewrite refused them
+
+
 def _contrib(proto) -> bool:
     return any(n.domain not in ("", "ai.onnx") for n in proto.graph.node)
 
@@ -125,11 +219,8 @@ def reference_runs(model_path: str, inputs: dict) -> tuple[list, list | str, str
 
         return ReferenceEvaluator(model_path).run(names, inputs), default, "onnx.reference"
     with tempfile.TemporaryDirectory() as tmp:
-        so = ort.SessionOptions()
-        so.log_severity_level = 3
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        s = ort.InferenceSession(exact_model(model_path, tmp), so, providers=["CPUExecutionProvider"])
-        return s.run(names, inputs), default, "onnxruntime, accuracy_level 0, no optimizations"
+        s = onnxruntime_session(exact_model(model_path, tmp))
+        return s.run(names, inputs), default, "onnxruntime, accuracy_level 0, no optimizations, exact integer kernels"
 
 
 def run_module(vmfb: bytes, proto, inputs: dict) -> list:

@@ -13,7 +13,9 @@ import pytest
 from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
+
+import onnxruntime_reference  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -58,9 +60,7 @@ def direct(x: np.ndarray, w: np.ndarray, b, stride: int, pads) -> np.ndarray:
 
 
 def run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    return onnxruntime_reference.session(model).run(None, {"x": x})[0]
 
 
 def rewritten(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:

@@ -22,6 +22,7 @@ from dequant import iree as stage  # noqa: E402
 from dequant.passes.target_features import host_has_avx2, host_has_avx512vnni  # noqa: E402
 
 from test_iree import compile_text, reference, run_vmfb  # noqa: E402
+import onnxruntime_reference  # noqa: E402
 
 CPUS = {
     "cascadelake": pytest.mark.skipif(not host_has_avx512vnni(), reason="the VNNI kernel runs vpdpbusd, which this host lacks"),
@@ -88,12 +89,7 @@ def inputs(m: int, k: int) -> dict:
 
 
 def ort(path, x, optimized: bool) -> np.ndarray:
-    import onnxruntime as rt
-
-    so = rt.SessionOptions()
-    if not optimized:
-        so.graph_optimization_level = rt.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return rt.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    return onnxruntime_reference.session(path, optimized).run(None, {"x": x})[0]
 
 
 FORMS = {

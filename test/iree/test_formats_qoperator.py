@@ -18,7 +18,9 @@ import pytest
 from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
+
+import onnxruntime_reference  # noqa: E402
 
 from onnx import helper, numpy_helper  # noqa: E402
 
@@ -51,10 +53,7 @@ def node_model(op_type, inputs: dict, consts: dict, out_dtype, domain="", model_
 
 
 def session(model, optimized=True):
-    so = ort.SessionOptions()
-    if not optimized:
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return onnxruntime_reference.session(model, optimized)
 
 
 def rewritten(model):
@@ -133,6 +132,36 @@ def test_qlinear_matmul(x_dtype, per_column):
               "sy": np.float32(0.2), "zy": zp(rng, x_dtype)}  # fmt: skip
     model = node_model("QLinearMatMul", {"a": a}, consts, x_dtype)
     check_op(model, {"a": a}, within_one=0.01, reference=True)
+
+
+@pytest.mark.parametrize("op, x_dtype, per_column, rewritten", [("QLinearMatMul", U8, True, 1), ("QLinearMatMul", I8, False, 0),
+                                                                ("MatMulInteger", U8, False, 1), ("MatMulInteger", I8, True, 0)])  # fmt: skip
+def test_onnxruntime_reference_is_exact_on_any_x86(op, x_dtype, per_column, rewritten):
+    """The exact onnxruntime session (dequant.check.onnxruntime_session) on full-range weights,
+    whose uint8 x int8 sums saturate in onnxruntime's default kernels on a CPU without VNNI
+    (docs/semantics.md#onnxruntime-on-avx2-hosts): its weight rewrite takes uint8 activations
+    only, keeps onnx.reference's result bit for bit, and the session gives it on this host."""
+    from onnx.reference import ReferenceEvaluator
+
+    from dequant.check import exact_integer_weights
+
+    rng = np.random.default_rng(11)
+    a, b = q(rng, (3, 64), x_dtype), rng.integers(-128, 128, (64, 16)).astype(I8)
+    zb = rng.integers(-3, 4, 16 if per_column else None).astype(I8)
+    if op == "QLinearMatMul":
+        consts = {"sa": np.float32(0.03), "za": zp(rng, x_dtype), "b": b, "sb": np.float32(0.013), "zb": zb, "sy": np.float32(2.0), "zy": zp(rng, x_dtype)}
+        model = node_model(op, {"a": a}, consts, x_dtype)
+    else:  # MatMulInteger with a zero point for A only: the rewrite adds B's
+        model = node_model(op, {"a": a}, {"b": b, "za": zp(rng, x_dtype)}, np.int32, order=["a", "b", "za"])
+    want = ReferenceEvaluator(model).run(None, {"a": a})[0]
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    assert exact_integer_weights(copy) == rewritten
+    weights = {t.name: t.data_type for t in copy.graph.initializer}
+    assert weights[copy.graph.node[0].input[3 if op == "QLinearMatMul" else 1]] == (onnx.TensorProto.UINT8 if rewritten else onnx.TensorProto.INT8)
+    np.testing.assert_array_equal(ReferenceEvaluator(copy).run(None, {"a": a})[0], want)
+    for optimized in (False, True):
+        np.testing.assert_array_equal(session(model, optimized).run(None, {"a": a})[0], want)
 
 
 @pytest.mark.parametrize("x_dtype", [U8, I8])

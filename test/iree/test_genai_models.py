@@ -20,7 +20,7 @@ from requires import needs_iree
 pytestmark = needs_iree
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 import run_once  # noqa: E402
 
@@ -79,9 +79,7 @@ def exact_decode(model: generate.GenaiModel, prompt: list, tmp_path) -> generate
     """Greedy decoding by onnxruntime on the graph as written: every MatMulNBits at
     accuracy_level 0 (float activations; its CPU default quantizes them to int8), no graph
     optimizations."""
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(check.exact_model(model.path, str(tmp_path)), so, providers=["CPUExecutionProvider"])
+    session = check.onnxruntime_session(check.exact_model(model.path, str(tmp_path)))
     return generate.greedy(model, generate.ort_step(model, session), prompt, STEPS, stop_at_eos=False)
 
 

@@ -28,6 +28,7 @@ F32, F16 = np.float32, np.float16
 
 import iree_models  # noqa: E402
 import iree_models as models  # noqa: E402
+import onnxruntime_reference  # noqa: E402
 from stage_cli import dequant_iree, one_error_line  # noqa: E402
 
 
@@ -1111,11 +1112,7 @@ def test_int4_weights_input_with_dynamic_k(tmp_path):
 def ort_unoptimized(path: str, x: np.ndarray) -> np.ndarray:
     """onnxruntime with graph optimizations off: the QDQ graph as written (its DequantizeLinear
     is exact; its MatMul sums in another order than onnx.reference's numpy)."""
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    return onnxruntime_reference.session(path).run(None, {"x": x})[0]
 
 
 # Each route (a sequence of 3, one token, a run-time length) and each weight form, the dynamic
@@ -1190,7 +1187,5 @@ def test_qdq_whole_models_routes_dispatches_and_numbers(tmp_path, name):
     print(name, counts, err)  # -s shows them
     assert all(e <= 0.1 for e in err.values()), err
     if name != "transformer":
-        import onnxruntime as ort
-
-        fused = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        fused = onnxruntime_reference.session(path, optimized=True).run(None, {"x": x})[0]
         assert err["iree+dq"] <= max(float(np.abs(fused - want).max() / np.abs(want).max()), 1e-6), err

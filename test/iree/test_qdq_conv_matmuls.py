@@ -14,7 +14,9 @@ import pytest
 from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
+
+import onnxruntime_reference  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -87,9 +89,7 @@ def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
 
 def exact(path, x: np.ndarray) -> np.ndarray:
     """onnxruntime on the QDQ graph as written (no QDQ fusion into integer kernels)."""
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    return onnxruntime_reference.session(path).run(None, {"x": x})[0]
 
 
 def run(path, *flags) -> callable:
@@ -192,7 +192,7 @@ def test_resnet_through_the_int8_kernel(tmp_path, per_channel=True):
                                             per_channel=per_channel, activations="int8")  # fmt: skip
     f, summary = run(path)
     assert summary.fused == 20
-    fused = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    fused = onnxruntime_reference.session(path, optimized=True)
     for x in inputs((1, 3, 64, 64))[:1] + [np.random.default_rng(s).standard_normal((1, 3, 64, 64)).astype(F32) for s in (1, 2)]:
         want = exact(path, x)
         ours, theirs = np.abs(f(x) - want).max(), np.abs(fused.run(None, {"x": x})[0] - want).max()
@@ -215,7 +215,7 @@ def test_resnet_codes_stay_nhwc_between_convolutions(tmp_path):
     assert not any(producers.get(n.input[0]) is not None and producers[n.input[0]].op_type == "Transpose" for n in transposes)
     out = tmp_path / "rw.onnx"
     onnx.save(model, str(out))
-    fused = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    fused = onnxruntime_reference.session(path, optimized=True)
     for x in [np.random.default_rng(s).standard_normal((1, 3, 64, 64)).astype(F32) for s in range(3)]:
         want = exact(path, x)
         ours, theirs = np.abs(exact(out, x) - want).max(), np.abs(fused.run(None, {"x": x})[0] - want).max()
