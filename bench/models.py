@@ -45,7 +45,8 @@ onnxruntime's default thread pool):
   and, for MatMulNBits, quantizes the activations: approximate);
 - ort u8u8: the same with `session.x64quantprecision` (onnxruntime's uint8 x uint8 kernels for
   its int8 weights: on a CPU without VNNI its default uint8 x int8 kernels saturate,
-  docs/semantics.md#onnxruntime-on-avx2-hosts; what a user who needs its exact answers runs there);
+  docs/semantics.md#onnxruntime-on-avx2-hosts; what a user who needs its exact answers runs there;
+  a model with int8 activations, whose weights the option refuses, runs without it);
 - ort exact: onnxruntime with graph optimizations disabled (the QDQ graph as written), its
   integer kernels exact on any x86 CPU (dequant.check.onnxruntime_session): the reference every
   route's error is reported against (max |y - ref| / max |ref|);
@@ -54,7 +55,8 @@ onnxruntime's default thread pool):
 For the IREE routes the dispatch count comes from iree-compile's
 `--iree-scheduling-dump-statistics-format=json`. A route that does not compile is reported with
 the first line of its error. iree+dq off by more than EXACT (decoder) stops the benchmark with
-status 1. Writes <out>/models-<date>.md and .json when --out is given.
+status 1. Writes <out>/models-<date>.md and .json when --out is given (models-avx2-<date> on a host
+without AVX-512 VNNI).
 """
 
 from __future__ import annotations
@@ -192,16 +194,14 @@ def iree_function(vmfb: bytes, name: str):
     return lambda x: np.asarray(f(x))
 
 
-def ort_function(path: str, u8u8: bool = False):
-    so = ort.SessionOptions()
-    if u8u8:
-        so.add_session_config_entry(*check.EXACT_INTEGER_KERNELS)
-    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+def ort_function(path: str):
+    s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     return lambda x: s.run(None, {"x": x})[0]
 
 
-def ort_exact(path: str):
-    s = check.onnxruntime_session(path)
+def ort_exact(path: str, optimized: bool = False):
+    """optimized: the default session with EXACT_INTEGER_KERNELS alone (`ort u8u8`)."""
+    s = check.onnxruntime_session(path, optimized, rewrite_weights=not optimized)
     return lambda x: s.run(None, {"x": x})[0]
 
 
@@ -241,7 +241,7 @@ def prepare(model: Model, tmp: str, routes=None) -> tuple[dict, Result]:
             continue
         res.compile_s[route] = time.perf_counter() - t
         fns[route] = iree_function(vmfb, graph)
-    ort_routes = {"ort": lambda: ort_function(path), "ort u8u8": lambda: ort_function(path, u8u8=True), "ort exact": lambda: ort_exact(path),
+    ort_routes = {"ort": lambda: ort_function(path), "ort u8u8": lambda: ort_exact(path, optimized=True), "ort exact": lambda: ort_exact(path),
                   "ort float": lambda: ort_function(float_path)}  # fmt: skip
     fns.update({r: make() for r, make in ort_routes.items() if routes is None or r in routes or r == "ort exact"})
     return fns, res
@@ -333,7 +333,9 @@ def main(argv=None) -> int:
     lines += ["", *(f"- {k}: {v}" for k, v in failed.items())] if failed else []
     print("\n".join(lines))
     if args.out:
-        report.write(args.out, "models", lines, {n: vars(r) for n, r in results.items()})
+        # one kind of result a host class: AVX-512 VNNI hosts and AVX2-only ones keep their latest each
+        kind = "models" if "vnni" in report.cpu()[1] else "models-avx2"
+        report.write(args.out, kind, lines, {n: vars(r) for n, r in results.items()})
     return status
 
 

@@ -136,16 +136,18 @@ def exact_integer_weights(proto) -> int:
     return changed
 
 
-def onnxruntime_session(source, optimized: bool = False, threads: int = 0):
+def onnxruntime_session(source, optimized: bool = False, threads: int = 0, rewrite_weights: bool = True):
     """An onnxruntime CPU session on `source` (a path or a serialized model) whose integer kernels
     are exact on every x86 CPU: graph optimizations off unless `optimized` (then QDQ fused into its
-    integer kernels), `threads` intra-op threads (0: its default), errors only in its log."""
+    integer kernels), `threads` intra-op threads (0: its default), errors only in its log.
+    `rewrite_weights=False`: onnxruntime's own rewrite only (EXACT_INTEGER_KERNELS), as a user
+    sets it: optimized sessions only, and not QLinearMatMul of opset 21."""
     import onnx
     import onnxruntime as ort
 
     binary = isinstance(source, (bytes, bytearray))
     proto = onnx.load_from_string(bytes(source)) if binary else onnx.load(source, load_external_data=False)
-    if not any(t.external_data for t in proto.graph.initializer) and exact_integer_weights(proto):
+    if rewrite_weights and not any(t.external_data for t in proto.graph.initializer) and exact_integer_weights(proto):
         source = proto.SerializeToString()
 
     def session(exact_integers: bool):
