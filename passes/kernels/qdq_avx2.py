@@ -36,8 +36,11 @@ VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1
 LANES = 8
 PAIRS = 8  # pairs of K rows (16 bytes of x) widened at a time
 # Rows of x per register tile by column groups per pass over the weights: ROWS x HALF i32
-# accumulators, HALF widened weight vectors and ROWS widened x chunks in AVX2's 16 registers.
+# accumulators and HALF widened weight vectors in AVX2's 16 registers.
 ROWS, HALF = 4, 2
+# Values of K per chunk of the tile's rows of x widened to i16 in a stack buffer (ROWS x CHUNK x 2
+# bytes), from which each pair is broadcast by a load (docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd).
+CHUNK = 1024
 
 
 @dataclass(frozen=True)
@@ -136,25 +139,42 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         return [arith.addi(c[g], first[r]) for r, g in pairs]
 
     def tile(self, gs: list, r0, rows: int) -> None:
-        """y[r0 : r0 + rows, columns of gs] = s * float(d): per 2 * PAIRS rows of K, each row's
-        chunk of x widened once, each group's weights widened once per pair of rows of K."""
+        """y[r0 : r0 + rows, columns of gs] = s * float(d): per CHUNK values of K, the rows' x
+        widened to i16 pairs into a stack buffer; then per pair of rows of K each group's weights
+        widened once and each row's pair broadcast from the buffer (a load, not a shuffle: AVX2
+        has no spare shuffle port for it, and the x chunks no longer hold 4 of the 16 registers)."""
         kern, v = self.k, self.v
         rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
         pairs = [(r, g) for r in range(rows) for g in range(len(gs))]
-        loop = scf.ForOp(self.const(0), self.const(kern.k), self.const(2 * PAIRS), self.starts(rs, gs))
-        with ir.InsertionPoint(loop.body):
-            k0, d = loop.induction_variable, list(loop.inner_iter_args)
-            xs = [vector.bitcast(self.i32, self.x_chunk(r, k0)) for r in rs]
-            row0 = arith.divui(k0, self.const(2))
-            for p in range(PAIRS):
-                row = arith.addi(row0, self.const(p)) if p else row0
-                wv = [arith.extui(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
-                for ri in range(rows):
-                    xb = vector.bitcast(self.words, vector.shuffle(xs[ri], xs[ri], [p] * LANES))
-                    for gi in range(len(gs)):
-                        i = ri * len(gs) + gi
-                        d[i] = self.madd(d[i], wv[gi], xb)
-            scf.YieldOp(d)
+        buf = self._constant("x_pairs", lambda: memref.alloca(ir.MemRefType.get([ROWS, CHUNK // 2], self.t32), [], []))
+        step = self.const(2 * PAIRS)
+        chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(CHUNK), self.starts(rs, gs))
+        with ir.InsertionPoint(chunks.body):
+            kc = chunks.induction_variable
+            size = self.const(min(CHUNK, kern.k)) if kern.k % CHUNK == 0 or kern.k < CHUNK else arith.minui(self.const(CHUNK), arith.subi(self.const(kern.k), kc))
+            widen = scf.ForOp(self.const(0), size, step)
+            with ir.InsertionPoint(widen.body):
+                kk = widen.induction_variable
+                for ri, r in enumerate(rs):
+                    x = vector.bitcast(self.i32, self.x_chunk(r, arith.addi(kc, kk)))
+                    vector.store(x, buf, [self.const(ri), arith.divui(kk, self.const(2))])
+                scf.YieldOp([])
+            loop = scf.ForOp(self.const(0), size, step, list(chunks.inner_iter_args))
+            with ir.InsertionPoint(loop.body):
+                kk, d = loop.induction_variable, list(loop.inner_iter_args)
+                at0 = arith.divui(kk, self.const(2))
+                row0 = arith.addi(arith.divui(kc, self.const(2)), at0)
+                for p in range(PAIRS):
+                    row, at = (arith.addi(row0, self.const(p)), arith.addi(at0, self.const(p))) if p else (row0, at0)
+                    wv = [arith.extui(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
+                    for ri in range(rows):
+                        xb = vector.bitcast(self.words, vector.broadcast(self.i32, memref.load(buf, [self.const(ri), at])))
+                        for gi in range(len(gs)):
+                            i = ri * len(gs) + gi
+                            d[i] = self.madd(d[i], wv[gi], xb)
+                scf.YieldOp(d)
+            scf.YieldOp(list(loop.results))
+        loop = chunks
         scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
         for i, (r, g) in enumerate(pairs):
             y = arith.mulf(scales[g], arith.sitofp(self.f32, loop.results[i]))

@@ -16,6 +16,8 @@
 // CHECK: %[[GROUPS:.*]] = arith.maxui %[[CAP]], %{{.*}} : index
 // CHECK: "stream.return"(%[[TWO:.*]], %[[GROUPS]], %{{[^)]+}})
 // CHECK: func.func @[[K:dq_matmul_qdq_avx2_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// The stack buffer of the rows' x pairs (below): 4 rows by 1024 values of K.
+// CHECK: %[[BUF:.*]] = memref.alloca() : memref<4x512xi32>
 // CHECK: %[[GROUP:.*]] = "stream.dispatch.workgroup.id"() {dimension = 1 : index} : () -> index
 // CHECK: %[[R0:.*]] = arith.minui %{{.*}}, %[[M]] : index
 // CHECK: %[[ROWS:.*]] = arith.subi %{{.*}}, %[[R0]] : index
@@ -30,13 +32,17 @@
 // CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<16xi8>
 // CHECK: %[[V16:.*]] = arith.extsi %[[V]] : vector<16xi8> to vector<16xi16>
 // CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[V16]], %{{[^)]+}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
-// The product: 16 weight bytes (8 columns x 2 rows of K) zero-extended, against one pair of x
-// values broadcast to every lane.
+// The product: per chunk of K, the tile's rows of x widened to i16 pairs into a stack buffer;
+// then 16 weight bytes (8 columns x 2 rows of K) zero-extended, against one pair of x values
+// broadcast to every lane by a load from the buffer (no shuffle).
+// CHECK: vector.store %{{.*}}, %[[BUF]][%{{[^]]+}}] : memref<4x512xi32>, vector<8xi32>
 // CHECK: %[[WV:.*]] = vector.load %[[W]][%{{[^]]+}}] : memref<2x32x64xi8>, vector<16xi8>
 // CHECK: %[[U:.*]] = arith.extui %[[WV]] : vector<16xi8> to vector<16xi16>
-// CHECK: %[[PAIR:.*]] = vector.shuffle
-// CHECK: %[[XP:.*]] = vector.bitcast %[[PAIR]] : vector<8xi32> to vector<16xi16>
+// CHECK: %[[PAIR:.*]] = memref.load %[[BUF]][%{{[^]]+}}] : memref<4x512xi32>
+// CHECK: %[[PAIRS:.*]] = vector.broadcast %[[PAIR]] : i32 to vector<8xi32>
+// CHECK: %[[XP:.*]] = vector.bitcast %[[PAIRS]] : vector<8xi32> to vector<16xi16>
 // CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[U]], %[[XP]])
+// CHECK-NOT: vector.shuffle
 // CHECK-NOT: vpdpbusd
 // CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
 // CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] : vector<8xf32>
