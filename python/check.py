@@ -108,11 +108,11 @@ def exact_integer_weights(proto) -> int:
     types.update((v.name, v.type.tensor_type.elem_type) for v in (*inferred.input, *inferred.value_info))
     made: dict[str, str] = {}
 
-    def shifted(name: str | None, shape=()) -> str:
+    def shifted(name: str | None) -> str:
         """The uint8 copy of int8 initializer `name` (None: a zero point of 0)."""
         key = name or "__zero__"
         if key not in made:
-            a = numpy_helper.to_array(inits[name]) if name else np.zeros(shape, np.int8)
+            a = numpy_helper.to_array(inits[name]) if name else np.zeros((), np.int8)
             made[key] = f"{name or 'zero_point'}_u8"
             proto.graph.initializer.append(numpy_helper.from_array((a.astype(np.int16) + 128).astype(np.uint8), made[key]))
         return made[key]

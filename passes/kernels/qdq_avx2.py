@@ -141,8 +141,8 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
     def tile(self, gs: list, r0, rows: int) -> None:
         """y[r0 : r0 + rows, columns of gs] = s * float(d): per CHUNK values of K, the rows' x
         widened to i16 pairs into a stack buffer; then per pair of rows of K each group's weights
-        widened once and each row's pair broadcast from the buffer (a load, not a shuffle: AVX2
-        has no spare shuffle port for it, and the x chunks no longer hold 4 of the 16 registers)."""
+        widened once and each row's pair broadcast from the buffer (a load, not a shuffle beside
+        the weights' widening; the x chunks no longer hold 4 of the 16 registers)."""
         kern, v = self.k, self.v
         rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
         pairs = [(r, g) for r in range(rows) for g in range(len(gs))]
@@ -151,7 +151,10 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(CHUNK), self.starts(rs, gs))
         with ir.InsertionPoint(chunks.body):
             kc = chunks.induction_variable
-            size = self.const(min(CHUNK, kern.k)) if kern.k % CHUNK == 0 or kern.k < CHUNK else arith.minui(self.const(CHUNK), arith.subi(self.const(kern.k), kc))
+            if kern.k % CHUNK == 0 or kern.k < CHUNK:
+                size = self.const(min(CHUNK, kern.k))
+            else:  # the last chunk partial
+                size = arith.minui(self.const(CHUNK), arith.subi(self.const(kern.k), kc))
             widen = scf.ForOp(self.const(0), size, step)
             with ir.InsertionPoint(widen.body):
                 kk = widen.induction_variable
@@ -174,8 +177,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
                             d[i] = self.madd(d[i], wv[gi], xb)
                 scf.YieldOp(d)
             scf.YieldOp(list(loop.results))
-        loop = chunks
         scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
         for i, (r, g) in enumerate(pairs):
-            y = arith.mulf(scales[g], arith.sitofp(self.f32, loop.results[i]))
+            y = arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i]))
             self.store(self.output(y, gs[g]), rs[r], gs[g])
