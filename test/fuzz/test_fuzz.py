@@ -1,10 +1,10 @@
 """The fuzzers under a fixed budget, as CI runs them (longer campaigns: run.py).
 
-- DEQUANT_FUZZ_SECONDS: time per fuzzer (default 15: a smoke of each fuzzer, start-up
+- DEQUANT_FUZZ_SECONDS: time per fuzzer (default 8: a smoke of each fuzzer, start-up
   included, that finds what a regression breaks at once; CI, at most 15 minutes on a 2-core
-  host, gives the four fuzzers about 65 s of one worker's time, and the campaigns of run.py find
-  what a longer budget would);
-- DEQUANT_FUZZ_STAGE_SECONDS: the stage fuzzer's time (default 20: its cases run IREE's tools in
+  host and near it, gives the four fuzzers about 35 s of one worker's time, and the campaigns of
+  run.py find what a longer budget would);
+- DEQUANT_FUZZ_STAGE_SECONDS: the stage fuzzer's time (default 12: its cases run IREE's tools in
   child processes, 0.1 s for a torch-form text to about 10 s for a compiled and run model);
 - DEQUANT_FUZZ_WIDE_CASES: the count of `wide` cases (ONNX blocks wider than the data, of odd
   vector counts or prime, mostly bf16, half through `_nt`; default 24, about 10 s: a count, not a
@@ -28,9 +28,9 @@ sys.path[:0] = [p for p in (os.path.dirname(os.path.abspath(__file__)),) if p no
 import fuzz_harness as harness  # noqa: E402
 from requires import iree_installed  # noqa: E402
 
-SECONDS = float(os.environ.get("DEQUANT_FUZZ_SECONDS", "15"))
+SECONDS = float(os.environ.get("DEQUANT_FUZZ_SECONDS", "8"))
 SEED = int(os.environ.get("DEQUANT_FUZZ_SEED", "20240917"))
-STAGE_SECONDS = float(os.environ.get("DEQUANT_FUZZ_STAGE_SECONDS", "20"))
+STAGE_SECONDS = float(os.environ.get("DEQUANT_FUZZ_STAGE_SECONDS", "12"))
 WIDE_CASES = int(os.environ.get("DEQUANT_FUZZ_WIDE_CASES", "24"))
 
 
