@@ -1153,7 +1153,8 @@ def test_qdq_whole_models_routes_dispatches_and_numbers(tmp_path, name):
     host (64 with VNNI, 32 with AVX2) reach it as QDQ MatMuls, one dispatch each
     (dequant.qdq_conv_matmuls: every one of the ResNet's 20), the others IREE in float
     (dequant.qdq_convs), and the output is no further from the QDQ graph as written than
-    onnxruntime's integer kernels' (its default session; IREE alone is compiled for the
+    onnxruntime's integer kernels' (its optimized session, made exact on AVX2 hosts too by
+    onnxruntime_reference; IREE alone is compiled for the
     transformer only, whose dispatch count it bounds). The
     transformer's (32 tokens, hidden 256) feed MatMuls large enough for dq to take: one dispatch
     of dq's matmul kernel per MatMul. IREE fused the quantized activation and the output's bias
