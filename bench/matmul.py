@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import iree_models  # noqa: E402
 import report  # noqa: E402  (bench/, this script's folder)
 
+from dequant import check  # noqa: E402
 from dequant import iree as stage  # noqa: E402
 from dequant import ops  # noqa: E402
 
@@ -53,9 +54,7 @@ def routes(path: str, vmfb: bytes) -> dict:
     ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
     f = ctx.modules.module["g"]
     default = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    exact = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    exact = check.onnxruntime_session(path)
     inits = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
     w, s = inits["w"], inits["s"]
     return {

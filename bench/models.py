@@ -83,6 +83,7 @@ import report  # noqa: E402  (bench/, this script's folder)
 
 from dequant import check  # noqa: E402
 from dequant import iree as stage  # noqa: E402
+from dequant.passes.target_features import host_has_avx512vnni  # noqa: E402
 
 ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort u8u8", "ort exact", "ort float"]
 # Idle time before each route's turn: onnxruntime's pool threads spin after a run
@@ -333,8 +334,8 @@ def main(argv=None) -> int:
     lines += ["", *(f"- {k}: {v}" for k, v in failed.items())] if failed else []
     print("\n".join(lines))
     if args.out:
-        # one kind of result a host class: AVX-512 VNNI hosts and AVX2-only ones keep their latest each
-        kind = "models" if "vnni" in report.cpu()[1] else "models-avx2"
+        # one kind of result a host class (dq's VNNI kernels or its AVX2 ones): each keeps its latest
+        kind = "models" if host_has_avx512vnni() else "models-avx2"
         report.write(args.out, kind, lines, {n: vars(r) for n, r in results.items()})
     return status
 
