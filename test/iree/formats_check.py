@@ -7,6 +7,9 @@ IREE's runtime.
 from __future__ import annotations
 
 import copy
+import functools
+import hashlib
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -38,14 +41,21 @@ def rewritten(m: onnx.ModelProto, keep=frozenset()) -> onnx.ModelProto:
     return out
 
 
-def run_iree(path: str, feeds: dict) -> list[np.ndarray]:
-    """The model compiled by dequant.iree.compile_onnx (llvm-cpu) and run by IREE's runtime."""
-    import iree.runtime as rt
-
+@functools.lru_cache(maxsize=4)
+def _compiled(digest: str, path: str) -> bytes:
     from dequant import iree as stage
 
+    return stage.compile_onnx(path)
+
+
+def run_iree(path: str, feeds: dict) -> list[np.ndarray]:
+    """The model compiled by dequant.iree.compile_onnx (llvm-cpu; once for each contents of the
+    file, the tests run one model at several shapes) and run by IREE's runtime."""
+    import iree.runtime as rt
+
     ctx = rt.SystemContext(config=rt.Config("local-task"))
-    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path)))
+    vmfb = _compiled(hashlib.sha256(Path(path).read_bytes()).hexdigest(), path)
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
     got = ctx.modules.module["g"](*feeds.values())
     return [np.asarray(g) for g in (got if isinstance(got, (list, tuple)) else [got])]
 
