@@ -443,12 +443,13 @@ def mobilenet_v3(path, size: int = 224, width: float = 1.0, classes: int = 1000)
     return g.save(path, [1, 3, size, size], y, [1, classes])
 
 
-def resnet(path, size: int = 224, classes: int = 1000) -> str:
-    """A ResNet-18-style float classifier (basic blocks), x [1, 3, size, size] -> y [1, classes]."""
+def resnet(path, size: int = 224, classes: int = 1000, blocks: int = 2) -> str:
+    """A ResNet-18-style float classifier (`blocks` basic blocks a stage: 2 is ResNet-18's, 1 a
+    ResNet-10 with each of its ops), x [1, 3, size, size] -> y [1, classes]."""
     g = Graph(2)
     h = g.op("MaxPool", g.conv("x", 3, 64, 7, 2), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     c = 64
-    for c_out, s in ((64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)):
+    for c_out, s in [(c_out, s if i == 0 else 1) for c_out, s in ((64, 1), (128, 2), (256, 2), (512, 2)) for i in range(blocks)]:
         a = g.conv(g.conv(h, c, c_out, 3, s), c_out, c_out, 3, relu=False)
         skip = h if (s == 1 and c == c_out) else g.conv(h, c, c_out, 1, s, relu=False)
         h, c = g.op("Relu", g.op("Add", a, skip)), c_out
