@@ -96,5 +96,8 @@ def dispatch(name: str, args: list, rows_v, results: list) -> list:
 
 
 def resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
+    """`array` as a constant `dense_resource` of `element`s (of the array's item size)."""
+    width = element.width if isinstance(element, (ir.IntegerType, ir.FloatType)) else None
+    assert width == 8 * array.itemsize, f"{name}: {array.dtype} is not {element}"
     attr = ir.DenseResourceElementsAttr.get_from_buffer(array, name, ir.RankedTensorType.get(list(array.shape), element))
     return arith.constant(attr.type, attr)
