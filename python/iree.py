@@ -188,8 +188,9 @@ def installed() -> bool:
 def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, cpu: str = "host", cpu_features: str = "") -> str:
     """The path of the model with its formats normalised (dequant.formats) and, for llvm-cpu, its
     QDQ convolutions that dq's int8 kernel takes on that CPU as QDQ MatMuls
-    (dequant.qdq_conv_matmuls), the others in float (dequant.qdq_convs), the depthwise ones as sums
-    of shifted slices (dequant.depthwise), and on a QDQ model without them its QDQ pairs in f32
+    (dequant.qdq_conv_matmuls) and its QDQ depthwise ones as nodes of dq's depthwise kernel
+    (dequant.qdq_depthwise), the others in float (dequant.qdq_convs), the depthwise ones of these as
+    sums of shifted slices (dequant.depthwise), and on a QDQ model without them its QDQ pairs in f32
     (dequant.qdq_convs), written into `tmp`; or the model's own path where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 

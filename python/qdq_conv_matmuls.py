@@ -26,6 +26,8 @@ Any Cout: the kernel takes any N (its column tail, passes/kernels/tail.py), and 
 convolutions of 16 to 320 channels run faster through it, the model as a whole too; a minimum K
 (keeping the stems and the narrowest 1 x 1 convolutions float) was slower, its NCHW transposes
 costing more than it saved (docs/iree.md#qdq-convolutions-as-int8-matmuls).
+The QDQ depthwise Convs dq's depthwise kernel takes become its node on NHWC codes in the same
+pass (python/qdq_depthwise.py), so the codes stay NHWC through them too.
 Then each NCHW Transpose of NHWC codes moves after the per-tensor elementwise ops reading it
 (the pairs, the residual Adds), and the next im2col reads the NHWC codes themselves: IREE fuses a
 transpose into the elementwise dispatch reading it as strided reads
@@ -43,6 +45,7 @@ from dequant.passes.kernels.qdq_avx2 import QdqAvx2Kernel
 from dequant.passes.target_features import AVX2, AVX512VNNI
 from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
+from . import qdq_depthwise
 from .formats import Graph
 from .formats.emit import Emit
 from .formats.rewrites import inferred_types
@@ -135,8 +138,9 @@ def _weight_parameters(graph: Graph, w_dq, wq: np.ndarray):
 
 
 def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
-    """The model (in place) with the QDQ Convs the module docstring says as QDQ MatMuls, for a
-    CPU of dq-target-features `tags`; and how many."""
+    """The model (in place) with the QDQ Convs the module docstring says as QDQ MatMuls, and the
+    QDQ depthwise ones dq's depthwise kernel takes as its node, for a CPU of dq-target-features
+    `tags`; and how many of both."""
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
     if kernel(tags) is None or opset < 13 or not any(n.op_type == "Conv" for n in model.graph.node):
         return model, 0
@@ -151,15 +155,20 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
     for v in g.output:  # a graph output: read outside the graph
         readers.setdefault(v.name, []).append(None)
     forms = {id(n): f for n in g.node if (f := _form(graph, n, producers, readers, types)) is not None}
-    if not forms:
+    depthwise = {id(n): f for n in g.node if (f := qdq_depthwise.form(graph, n, producers, readers, types, _weight_parameters)) is not None}
+    if not forms and not depthwise:
         return model, 0
-    gone = {id(f["q"]) for f in forms.values()}
+    gone = {id(f["q"]) for f in (*forms.values(), *depthwise.values())}
     nodes = []
     for node in g.node:
         if id(node) in forms:
             nodes.extend(_matmul(graph, node, forms[id(node)]))
+        elif id(node) in depthwise:
+            nodes.extend(qdq_depthwise.nodes(graph, node, depthwise[id(node)]))
         elif id(node) not in gone:
             nodes.append(node)
+    if depthwise:
+        qdq_depthwise.declare(model)
     outputs = {v.name for v in g.output}
     nodes = _sink(graph, nodes, outputs)
     while True:  # the Convs' DequantizeLinear nodes nothing reads now, the Transposes _sink left
@@ -169,7 +178,7 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
             break
         nodes = kept
     graph.replace_nodes(nodes)
-    return model, len(forms)
+    return model, len(forms) + len(depthwise)
 
 
 def _matmul(graph: Graph, node, f: dict) -> list:

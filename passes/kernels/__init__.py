@@ -1,5 +1,6 @@
-"""dq's CPU matmul kernels for IREE: the bodies torch-onnx-dq-matmul-iree-cpu hands IREE as
-`flow.dispatch`es (docs/iree.md, "The matmul kernel (CPU)"). The rules every kernel here keeps,
+"""dq's CPU kernels for IREE: the bodies torch-onnx-dq-matmul-iree-cpu (and, for depthwise
+convolutions, torch-onnx-dq-depthwise-iree-cpu) hands IREE as `flow.dispatch`es (docs/iree.md, "The
+matmul kernel (CPU)", "The depthwise kernel"). The rules every kernel here keeps,
 as IREE's ukernel `common.h` states its own:
 
 Exact and approximate.
@@ -11,7 +12,10 @@ Exact and approximate.
   own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls),
   `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
   saturating; bit for bit QdqKernel's results), `digits_avx2.DigitAvx2Kernel` (DigitKernel's
-  sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block).
+  sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block),
+  `depthwise.DepthwiseKernel` (QDQ depthwise convolutions: integer codes and weights summed by f32
+  fused multiply-adds, exact while every partial sum stays below 2^24, which its `why_not` checks;
+  the QDQ kernels' epilogue; docs/semantics.md#the-depthwise-kernel).
 - Approximate, opt-in only: `int8.Int8Kernel` (x quantized to int8 per row and block, as ONNX
   Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
 - No kernel takes a term off a sum in f32 (`p - z' * sum x`): an integer zero point comes off
@@ -24,7 +28,9 @@ Layout. The stage repacks constants once (`repack`); a kernel reads only its own
 - scales f32 and zero points `z + bias` (a byte each) `[N / W, K / block, W]`, blocks of K in
   order; a kernel's name spells every static parameter it was built for (one executable each);
 - the QDQ kernels take any N: ceil(N / W) workgroups, their constants padded with zeros to whole
-  workgroups, the group across N stored masked and groups past it not computed (`tail.py`).
+  workgroups, the group across N stored masked and groups past it not computed (`tail.py`);
+- the depthwise kernel reads padded NHWC codes and its weights minus their zero points as f32,
+  tap-major (`depthwise.py`).
 
 CPU facts. A kernel is chosen and built from the module's tags (dq-target-features:
 `dq.avx512bw`, `dq.avx512vnni`, ...), never from the host running the stage: a module compiled
@@ -43,6 +49,9 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   integer product skips both dequantizes and the f32 product.
 - `qdq_avx2.QdqAvx2Kernel` is needed because hosts without AVX-512 VNNI (AVX2 only) would
   otherwise leave QDQ MatMuls to IREE's own lowering, at about twice the time.
+- `depthwise.DepthwiseKernel` is needed because IREE compiles an NCHW depthwise convolution
+  without vectorizing its channels, and as sums of f32 slices between dispatches it still took
+  2.5x the kernel's time: one dispatch per convolution on NHWC codes, its requantize fused.
 - `digits_avx2.DigitAvx2Kernel` is needed because the f32 body's conversions bind it at one row
   on AVX2 too: the digits' integer sums take fewer instructions per weight there as well.
 """

@@ -167,11 +167,16 @@ def test_qdq_model_bit_for_bit(tmp_path):
 
 @needs_iree
 def test_staged_for_iree(tmp_path):
-    """The QDQ MobileNetV3-style model as dequant-iree hands it to IREE: its 8 depthwise Convs
-    reach IREE as slices (9 or 25 terms each). IREE compiles and runs the same model, in
-    QOperator form, in test_formats_qoperator.py's per-layer test: bit for bit onnxruntime's at
-    each requantized tensor."""
+    """The QDQ MobileNetV3-style model as dequant-iree hands it to IREE: for a CPU of no known x86
+    features (x86-64) its 8 depthwise Convs reach IREE as slices (9 or 25 terms each); for one
+    with AVX2 (haswell) as 8 dispatches of dq's depthwise kernel (test_qdq_depthwise.py). IREE
+    compiles and runs the same model, in QOperator form, in test_formats_qoperator.py's per-layer
+    test: bit for bit onnxruntime's at each requantized tensor."""
     from dequant import iree as stage
 
-    text = stage.prepare(stage.import_onnx(qdq_mobilenet_v3(tmp_path), "llvm-cpu"))
+    path = qdq_mobilenet_v3(tmp_path)
+    text = stage.prepare(stage.import_onnx(path, "llvm-cpu", "x86-64"))
     assert text.count('<{name = "onnx.Slice"}>') >= 8 * 9 and '"onnx.Transpose"' in text
+    text = stage.prepare(stage.import_onnx(path, "llvm-cpu", "haswell"))
+    convs = text.count('<{name = "onnx.Conv"}>')  # the others (the stem's, group 1) stay float
+    assert text.count("entry_points = [@dq_depthwise") == 8 and convs == text.count('<{name = "onnx.Conv"}> {torch.onnx.group = 1 :')

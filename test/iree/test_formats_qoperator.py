@@ -423,8 +423,8 @@ def test_cnn_per_layer(tmp_path, case):
     (its integer kernels: QLinearConv, or the QDQ graph fused into them), and the output no
     further from the float model than onnxruntime's. In QDQ form also test_iree.py's whole-model
     checks (its QDQ MobileNet is this one): each QDQ Conv dq.qdq_conv_matmuls rewrites for this
-    host is one dispatch of dq's int8 kernel, and the output no further from the QDQ graph as
-    written than onnxruntime's fused kernels'."""
+    host is one dispatch of dq's int8 kernel (a depthwise one, of its depthwise kernel), and the
+    output no further from the QDQ graph as written than onnxruntime's fused kernels'."""
     from dequant import iree as stage
     from dequant import qdq_conv_matmuls
     from dequant.passes.target_features import cpu_tags
@@ -433,7 +433,8 @@ def test_cnn_per_layer(tmp_path, case):
     float_path, path = quantized_cnn(tmp_path, kind, fmt, per_channel, activations)
     if fmt == "QDQ":
         convs = qdq_conv_matmuls.rewrite(onnx.load(str(path)), cpu_tags("host")[0])[1]
-        assert stage.prepare(stage.import_onnx(str(path), "llvm-cpu")).count("entry_points = [@dq_matmul") == convs
+        staged = stage.prepare(stage.import_onnx(str(path), "llvm-cpu"))
+        assert staged.count("entry_points = [@dq_matmul") + staged.count("entry_points = [@dq_depthwise") == convs
     layers = tmp_path / "layers.onnx"
     names = with_layer_outputs(path, layers)
     x = np.random.default_rng(1).standard_normal((1, 3, 64, 64)).astype(np.float32)

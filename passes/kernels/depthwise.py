@@ -1,0 +1,179 @@
+"""The exact kernel of QDQ depthwise convolutions (`DepthwiseKernel`): NHWC int8 or uint8 codes in,
+the QuantizeLinear's codes out, one dispatch per convolution (docs/iree.md#the-depthwise-kernel;
+the arithmetic: docs/semantics.md#the-depthwise-kernel).
+
+For output (n, h, w) and channel c, with x the padded input's codes (the padding is the code zx):
+
+    d = sum_(i, j) (x[n, h * sh + i, w * sw + j, c] - zx) * (wq[i, j, c] - zw[c])
+
+exactly, then y = s[c] * float(d) (+ b[c]), s[c] = sx * sw[c] rounded to f32 when the stage
+runs, and the codes saturate(roundeven(y / sy) + zy): the QDQ MatMul kernel's epilogue
+(qdq.py's `Requantize`), so a depthwise convolution agrees with a pointwise one taken by that
+kernel as its QDQ graph says. The sum is taken in f32 FMAs on integers: each code widened and
+converted exactly, times wc = wq - zw (exact), onto c[c] = -zx * sum_(i, j) wc. Every product and
+partial sum is an integer below 2^24 in magnitude (`bound`, checked by `why_not`), where f32 is
+exact, so d is the integer sum. No instruction of a particular x86 extension is called (8 f32
+lanes: AVX2's vectors, half AVX-512's, as the MobileNets' channel counts are multiples of 8); the
+stage writes the node only for a module tagged `dq.avx2` or `dq.avx512vnni` (python/qdq_depthwise.py),
+the CPUs it was measured on.
+
+Layout: xq [N, Hp, Wp, C] bytes (padded), wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32,
+r = [sy, zy] f32, y [N, Ho, Wo, C] bytes. Workgroups split the N * Ho output rows; per row, TILE
+output columns at a time (then the rest one at a time), each group of 8 channels with its taps'
+weights: each input column the tile reads in a kernel row is widened and converted once, and the
+TILE sums are independent chains of FMAs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, math, memref, scf, vector
+
+from .loops import Hoisted
+from .qdq import Requantize
+
+LANES = 8
+WORKGROUPS = 8  # at most, along the output rows (as the QDQ kernels' WORKGROUP_TARGET)
+EXACT = 1 << 24  # f32 holds every integer below this in magnitude
+TILE = 8  # output columns summed at once, sharing their inputs' conversions (docs/iree.md#the-depthwise-kernel)
+
+
+@dataclass(frozen=True)
+class DepthwiseKernel:
+    """A QDQ depthwise convolution of padded NHWC codes [n, hp, wp, c] by kh x kw taps per channel
+    with strides (sh, sv): output [n, ho, wo, c] codes of `out` ("u8" or "i8")."""
+
+    n: int
+    hp: int
+    wp: int
+    c: int
+    kh: int
+    kw: int
+    sh: int
+    sv: int
+    unsigned_x: bool
+    out: str
+    bias: bool
+
+    @property
+    def ho(self) -> int:
+        return (self.hp - self.kh) // self.sh + 1
+
+    @property
+    def wo(self) -> int:
+        return (self.wp - self.kw) // self.sv + 1
+
+    @property
+    def rows(self) -> int:
+        """Output rows, n * ho: the dispatch's workload."""
+        return self.n * self.ho
+
+    @property
+    def workgroups(self) -> int:
+        return max(1, min(WORKGROUPS, self.rows))
+
+    @staticmethod
+    def bound(zx: int, unsigned_x: bool, taps_abs_sum: int) -> int:
+        """A bound on |c + any partial sum| of one output: (|zx| + the largest |code|) times the
+        largest sum over taps of |wq - zw| (`taps_abs_sum`)."""
+        return (abs(zx) + (255 if unsigned_x else 128)) * taps_abs_sum
+
+    @classmethod
+    def why_not(cls, c: int, bound: int) -> str | None:
+        """Why a depthwise convolution does not fit the kernel, or None."""
+        if c % LANES:
+            return f"{c} channels (the kernel takes multiples of {LANES})"
+        if bound >= EXACT:
+            return f"its sums could reach {bound}, past f32's exact integers (2^24)"
+        return None
+
+    def name(self) -> str:
+        x = "u8" if self.unsigned_x else "i8"
+        return (f"dq_depthwise_{x}_q{self.out}_n{self.n}_h{self.hp}_w{self.wp}_c{self.c}_k{self.kh}x{self.kw}"
+                f"_s{self.sh}x{self.sv}{'_b' if self.bias else ''}")  # fmt: skip
+
+    def types(self) -> dict:
+        i8, f32 = ir.IntegerType.get_signless(8), ir.F32Type.get()
+        out = {"xq": ir.MemRefType.get([self.n, self.hp, self.wp, self.c], i8),
+               "w": ir.MemRefType.get([self.kh * self.kw, self.c], f32),
+               "c": ir.MemRefType.get([self.c], f32), "s": ir.MemRefType.get([self.c], f32)}  # fmt: skip
+        if self.bias:
+            out["b"] = ir.MemRefType.get([self.c], f32)
+        out["r"] = ir.MemRefType.get([2], f32)
+        out["y"] = ir.MemRefType.get([self.n, self.ho, self.wo, self.c], i8)
+        return out
+
+    def emit_views(self, v: dict, m, workgroup) -> None:
+        _Body(self, v, m, workgroup).emit()
+
+
+class _Body(Requantize, Hoisted):
+    """The ops of one depthwise kernel body."""
+
+    def __init__(self, kernel: DepthwiseKernel, v: dict, m, workgroup):
+        super().__init__()
+        self.k, self.v, self.m, self.wg = kernel, v, m, workgroup
+        self.f32 = ir.VectorType.get([LANES], ir.F32Type.get())
+        self.i32 = ir.VectorType.get([LANES], ir.IntegerType.get_signless(32))
+        self.small = ir.VectorType.get([LANES], ir.IntegerType.get_signless(8))
+        self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(2)]
+
+    def emit(self) -> None:
+        k = self.k
+        count = self.const(k.workgroups)
+        each = arith.divui(arith.addi(self.m, self.const(k.workgroups - 1)), count)
+        r0 = arith.minui(arith.muli(self.wg, each), self.m)
+        r1 = arith.minui(arith.addi(r0, each), self.m)
+        rows = scf.ForOp(r0, r1, self.const(1))
+        with ir.InsertionPoint(rows.body):
+            r = rows.induction_variable
+            n, h = arith.divui(r, self.const(k.ho)), arith.remui(r, self.const(k.ho))
+            top = arith.muli(h, self.const(k.sh))
+            self.row(n, h, top)
+            scf.YieldOp([])
+
+    def row(self, n, h, top) -> None:
+        """The outputs of row (n, h): TILE columns at a time (their sums independent chains),
+        then the last wo mod TILE one at a time; in each, every group of LANES channels with its
+        taps' weights."""
+        k, v = self.k, self.v
+        full = k.wo // TILE * TILE
+        for lo, hi, step in ((0, full, TILE), (full, k.wo, 1)):
+            if hi <= lo:
+                continue
+            cols = scf.ForOp(self.const(lo), self.const(hi), self.const(step))
+            with ir.InsertionPoint(cols.body):
+                groups = scf.ForOp(self.const(0), self.const(k.c), self.const(LANES))
+                with ir.InsertionPoint(groups.body):
+                    c0 = groups.induction_variable
+                    per_channel = {role: vector.load(self.f32, v[role], [c0]) for role in ("c", "s", "b") if role in v}
+                    taps = [vector.load(self.f32, v["w"], [self.const(t), c0]) for t in range(k.kh * k.kw)]
+                    self.columns(n, h, top, c0, cols.induction_variable, step, taps, per_channel)
+                    scf.YieldOp([])
+                scf.YieldOp([])
+
+    def columns(self, n, h, top, c0, col0, count: int, taps: list, per_channel: dict) -> None:
+        """Outputs (n, h, col0 ... col0 + count - 1) of channels [c0, c0 + LANES), from their
+        taps' weights and their c, s (and b) vectors."""
+        k, v = self.k, self.v
+        widen = arith.extui if k.unsigned_x else arith.extsi
+        cols = [arith.addi(col0, self.const(u)) if u else col0 for u in range(count)]
+        left = arith.muli(col0, self.const(k.sv))
+        acc = [per_channel["c"]] * count
+        for i in range(k.kh):
+            row = arith.addi(top, self.const(i)) if i else top
+            xs = {}  # each input column the tile reads in this kernel row, widened and converted once
+            for o in sorted({u * k.sv + j for u in range(count) for j in range(k.kw)}):
+                at = arith.addi(left, self.const(o)) if o else left
+                xs[o] = arith.sitofp(self.f32, widen(self.i32, vector.load(self.small, v["xq"], [n, row, at, c0])))
+            for j in range(k.kw):
+                for u in range(count):
+                    acc[u] = math.fma(xs[u * k.sv + j], taps[i * k.kw + j], acc[u])
+        for u in range(count):
+            y = arith.mulf(per_channel["s"], acc[u])
+            if "b" in per_channel:
+                y = arith.addf(y, per_channel["b"])
+            q = arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, self.r[0], self.r[1], k.out)))
+            vector.store(q, v["y"], [n, h, cols[u], c0])

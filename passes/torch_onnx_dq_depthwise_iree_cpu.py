@@ -1,0 +1,96 @@
+"""torch-onnx-dq-depthwise-iree-cpu: each `dequant.QLinearDepthwiseConv` node (the stage's own,
+written by python/qdq_depthwise.py) becomes one dispatch of dq's depthwise kernel
+(passes/kernels/depthwise.py) for IREE's llvm-cpu backend:
+
+    %x = torch_c.to_builtin_tensor %xp : -> [N, Hp, Wp, C] i8
+    %y = flow.dispatch @dq_depthwise_...(%x, %w, %c, %s[, %b], %r, %rows) -> [N, Ho, Wo, C] i8
+
+with its constants made once when the stage runs: wc = W - zw [kh * kw, C] f32, c = -zx * sum
+over taps of wc, s = f32(sx * sw), b, r = [sy, zy] (docs/iree.md#the-depthwise-kernel). The node
+has no other lowering, so one this pass cannot take is an error at its location naming the rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith
+
+from . import Pass
+from . import torch_onnx as t
+from .iree_dispatch import dispatch, executable, resource
+from .kernels.depthwise import DepthwiseKernel
+from .model_constants import torch_constant
+
+NAME = "onnx.QLinearDepthwiseConv"  # as IREE's importer names a `dequant` domain node
+
+
+def _kernel(op) -> tuple | str:
+    """(kernel, its constants as arrays, in its operands' order) of a node, or why not."""
+    values = [torch_constant(v) for v in op.operands[1:]]
+    if len(values) not in (7, 8) or any(v is None for v in values):
+        return "its scales, zero points, weights and bias must be constants of the model"
+    sx, zx, wq, sw, zw, sy, zy, *b = values
+    x = t.tensor_of(op.operands[0].type)
+    y = t.tensor_of(op.results[0].type)
+    if isinstance(x, str) or isinstance(y, str):
+        return x if isinstance(x, str) else y
+    if None in x.shape or len(x.shape) != 4 or x.element.bits != 8 or x.element.kind != "int" or y.element.bits != 8 or y.element.kind != "int":
+        return "its input and output must be 8-bit integer codes of static shape [N, H, W, C]"
+    strides = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["torch.onnx.strides"])] if "torch.onnx.strides" in op.attributes else [1, 1]
+    n, hp, wp, c = x.shape
+    if wq.ndim != 3 or wq.shape[2] != c or sw.shape != (c,) or zw.shape != (c,) or len(strides) != 2 or (b and b[0].shape != (c,)):
+        return "its weights must be [kh, kw, C] with C scales and zero points"
+    kh, kw = wq.shape[:2]
+    wc = wq.astype(np.int64).reshape(kh * kw, c) - zw.astype(np.int64)
+    kernel = DepthwiseKernel(n, hp, wp, c, kh, kw, *strides, not x.element.signed, "i8" if y.element.signed else "u8", bool(b))
+    zx = int(zx.reshape(()))
+    why = kernel.why_not(c, kernel.bound(zx, kernel.unsigned_x, int(np.abs(wc).sum(axis=0).max())))
+    if why is not None:
+        return why
+    if tuple(y.shape) != (n, kernel.ho, kernel.wo, c):
+        return f"its output is {list(y.shape)}, not [{n}, {kernel.ho}, {kernel.wo}, {c}]"
+    consts = [wc.astype(np.float32), (-zx * wc.sum(axis=0)).astype(np.float32), (np.float32(sx.reshape(())) * sw.astype(np.float32)).astype(np.float32)]
+    consts += [b[0].astype(np.float32)] if b else []
+    return kernel, consts + [np.array([sy.reshape(()), zy.reshape(())], np.float32)]
+
+
+def _rewrite(op, module) -> str | None:
+    """The node as a dispatch of the kernel, or why not (nothing changed)."""
+    got = _kernel(op)
+    if isinstance(got, str):
+        return got
+    kernel, arrays = got
+    f32, i8, index = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IndexType.get()
+    name = executable(kernel, module)
+    with op.location, ir.InsertionPoint(op):
+        x = t.tensor_of(op.operands[0].type)
+        xq = ir.Operation.create(t.TO_BUILTIN, results=[x.builtin()], operands=[op.operands[0]]).result
+        consts = [resource(a, f32, "dq_depthwise") for a in arrays[:-1]]
+        r = arrays[-1]
+        consts.append(arith.constant(ir.RankedTensorType.get([2], f32), ir.DenseElementsAttr.get(r)))
+        out = ir.RankedTensorType.get([kernel.n, kernel.ho, kernel.wo, kernel.c], i8)
+        y = dispatch(name, [xq] + consts, arith.constant(index, kernel.rows), [out])[0]
+        done = t.from_builtin(y, op.results[0].type)
+    op.results[0].replace_all_uses_with(done)
+    op.erase()
+    return None
+
+
+def run(root) -> bool:
+    found = t.nodes(root, NAME)
+    if not found:
+        return True
+    if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
+        root.location.emit_error("torch-onnx-dq-depthwise-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
+        return False
+    ok = True
+    for op in found:
+        why = _rewrite(op, root)
+        if why is not None:
+            op.location.emit_error(f"dequant.QLinearDepthwiseConv: {why}")
+            ok = False
+    return ok
+
+
+PASS = Pass("torch-onnx-dq-depthwise-iree-cpu", "Rewrite dequant.QLinearDepthwiseConv nodes into dispatches of dq's depthwise kernel for IREE's llvm-cpu backend", run)

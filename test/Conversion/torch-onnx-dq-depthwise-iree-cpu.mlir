@@ -1,0 +1,59 @@
+// RUN: dequant-opt %s --allow-unregistered-dialect --torch-onnx-dq-depthwise-iree-cpu | FileCheck %s
+
+// torch-onnx-dq-depthwise-iree-cpu: the stage's dequant.QLinearDepthwiseConv node (python/qdq_depthwise.py
+// writes it; IREE's importer names it onnx.QLinearDepthwiseConv) becomes one dispatch of dq's depthwise
+// kernel (passes/kernels/depthwise.py) on the padded NHWC codes.
+
+// uint8 x [1, 6, 6, 8] (padded), sx = 0.5, zx = 130; int8 weights 3 everywhere, zw = 1 per channel,
+// sw = 0.25, stride 2: y [1, 2, 2, 8], sy = 0.1, zy = 120, bias 2.0. The constants, by hand: wc = 3 - 1 =
+// 2.0 (0x40000000) [9, 8]; c = -zx * sum of wc over the 9 taps = -130 * 18 = -2340.0 (0xC5124000);
+// s = sx * sw = 0.125 (0x3E000000); b = 2.0; r = [sy, zy].
+// Two output rows: two workgroups, each its own rows.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: "stream.return"(%[[TWO:.*]], %[[ONE:.*]], %[[ONE]])
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_b]](
+// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x6x6x8xi8>
+// CHECK-DAG: %[[W:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<9x8xf32>
+// CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x2x2x8xi8>
+// CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"() {dimension = 0 : index} : () -> index
+// Each tap: 8 channels' codes zero-extended and converted (exact), one FMA onto c.
+// CHECK: %[[C:.*]] = vector.load %{{.*}} : memref<8xf32>, vector<8xf32>
+// CHECK: %[[T0:.*]] = vector.load %[[W]][%{{[^]]+}}] : memref<9x8xf32>, vector<8xf32>
+// CHECK: %[[XB:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<1x6x6x8xi8>, vector<8xi8>
+// CHECK: %[[XI:.*]] = arith.extui %[[XB]] : vector<8xi8> to vector<8xi32>
+// CHECK: %[[XF:.*]] = arith.sitofp %[[XI]] : vector<8xi32> to vector<8xf32>
+// CHECK: math.fma %[[XF]], %[[T0]], %[[C]] : vector<8xf32>
+// CHECK-COUNT-8: math.fma
+// The QDQ kernels' epilogue: s * d + b, a true division by sy, clamp, round half to even, + zy.
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.divf
+// CHECK: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK-NEXT: %[[Q:.*]] = arith.trunci %{{.*}} : vector<8xi32> to vector<8xi8>
+// CHECK-NEXT: vector.store %[[Q]], %[[Y]][%{{[^]]+}}] : memref<1x2x2x8xi8>, vector<8xi8>
+// CHECK-LABEL: func.func @depthwise
+// CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[1,6,6,8],ui8>) -> tensor<1x6x6x8xi8>
+// CHECK: %[[R:.*]] = arith.constant dense<[1.000000e-01, 1.200000e+02]> : tensor<2xf32>
+// CHECK: %[[ROWS:.*]] = arith.constant 2 : index
+// CHECK: %[[D:.*]] = "flow.dispatch"(%[[ROWS]], %[[XQ]], {{.*}}, %[[R]], %[[ROWS]]) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-SAME: (index, tensor<1x6x6x8xi8>, tensor<9x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2xf32>, index) -> tensor<1x2x2x8xi8>
+// CHECK: %[[OUT:.*]] = "torch_c.from_builtin_tensor"(%[[D]]) : (tensor<1x2x2x8xi8>) -> !torch.vtensor<[1,2,2,8],ui8>
+// CHECK: return %[[OUT]]
+// CHECK-NOT: onnx.QLinearDepthwiseConv
+// CHECK-DAG: "0x{{........}}{{(00000040)+}}"
+// CHECK-DAG: "0x{{........}}{{(004012C5)+}}"
+// CHECK-DAG: "0x{{........}}{{(0000003E)+}}"
+module attributes {dq.avx2} {
+func.func @depthwise(%x: !torch.vtensor<[1,6,6,8],ui8>) -> !torch.vtensor<[1,2,2,8],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<3x3x8xsi8>} : () -> !torch.vtensor<[3,3,8],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
+  %zw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<1> : tensor<8xsi8>} : () -> !torch.vtensor<[8],si8>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.1> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<120> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %b = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<2.0> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
+  %y = "torch.operator"(%x, %sx, %zx, %w, %sw, %zw, %sy, %zy, %b) <{name = "onnx.QLinearDepthwiseConv"}> {torch.onnx.strides = [2 : si64, 2 : si64]} : (!torch.vtensor<[1,6,6,8],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[3,3,8],si8>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[1,2,2,8],ui8>
+  "func.return"(%y) : (!torch.vtensor<[1,2,2,8],ui8>) -> ()
+}
+}
