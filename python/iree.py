@@ -188,13 +188,14 @@ def installed() -> bool:
 def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, cpu: str = "host", cpu_features: str = "") -> str:
     """The path of the model with its formats normalised (dequant.formats) and, for llvm-cpu, its
     QDQ convolutions that dq's int8 kernel takes on that CPU as QDQ MatMuls
-    (dequant.qdq_conv_matmuls) and its QDQ depthwise ones as nodes of dq's depthwise kernel
+    (dequant.qdq_conv_matmuls), its QDQ Gemms as QDQ MatMuls (dequant.qdq_gemms), and its QDQ
+    depthwise convolutions as nodes of dq's depthwise kernel
     (dequant.qdq_depthwise), the others in float (dequant.qdq_convs), the depthwise ones of these as
     sums of shifted slices (dequant.depthwise), and on a QDQ model without them its QDQ pairs in f32
     (dequant.qdq_convs), written into `tmp`; or the model's own path where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
-    from . import depthwise, formats, qdq_conv_matmuls, qdq_convs
+    from . import depthwise, formats, qdq_conv_matmuls, qdq_convs, qdq_gemms
 
     try:
         proto = onnx.load(os.fspath(model), load_external_data=False)
@@ -209,8 +210,11 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
             proto, _ = formats.normalise(proto)
     except formats.FormatError as e:
         raise IreeStageError(str(e)) from None
+    tags = cpu_tags(cpu, cpu_features)[0] if target == "llvm-cpu" else ()
+    if qdq_conv_matmuls.kernel(tags) is not None:  # QDQ Gemms as QDQ MatMuls for dq's int8 kernel
+        qdq_gemms.rewrite(proto)
     if target == "llvm-cpu" and qdq_convs.applies(proto):
-        qdq_conv_matmuls.rewrite(proto, cpu_tags(cpu, cpu_features)[0])
+        qdq_conv_matmuls.rewrite(proto, tags)
         proto, _, _ = qdq_convs.rewrite(proto)
         depthwise.rewrite(proto)
     elif target == "llvm-cpu" and qdq_convs.has_pairs(proto):  # no QDQ convolution: the pairs alone
