@@ -191,13 +191,17 @@ class Requantize:
         """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"), computed as
         roundeven(clamp(y / sy, low - zy, high - zy)) + zy: zy is an integer of the range, so
         clamping to integer bounds before rounding is clamping after, the clamped value is small
-        enough for `roundeven`'s two additions, and the addition of zy is exact."""
+        enough for `roundeven`'s two additions, and the addition of zy is exact. The clamps
+        assume no NaN (`nnan`): every finite or infinite y / sy is clamped exactly as without."""
         low, high = (0, 255) if kind == "u8" else (-128, 127)
         f32 = ir.FloatAttr.get_f32
         q = arith.divf(y, sy)
         lo = arith.subf(self.splat(self.f32, f32(low), ("low", low)), zy)
         hi = arith.subf(self.splat(self.f32, f32(high), ("high", high)), zy)
-        q = arith.minimumf(arith.maximumf(q, lo), hi)
+        # nnan: one vmaxps / vminps each, no NaN compare and blend; a NaN y has no code either way
+        # (fptosi of NaN; docs/semantics.md#the-integer-route-of-qdq-matmuls)
+        nnan = ir.Attribute.parse("#arith.fastmath<nnan>")
+        q = arith.minimumf(arith.maximumf(q, lo, fastmath=nnan), hi, fastmath=nnan)
         return arith.addf(self.roundeven(q), zy)
 
 
