@@ -48,14 +48,12 @@ from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 from . import qdq_depthwise
 from .formats import Graph
 from .formats.emit import Emit
-from .formats.rewrites import inferred_types
-from .qdq_convs import _8BIT, _pair_parameters, _weights
+from .qdq_convs import qdq_conv, static_types
 
-K_MULTIPLE = 16
-NHWC, NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+K_MULTIPLE = 16  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
+NHWC, NCHW = qdq_depthwise.NHWC, qdq_depthwise.NCHW
 # elementwise ops a Transpose to NCHW sinks through, where their other inputs are scalars
-_SINKS = ("DequantizeLinear", "QuantizeLinear", "Add", "Relu")  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
-_CONV_ATTRIBUTES = {"group", "kernel_shape", "pads", "strides", "dilations", "auto_pad"}
+_SINKS = ("DequantizeLinear", "QuantizeLinear", "Add", "Relu")
 
 
 def kernel(tags) -> type | None:
@@ -64,77 +62,21 @@ def kernel(tags) -> type | None:
     return QdqKernel if AVX512VNNI in tags else QdqAvx2Kernel if AVX2 in tags else None
 
 
-def _types(model: onnx.ModelProto) -> dict:
-    """Each value's (dims, numpy dtype) where ONNX's shape inference knows them all statically."""
-    return {name: (dims, dtype) for name, (dims, dtype) in inferred_types(model).items() if dtype is not None and all(isinstance(d, int) and d > 0 for d in dims)}
-
-
 def _form(graph: Graph, node, producers: dict, readers: dict, types: dict):
     """What the rewrite needs of a Conv it takes (a dict), or None (the Conv stays)."""
-    if node.op_type != "Conv" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
+    f = qdq_conv(graph, node, producers, readers, types)
+    if f is None or f["group"] != 1 or f["wq"].shape[1] != f["dims"][1]:
         return None
-    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
-    if set(a) - _CONV_ATTRIBUTES or a.get("group", 1) != 1 or a.get("auto_pad", b"NOTSET") != b"NOTSET":
-        return None
-    x_dq, w_dq = producers.get(node.input[0]), producers.get(node.input[1])
-    if x_dq is None or w_dq is None or x_dq.op_type != "DequantizeLinear" or w_dq.op_type != "DequantizeLinear":
-        return None
-    xq = x_dq.input[0]
-    if xq not in types or types[xq][1] not in _8BIT or len(types[xq][0]) != 4:
-        return None
-    pair = _pair_parameters(graph, x_dq)
-    wq = graph.value(w_dq.input[0])
-    if pair is None or wq is None or wq.dtype not in _8BIT or wq.ndim != 4:
-        return None
-    sx, zx = pair
-    if zx.dtype != types[xq][1] and len(x_dq.input) > 2 and x_dq.input[2]:
-        return None
-    cout, c, kh, kw = wq.shape
-    n, c_in, h, w = types[xq][0]
-    pads, strides = list(a.get("pads", [0] * 4)), list(a.get("strides", [1, 1]))
-    if c_in != c or list(a.get("kernel_shape", [kh, kw])) != [kh, kw] or list(a.get("dilations", [1, 1])) != [1, 1]:
-        return None
-    if len(pads) != 4 or min(pads) < 0 or len(strides) != 2 or min(strides) < 1:
-        return None
-    ho, wo = (h + pads[0] + pads[2] - kh) // strides[0] + 1, (w + pads[1] + pads[3] - kw) // strides[1] + 1
-    if ho < 1 or wo < 1:
-        return None
-    sw, zw = _weight_parameters(graph, w_dq, wq)
-    if sw is None:
-        return None
-    b = None
-    if len(node.input) > 2 and node.input[2]:
-        b_dq = producers.get(node.input[2])
-        b = graph.value(node.input[2]) if b_dq is None or b_dq.op_type != "DequantizeLinear" else _weights(graph, b_dq)
-        if b is None or b.dtype != np.float32 or b.size != cout:
-            return None
-    q = readers.get(node.output[0], [])
-    if len(q) != 1 or q[0] is None or q[0].op_type != "QuantizeLinear" or q[0].domain not in ("", "ai.onnx") or _pair_parameters(graph, q[0]) is None:
-        return None
+    cout, c, kh, kw = f["wq"].shape
+    (ho, wo), n = f["out"], f["dims"][0]
     k = kh * kw * c
     kp = -(-k // K_MULTIPLE) * K_MULTIPLE
-    scales = (sx * sw).astype(np.float32)
-    if n * ho * wo * kp * cout < MIN_INTEGER_MACS or not np.all((scales == 0) | (np.abs(scales) >= np.finfo(np.float32).tiny)):
-        return None  # the kernel would refuse it (docs/semantics.md#the-integer-route-of-qdq-matmuls)
-    d = np.abs(wq.astype(np.int64) - zw.reshape(-1, 1, 1, 1).astype(np.int64)).reshape(cout, -1).sum(axis=1).max()
+    if n * ho * wo * kp * cout < MIN_INTEGER_MACS:
+        return None  # the kernel would refuse it (docs/iree.md#qdq-models)
+    d = np.abs(f["wq"].astype(np.int64) - f["zw"].reshape(-1, 1, 1, 1).astype(np.int64)).reshape(cout, -1).sum(axis=1).max()
     if 255 * int(d) >= 1 << 31:
         return None
-    return dict(xq=xq, zx=zx.astype(types[xq][1]), x_dq=x_dq, wq=wq, sw=sw, zw=zw, b=b, q=q[0],
-                dims=(n, c, h, w), kernel=(kh, kw), pads=pads, strides=strides, out=(ho, wo), kp=kp)  # fmt: skip
-
-
-def _weight_parameters(graph: Graph, w_dq, wq: np.ndarray):
-    """(sw [Cout] f32, zw [Cout] of wq's type) of the weights' DequantizeLinear, per tensor or
-    per output channel (axis 0), or (None, None)."""
-    cout = wq.shape[0]
-    s = graph.value(w_dq.input[1]) if len(w_dq.input) > 1 else None
-    z = graph.value(w_dq.input[2]) if len(w_dq.input) > 2 and w_dq.input[2] else np.zeros((), wq.dtype)
-    attrs = {x.name: helper.get_attribute_value(x) for x in w_dq.attribute}
-    if s is None or z is None or s.dtype != np.float32 or z.dtype != wq.dtype or set(attrs) - {"axis"} or not np.isfinite(s).all():
-        return None, None
-    if s.size != 1 and (s.ndim != 1 or s.size != cout or int(attrs.get("axis", 1)) not in (0, -4) or z.size not in (1, cout)):
-        return None, None
-    return np.broadcast_to(s.reshape(-1), (cout,)).astype(np.float32), np.broadcast_to(z.reshape(-1), (cout,)).astype(wq.dtype)
+    return dict(f, kp=kp)
 
 
 def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
@@ -146,7 +88,7 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
         return model, 0
     g = model.graph
     graph = Graph(model)
-    types = _types(model)
+    types = static_types(model)
     producers = {o: n for n in g.node for o in n.output}
     readers: dict = {}
     for n in g.node:
@@ -155,7 +97,7 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
     for v in g.output:  # a graph output: read outside the graph
         readers.setdefault(v.name, []).append(None)
     forms = {id(n): f for n in g.node if (f := _form(graph, n, producers, readers, types)) is not None}
-    depthwise = {id(n): f for n in g.node if (f := qdq_depthwise.form(graph, n, producers, readers, types, _weight_parameters)) is not None}
+    depthwise = {id(n): f for n in g.node if (f := qdq_depthwise.form(graph, n, producers, readers, types)) is not None}
     if not forms and not depthwise:
         return model, 0
     gone = {id(f["q"]) for f in (*forms.values(), *depthwise.values())}

@@ -27,6 +27,7 @@ import onnx
 from onnx import helper
 
 from .formats import Graph
+from .formats.rewrites import inferred_types
 
 _8BIT = (np.int8, np.uint8)
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition rounds
@@ -77,6 +78,84 @@ def _weights(graph: Graph, node: onnx.NodeProto) -> np.ndarray | None:
     else:
         s, z = s.reshape(()), z.reshape(())
     return ((q.astype(np.int64) - z.astype(np.int64)).astype(np.float32) * s).astype(np.float32)
+
+
+_CONV_ATTRIBUTES = {"group", "kernel_shape", "pads", "strides", "dilations", "auto_pad"}
+
+
+def static_types(model: onnx.ModelProto) -> dict:
+    """Each value's (dims, numpy dtype) where ONNX's shape inference knows them all statically."""
+    return {name: (dims, dtype) for name, (dims, dtype) in inferred_types(model).items() if dtype is not None and all(isinstance(d, int) and d > 0 for d in dims)}
+
+
+def qdq_conv(graph: Graph, node: onnx.NodeProto, producers: dict, readers: dict, types: dict) -> dict | None:
+    """What dq's integer convolution routes (dequant.qdq_conv_matmuls, dequant.qdq_depthwise) read
+    of `Q(Conv(DQ(xq, sx, zx), DQ(wq, sw, zw), b), sy, zy)`, or None: a 2-D Conv with explicit pads
+    and dilations 1, x a per-tensor 8-bit DequantizeLinear of static shape [N, C, H, W] (`types`:
+    inferred (dims, dtype)), constant 8-bit weights [Cout, C / group, kh, kw] per tensor or per
+    output channel, a bias absent, f32 or a DequantizeLinear of a constant, and the Conv read only
+    by a per-tensor 8-bit QuantizeLinear, each sx * sw 0 or a normal f32. The dict: xq, x_dq, sx, zx (xq's type), wq, sw, zw [Cout],
+    b [Cout] f32 or None, q (the QuantizeLinear), group, dims, kernel, pads, strides, out (Ho, Wo)."""
+    if node.op_type != "Conv" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
+        return None
+    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+    if set(a) - _CONV_ATTRIBUTES or a.get("auto_pad", b"NOTSET") != b"NOTSET":
+        return None
+    x_dq, w_dq = producers.get(node.input[0]), producers.get(node.input[1])
+    if x_dq is None or w_dq is None or x_dq.op_type != "DequantizeLinear" or w_dq.op_type != "DequantizeLinear":
+        return None
+    xq = x_dq.input[0]
+    if xq not in types or types[xq][1] not in _8BIT or len(types[xq][0]) != 4:
+        return None
+    pair = _pair_parameters(graph, x_dq)
+    wq = graph.value(w_dq.input[0])
+    if pair is None or wq is None or wq.dtype not in _8BIT or wq.ndim != 4:
+        return None
+    sx, zx = pair
+    if zx.dtype != types[xq][1] and len(x_dq.input) > 2 and x_dq.input[2]:
+        return None
+    cout, _, kh, kw = wq.shape
+    n, c, h, w = types[xq][0]
+    pads, strides = list(a.get("pads", [0] * 4)), list(a.get("strides", [1, 1]))
+    if list(a.get("kernel_shape", [kh, kw])) != [kh, kw] or list(a.get("dilations", [1, 1])) != [1, 1]:
+        return None
+    if len(pads) != 4 or min(pads) < 0 or len(strides) != 2 or min(strides) < 1:
+        return None
+    ho, wo = (h + pads[0] + pads[2] - kh) // strides[0] + 1, (w + pads[1] + pads[3] - kw) // strides[1] + 1
+    if ho < 1 or wo < 1:
+        return None
+    sw, zw = _weight_parameters(graph, w_dq, wq)
+    if sw is None:
+        return None
+    b = None
+    if len(node.input) > 2 and node.input[2]:
+        b_dq = producers.get(node.input[2])
+        b = graph.value(node.input[2]) if b_dq is None or b_dq.op_type != "DequantizeLinear" else _weights(graph, b_dq)
+        if b is None or b.dtype != np.float32 or b.size != cout:
+            return None
+    q = readers.get(node.output[0], [])
+    if len(q) != 1 or q[0] is None or q[0].op_type != "QuantizeLinear" or q[0].domain not in ("", "ai.onnx") or _pair_parameters(graph, q[0]) is None:
+        return None
+    with np.errstate(over="ignore", under="ignore"):
+        scales = (sx * sw).astype(np.float32)
+    if not np.all(np.isfinite(scales) & ((scales == 0) | (np.abs(scales) >= np.finfo(np.float32).tiny))):
+        return None  # the kernels' s = f32(sx * sw) is 0 or a normal f32 (docs/semantics.md#the-integer-route-of-qdq-matmuls)
+    return dict(xq=xq, x_dq=x_dq, sx=sx, zx=zx.astype(types[xq][1]), wq=wq, sw=sw, zw=zw, b=b, q=q[0], group=a.get("group", 1),
+                dims=(n, c, h, w), kernel=(kh, kw), pads=pads, strides=strides, out=(ho, wo))  # fmt: skip
+
+
+def _weight_parameters(graph: Graph, w_dq, wq: np.ndarray):
+    """(sw [Cout] f32, zw [Cout] of wq's type) of the weights' DequantizeLinear, per tensor or
+    per output channel (axis 0), or (None, None)."""
+    cout = wq.shape[0]
+    s = graph.value(w_dq.input[1]) if len(w_dq.input) > 1 else None
+    z = graph.value(w_dq.input[2]) if len(w_dq.input) > 2 and w_dq.input[2] else np.zeros((), wq.dtype)
+    attrs = {x.name: helper.get_attribute_value(x) for x in w_dq.attribute}
+    if s is None or z is None or s.dtype != np.float32 or z.dtype != wq.dtype or set(attrs) - {"axis"} or not np.isfinite(s).all():
+        return None, None
+    if s.size != 1 and (s.ndim != 1 or s.size != cout or int(attrs.get("axis", 1)) not in (0, -4) or z.size not in (1, cout)):
+        return None, None
+    return np.broadcast_to(s.reshape(-1), (cout,)).astype(np.float32), np.broadcast_to(z.reshape(-1), (cout,)).astype(wq.dtype)
 
 
 def applies(model: onnx.ModelProto) -> bool:

@@ -32,77 +32,33 @@ from dequant.passes.kernels.depthwise import DepthwiseKernel
 
 from .formats import Graph
 from .formats.emit import Emit
-from .qdq_convs import _8BIT, _pair_parameters, _weights
+from .qdq_convs import _pair_parameters, qdq_conv
 
 DOMAIN, OP = "dequant", "QLinearDepthwiseConv"
 NHWC, NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
-_CONV_ATTRIBUTES = {"group", "kernel_shape", "pads", "strides", "dilations", "auto_pad"}
 
 
-def form(graph: Graph, node, producers: dict, readers: dict, types: dict, weight_parameters):
-    """What the rewrite needs of a depthwise Conv it takes (a dict), or None (the Conv stays).
-    `weight_parameters(graph, w_dq, wq)`: (sw [C], zw [C]) per tensor or per channel, or Nones."""
-    if node.op_type != "Conv" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
+def form(graph: Graph, node, producers: dict, readers: dict, types: dict):
+    """What the rewrite needs of a depthwise Conv it takes (a dict), or None (the Conv stays)."""
+    f = qdq_conv(graph, node, producers, readers, types)
+    if f is None:
         return None
-    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
-    if set(a) - _CONV_ATTRIBUTES or a.get("auto_pad", b"NOTSET") != b"NOTSET":
+    c = f["dims"][1]
+    if f["group"] != c or f["wq"].shape[:2] != (c, 1) or c < 2:
         return None
-    x_dq, w_dq = producers.get(node.input[0]), producers.get(node.input[1])
-    if x_dq is None or w_dq is None or x_dq.op_type != "DequantizeLinear" or w_dq.op_type != "DequantizeLinear":
+    taps = np.abs(f["wq"].astype(np.int64) - f["zw"].reshape(-1, 1, 1, 1).astype(np.int64)).reshape(c, -1).sum(axis=1).max()
+    bound = DepthwiseKernel.bound(int(f["zx"]), types[f["xq"]][1] == np.uint8, int(taps))
+    if DepthwiseKernel.why_not(c, bound) is not None:
         return None
-    xq = x_dq.input[0]
-    if xq not in types or types[xq][1] not in _8BIT or len(types[xq][0]) != 4:
-        return None
-    n, c, h, w = types[xq][0]
-    wq = graph.value(w_dq.input[0])
-    pair = _pair_parameters(graph, x_dq)
-    if pair is None or wq is None or wq.dtype not in _8BIT or wq.shape[:2] != (c, 1) or wq.ndim != 4 or a.get("group", 1) != c or c < 2:
-        return None
-    sx, zx = pair
-    if zx.dtype != types[xq][1] and len(x_dq.input) > 2 and x_dq.input[2]:
-        return None
-    kh, kw = wq.shape[2:]
-    pads, strides = list(a.get("pads", [0] * 4)), list(a.get("strides", [1, 1]))
-    if list(a.get("kernel_shape", [kh, kw])) != [kh, kw] or list(a.get("dilations", [1, 1])) != [1, 1]:
-        return None
-    if len(pads) != 4 or min(pads) < 0 or len(strides) != 2 or min(strides) < 1:
-        return None
-    hp, wp = h + pads[0] + pads[2], w + pads[1] + pads[3]
-    if hp < kh or wp < kw:
-        return None
-    sw, zw = weight_parameters(graph, w_dq, wq)
-    if sw is None:
-        return None
-    b = None
-    if len(node.input) > 2 and node.input[2]:
-        b_dq = producers.get(node.input[2])
-        b = graph.value(node.input[2]) if b_dq is None or b_dq.op_type != "DequantizeLinear" else _weights(graph, b_dq)
-        if b is None or b.dtype != np.float32 or b.size != c:
-            return None
-    q = readers.get(node.output[0], [])
-    if len(q) != 1 or q[0] is None or q[0].op_type != "QuantizeLinear" or q[0].domain not in ("", "ai.onnx"):
-        return None
-    out = _pair_parameters(graph, q[0])
-    if out is None:
-        return None
-    with np.errstate(over="ignore", under="ignore"):
-        scales = (sx * sw).astype(np.float32)
-    if not np.all(np.isfinite(scales) & ((scales == 0) | (np.abs(scales) >= np.finfo(np.float32).tiny))):
-        return None  # as the QDQ MatMul kernel (docs/semantics.md#the-integer-route-of-qdq-matmuls)
-    taps = np.abs(wq.astype(np.int64) - zw.reshape(-1, 1, 1, 1).astype(np.int64)).reshape(c, -1).sum(axis=1).max()
-    unsigned = types[xq][1] == np.uint8
-    if DepthwiseKernel.why_not(c, DepthwiseKernel.bound(int(zx), unsigned, int(taps))) is not None:
-        return None
-    return dict(xq=xq, sx=sx, zx=zx.astype(types[xq][1]), wq=wq, sw=sw, zw=zw, b=b, q=q[0], sy=out[0], zy=out[1],
-                dims=(n, c, h, w), pads=pads, strides=strides)  # fmt: skip
+    sy, zy = _pair_parameters(graph, f["q"])
+    return dict(f, sy=sy, zy=zy)
 
 
 def nodes(graph: Graph, node, f: dict) -> list:
     """The nodes computing the Conv's QuantizeLinear's output as the module docstring says."""
     hint = node.output[0]
-    n, c, h, w = f["dims"]
+    n, c = f["dims"][:2]
     pads, (sh, sv) = f["pads"], f["strides"]
-    kh, kw = f["wq"].shape[2:]
     e = Emit(node, graph)
     zx = graph.constant(f"{hint}_zx", f["zx"].reshape(()))
     x = e.op("Transpose", f["xq"], perm=NHWC)
@@ -116,7 +72,7 @@ def nodes(graph: Graph, node, f: dict) -> list:
         inputs.append(graph.constant(f"{hint}_b", f["b"].reshape(c).astype(np.float32)))
     y = graph.fresh(f"{hint}_nhwc")
     e.nodes.append(helper.make_node(OP, inputs, [y], name=graph.fresh(f"{e.hint}/{OP}"), domain=DOMAIN, strides=[sh, sv]))
-    ho, wo = (h + pads[0] + pads[2] - kh) // sh + 1, (w + pads[1] + pads[3] - kw) // sv + 1
+    ho, wo = f["out"]
     elem = helper.np_dtype_to_tensor_dtype(f["zy"].dtype)
     graph.model.graph.value_info.append(helper.make_tensor_value_info(y, elem, [n, ho, wo, c]))
     e.op("Transpose", y, out=f["q"].output[0], perm=NCHW)

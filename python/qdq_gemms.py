@@ -29,8 +29,7 @@ from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
 from .formats import Graph
 from .formats.emit import Emit
-from .formats.rewrites import inferred_types
-from .qdq_convs import _8BIT, _pair_parameters, _weights
+from .qdq_convs import _8BIT, _pair_parameters, _weights, static_types
 
 
 def _form(graph: Graph, node, producers: dict, types: dict):
@@ -80,7 +79,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
     if not any(n.op_type == "Gemm" for n in model.graph.node):
         return model, 0
     graph = Graph(model)
-    types = {name: v for name, v in inferred_types(model).items() if v[1] is not None and all(isinstance(d, int) and d > 0 for d in v[0])}
+    types = static_types(model)
     producers = {o: n for n in model.graph.node for o in n.output}
     nodes, count = [], 0
     for node in model.graph.node:

@@ -17,6 +17,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import onnxruntime_reference  # noqa: E402
+from qdq_reference import quantize, save  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -50,17 +51,7 @@ def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_c
         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
     ]
     out = (size + 2 * (k // 2) - k) // stride + 1
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, size, size])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, out, out])],
-                              [numpy_helper.from_array(np.asarray(v), n) for n, v in init.items()])  # fmt: skip
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), str(path))
-    return str(path)
-
-
-def quantize(x, s, z):
-    """QuantizeLinear (ONNX): saturate(roundeven(x / s) + z), in int64."""
-    info = np.iinfo(z.dtype)
-    return np.clip(np.rint(x / s).astype(np.int64) + int(z), info.min, info.max)
+    return save(path, nodes, [1, c, size, size], [1, cout, out, out], init)
 
 
 def integer_reference(path: str, x: np.ndarray) -> np.ndarray:

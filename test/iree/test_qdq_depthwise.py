@@ -15,6 +15,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import onnxruntime_reference  # noqa: E402
+from qdq_reference import quantize, save  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -48,17 +49,7 @@ def depthwise_model(path, c: int, k: int, stride: int, size: int, pads, *, per_c
     ]
     (t, l, b, r), span = pads, (dilations or [1, 1])[0] * (k - 1) + 1
     out = [1, c, (size + t + b - span) // stride + 1, (size + l + r - span) // stride + 1]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, size, size])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
-                              [numpy_helper.from_array(np.asarray(v), n) for n, v in init.items()])  # fmt: skip
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), str(path))
-    return str(path)
-
-
-def quantize(x, s, z):
-    """QuantizeLinear (ONNX): saturate(roundeven(x / s) + z), in int64."""
-    info = np.iinfo(z.dtype)
-    return np.clip(np.rint(x / s).astype(np.int64) + int(z), info.min, info.max)
+    return save(path, nodes, [1, c, size, size], out, init)
 
 
 def integer_reference(path: str, x: np.ndarray) -> np.ndarray:

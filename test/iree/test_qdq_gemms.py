@@ -15,6 +15,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import onnxruntime_reference  # noqa: E402
+from qdq_reference import quantize, save  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -42,17 +43,7 @@ def gemm_model(path, m: int, k: int, n: int, *, trans_b: bool, per_column: bool,
         helper.make_node("QuantizeLinear", ["yc", "sy", "zy"], ["yq"]),
         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
     ]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
-                              [numpy_helper.from_array(np.asarray(v), name) for name, v in init.items()])  # fmt: skip
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), str(path))
-    return str(path)
-
-
-def quantize(x, s, z):
-    """QuantizeLinear (ONNX): saturate(roundeven(x / s) + z), in int64."""
-    info = np.iinfo(z.dtype)
-    return np.clip(np.rint(x / s).astype(np.int64) + int(z), info.min, info.max)
+    return save(path, nodes, [m, k], [m, n], init)
 
 
 def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
