@@ -45,7 +45,7 @@ def _kernel(op) -> tuple | str:
     wc = wq.astype(np.int64).reshape(kh * kw, c) - zw.astype(np.int64)
     kernel = DepthwiseKernel(n, hp, wp, c, kh, kw, *strides, not x.element.signed, "i8" if y.element.signed else "u8", bool(b))
     zx = int(zx.reshape(()))
-    why = kernel.why_not(c, kernel.bound(zx, kernel.unsigned_x, int(np.abs(wc).sum(axis=0).max())))
+    why = kernel.why_not(zx, kernel.unsigned_x, wc)
     if why is not None:
         return why
     if tuple(y.shape) != (n, kernel.ho, kernel.wo, c):
@@ -64,8 +64,8 @@ def _rewrite(op, module) -> str | None:
     f32, i8, index = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IndexType.get()
     name = executable(kernel, module)
     with op.location, ir.InsertionPoint(op):
-        x = t.tensor_of(op.operands[0].type)
-        xq = ir.Operation.create(t.TO_BUILTIN, results=[x.builtin()], operands=[op.operands[0]]).result
+        codes = ir.RankedTensorType.get([kernel.n, kernel.hp, kernel.wp, kernel.c], i8)  # torch_c's signless builtin tensor
+        xq = ir.Operation.create(t.TO_BUILTIN, results=[codes], operands=[op.operands[0]]).result
         consts = [resource(a, f32, "dq_depthwise") for a in arrays[:-1]]
         r = arrays[-1]
         consts.append(arith.constant(ir.RankedTensorType.get([2], f32), ir.DenseElementsAttr.get(r)))

@@ -46,9 +46,8 @@ def form(graph: Graph, node, producers: dict, readers: dict, types: dict):
     c = f["dims"][1]
     if f["group"] != c or f["wq"].shape[:2] != (c, 1) or c < 2:
         return None
-    taps = np.abs(f["wq"].astype(np.int64) - f["zw"].reshape(-1, 1, 1, 1).astype(np.int64)).reshape(c, -1).sum(axis=1).max()
-    bound = DepthwiseKernel.bound(int(f["zx"]), types[f["xq"]][1] == np.uint8, int(taps))
-    if DepthwiseKernel.why_not(c, bound) is not None:
+    centred = (f["wq"].astype(np.int64) - f["zw"].reshape(-1, 1, 1, 1).astype(np.int64)).reshape(c, -1).T  # [taps, C]
+    if DepthwiseKernel.why_not(int(f["zx"]), types[f["xq"]][1] == np.uint8, centred) is not None:
         return None
     sy, zy = _pair_parameters(graph, f["q"])
     return dict(f, sy=sy, zy=zy)

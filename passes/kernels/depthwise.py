@@ -11,7 +11,7 @@ runs, and the codes saturate(roundeven(y / sy) + zy): the QDQ MatMul kernel's ep
 (qdq.py's `Requantize`), so a depthwise convolution agrees with a pointwise one taken by that
 kernel as its QDQ graph says. The sum is taken in f32 FMAs on integers: each code widened and
 converted exactly, times wc = wq - zw (exact), onto c[c] = -zx * sum_(i, j) wc. Every product and
-partial sum is an integer below 2^24 in magnitude (`bound`, checked by `why_not`), where f32 is
+partial sum is an integer below 2^24 in magnitude (checked by `why_not`), where f32 is
 exact, so d is the integer sum. No instruction of a particular x86 extension is called (8 f32
 lanes: AVX2's vectors, half AVX-512's, as the MobileNets' channel counts are multiples of 8); the
 stage writes the node only for a module tagged `dq.avx2` or `dq.avx512vnni` (python/qdq_depthwise.py),
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
@@ -75,16 +76,15 @@ class DepthwiseKernel:
         return max(1, min(WORKGROUPS, self.rows))
 
     @staticmethod
-    def bound(zx: int, unsigned_x: bool, taps_abs_sum: int) -> int:
-        """A bound on |c + any partial sum| of one output: (|zx| + the largest |code|) times the
-        largest sum over taps of |wq - zw| (`taps_abs_sum`)."""
-        return (abs(zx) + (255 if unsigned_x else 128)) * taps_abs_sum
-
-    @classmethod
-    def why_not(cls, c: int, bound: int) -> str | None:
-        """Why a depthwise convolution does not fit the kernel, or None."""
+    def why_not(zx: int, unsigned_x: bool, centred: np.ndarray) -> str | None:
+        """Why a depthwise convolution of weights minus their zero points `centred` [taps, C]
+        (integers) and x's zero point zx does not fit the kernel, or None. Its sums' bound, on
+        |c + any partial sum| of one output: (|zx| + the largest |code|) times the largest sum over
+        taps of |wq - zw|."""
+        c = centred.shape[1]
         if c % LANES:
             return f"{c} channels (the kernel takes multiples of {LANES})"
+        bound = (abs(zx) + (255 if unsigned_x else 128)) * int(np.abs(centred).sum(axis=0).max())
         if bound >= EXACT:
             return f"its sums could reach {bound}, past f32's exact integers (2^24)"
         return None
