@@ -124,13 +124,12 @@ def qdq_conv(graph: Graph, node: onnx.NodeProto, producers: dict, readers: dict,
     ho, wo = (h + pads[0] + pads[2] - kh) // strides[0] + 1, (w + pads[1] + pads[3] - kw) // strides[1] + 1
     if ho < 1 or wo < 1:
         return None
-    sw, zw = _weight_parameters(graph, w_dq, wq)
+    sw, zw = weight_parameters(graph, w_dq, wq)
     if sw is None:
         return None
     b = None
     if len(node.input) > 2 and node.input[2]:
-        b_dq = producers.get(node.input[2])
-        b = graph.value(node.input[2]) if b_dq is None or b_dq.op_type != "DequantizeLinear" else _weights(graph, b_dq)
+        b = f32_values(graph, producers, node.input[2])
         if b is None or b.dtype != np.float32 or b.size != cout:
             return None
     q = readers.get(node.output[0], [])
@@ -144,18 +143,26 @@ def qdq_conv(graph: Graph, node: onnx.NodeProto, producers: dict, readers: dict,
                 dims=(n, c, h, w), kernel=(kh, kw), pads=pads, strides=strides, out=(ho, wo))  # fmt: skip
 
 
-def _weight_parameters(graph: Graph, w_dq, wq: np.ndarray):
-    """(sw [Cout] f32, zw [Cout] of wq's type) of the weights' DequantizeLinear, per tensor or
-    per output channel (axis 0), or (None, None)."""
-    cout = wq.shape[0]
+def f32_values(graph: Graph, producers: dict, name: str) -> np.ndarray | None:
+    """The values of `name`: a constant, or a DequantizeLinear of a constant (its f32 values, as
+    `_weights` computes them); None for anything else."""
+    dq = producers.get(name)
+    return graph.value(name) if dq is None or dq.op_type != "DequantizeLinear" else _weights(graph, dq)
+
+
+def weight_parameters(graph: Graph, w_dq, wq: np.ndarray, axis: int = 0):
+    """(sw [N] f32, zw [N] of wq's type) of the weights' DequantizeLinear, per tensor or per index
+    of wq's output axis `axis` (N = wq.shape[axis]: a Conv's Cout, axis 0), or (None, None)."""
+    n = wq.shape[axis]
     s = graph.value(w_dq.input[1]) if len(w_dq.input) > 1 else None
     z = graph.value(w_dq.input[2]) if len(w_dq.input) > 2 and w_dq.input[2] else np.zeros((), wq.dtype)
     attrs = {x.name: helper.get_attribute_value(x) for x in w_dq.attribute}
     if s is None or z is None or s.dtype != np.float32 or z.dtype != wq.dtype or set(attrs) - {"axis"} or not np.isfinite(s).all():
         return None, None
-    if s.size != 1 and (s.ndim != 1 or s.size != cout or int(attrs.get("axis", 1)) not in (0, -4) or z.size not in (1, cout)):
+    along = int(attrs.get("axis", 1))
+    if s.size != 1 and (s.ndim != 1 or s.size != n or not -wq.ndim <= along < wq.ndim or along % wq.ndim != axis or z.size not in (1, n)):
         return None, None
-    return np.broadcast_to(s.reshape(-1), (cout,)).astype(np.float32), np.broadcast_to(z.reshape(-1), (cout,)).astype(wq.dtype)
+    return np.broadcast_to(s.reshape(-1), (n,)).astype(np.float32), np.broadcast_to(z.reshape(-1), (n,)).astype(wq.dtype)
 
 
 def applies(model: onnx.ModelProto) -> bool:

@@ -29,7 +29,7 @@ from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
 from .formats import Graph
 from .formats.emit import Emit
-from .qdq_convs import _8BIT, _pair_parameters, _weights, static_types
+from .qdq_convs import _8BIT, _pair_parameters, f32_values, static_types, weight_parameters
 
 
 def _form(graph: Graph, node, producers: dict, types: dict):
@@ -54,22 +54,15 @@ def _form(graph: Graph, node, producers: dict, types: dict):
     k, n = w.shape
     if types[xq][0][1] != k or types[xq][0][0] * k * n < MIN_INTEGER_MACS:
         return None  # (the kernel takes a QDQ MatMul from MIN_INTEGER_MACS multiply-adds)
-    s = graph.value(w_dq.input[1]) if len(w_dq.input) > 1 else None
-    z = graph.value(w_dq.input[2]) if len(w_dq.input) > 2 and w_dq.input[2] else np.zeros((), wq.dtype)
-    attrs = {x.name: helper.get_attribute_value(x) for x in w_dq.attribute}
-    if s is None or z is None or s.dtype != np.float32 or z.dtype != wq.dtype or set(attrs) - {"axis"} or not np.isfinite(s).all():
-        return None
-    if s.size != 1 and (s.ndim != 1 or s.size != n or int(attrs.get("axis", 1)) % 2 != (0 if trans else 1) or z.size not in (1, n)):
+    sw, zw = weight_parameters(graph, w_dq, wq, 0 if trans else 1)  # per tensor or per output column
+    if sw is None:
         return None
     b = None
     if len(node.input) > 2 and node.input[2]:
-        c_dq = producers.get(node.input[2])
-        b = graph.value(node.input[2]) if c_dq is None or c_dq.op_type != "DequantizeLinear" else _weights(graph, c_dq)
+        b = f32_values(graph, producers, node.input[2])
         if b is None or b.dtype != np.float32 or b.size not in (1, n) or b.ndim > 1:
             return None
         b = np.broadcast_to(b.reshape(-1), (n,)).astype(np.float32)
-    sw = np.broadcast_to(s.reshape(-1), (n,)).astype(np.float32)
-    zw = np.broadcast_to(z.reshape(-1), (n,)).astype(wq.dtype)
     return node.input[0], np.ascontiguousarray(w), sw, zw, b
 
 
