@@ -17,7 +17,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import onnxruntime_reference  # noqa: E402
-from qdq_reference import quantize, save  # noqa: E402
+from qdq_reference import compiled, quantize, save  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -83,15 +83,10 @@ def exact(path, x: np.ndarray) -> np.ndarray:
     return onnxruntime_reference.session(path).run(None, {"x": x})[0]
 
 
-def run(path, *flags) -> callable:
-    import iree.runtime as rt
-
-    from dequant import iree as stage
-
+def run(path, *flags) -> tuple:
+    """The compiled model's function and the stage's Summary."""
     summaries = []
-    ctx = rt.SystemContext(config=rt.Config("local-task"))
-    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path, extra_args=flags, report=summaries.append)))
-    return lambda x: np.asarray(ctx.modules.module["g"](x)), summaries[0]
+    return compiled(path, *flags, report=summaries.append), summaries[0]
 
 
 def taken(path, tags) -> int:

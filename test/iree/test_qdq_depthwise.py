@@ -15,7 +15,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import onnxruntime_reference  # noqa: E402
-from qdq_reference import quantize, save  # noqa: E402
+from qdq_reference import compiled, quantize, save  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -102,16 +102,6 @@ CONVS = {
     "5x5-s2-uneven-pads": (24, 5, 2, 17, (1, 2, 2, 1), True, np.uint8, np.uint8, True),
     "3x3-s1-int8-no-bias": (8, 3, 1, 11, (1, 1, 1, 1), True, np.int8, np.int8, False),
 }
-
-
-def compiled(path, *flags) -> tuple:
-    import iree.runtime as rt
-
-    from dequant import iree as stage
-
-    ctx = rt.SystemContext(config=rt.Config("local-task"))
-    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, stage.compile_onnx(path, extra_args=flags)))
-    return lambda x: np.asarray(ctx.modules.module["g"](x))
 
 
 @needs_iree
