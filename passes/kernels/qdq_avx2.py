@@ -2,15 +2,19 @@
 (passes/kernels/qdq.py; docs/semantics.md#the-integer-route-of-qdq-matmuls) without AVX-512 VNNI.
 
 Each product of an activation byte v (int8: xq, or xq ^ 0x80 = xq - 128 for uint8) and a weight
-byte u = wq + bias (0..255) is taken in 16 bits, as MLAS's AVX2 U8U8 kernel takes them:
-both widened to i16 (`vpmovsxbw`, `vpmovzxbw`), then `vpmaddwd` multiplies 16 pairs and adds
-each two neighbours into an i32 lane. |v * u| <= 128 * 255, so a lane's two products sum to at
-most 65,280 in magnitude: no saturation (`vpmaddubsw` would add two products in i16 and saturate,
-e.g. 255 * 127 twice). Then the same
+byte u is taken in 16 bits, as MLAS's AVX2 U8U8 kernel takes them: both widened to i16, then
+`vpmaddwd` multiplies 16 pairs and adds each two neighbours into an i32 lane. |v * u| <= 128 *
+255, so a lane's two products sum to at most 65,280 in magnitude: no saturation (`vpmaddubsw`
+would add two products in i16 and saturate, e.g. 255 * 127 twice). Then the same
 
     d = sum_k v * u - (zw + bias) * sum_k v + c[n],   y = s[n] * float(d)
 
 in i32 as the VNNI kernel, with its epilogues (requantize, bias, mid): bit for bit its results.
+Unlike the VNNI kernel's operand, a widened weight may be signed: int8 weights without a zero
+point (quantize_static's and quantize_dynamic's default) are u = wq itself, sign-extended
+(`vpmovsxbw`), bias 0, and the term of sum_k v, a pass over x per tile, goes
+(docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd); the others are u = wq + bias (0..255),
+zero-extended (`vpmovzxbw`), with the row sums, as the VNNI kernel's.
 
 Layout (W = 32 columns per workgroup, 4 groups of 8): weights `[N / W, K / 2, 2 * W]` bytes,
 for rows 2i and 2i + 1 of K and column j of a group, bytes 2j and 2j + 1 of the group's 16 (the
@@ -52,6 +56,15 @@ class QdqAvx2Kernel(QdqKernel):
 
     K_STEP: ClassVar[int] = 2 * PAIRS  # K in steps of one vpmaddwd pair of x's widened words
     COLUMNS: ClassVar[int] = LANES * GROUPS
+
+    @property
+    def signed_words(self) -> bool:
+        """Whether the weights are widened signed: u = wq, bias 0 (the module docstring)."""
+        return self.signed and not self.zero_point
+
+    @property
+    def bias(self) -> int:
+        return 0 if self.signed_words else super().bias
 
     def name(self) -> str:
         return super().name().replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_", 1)
@@ -148,6 +161,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         pairs = [(r, g) for r in range(rows) for g in range(len(gs))]
         buf = self._constant("x_pairs", lambda: memref.alloca(ir.MemRefType.get([ROWS, CHUNK // 2], self.t32), [], []))
         step = self.const(2 * PAIRS)
+        extend = arith.extsi if kern.signed_words else arith.extui
         chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(CHUNK), self.starts(rs, gs))
         with ir.InsertionPoint(chunks.body):
             kc = chunks.induction_variable
@@ -169,7 +183,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
                 row0 = arith.addi(arith.divui(kc, self.const(2)), at0)
                 for p in range(PAIRS):
                     row, at = (arith.addi(row0, self.const(p)), arith.addi(at0, self.const(p))) if p else (row0, at0)
-                    wv = [arith.extui(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
+                    wv = [extend(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
                     for ri in range(rows):
                         xb = vector.bitcast(self.words, vector.broadcast(self.i32, memref.load(buf, [self.const(ri), at])))
                         for gi in range(len(gs)):

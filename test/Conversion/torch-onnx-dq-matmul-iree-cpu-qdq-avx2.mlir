@@ -5,9 +5,9 @@
 // of the exact integer kernel with vpmaddwd (passes/kernels/qdq_avx2.py, QdqAvx2Kernel), no vpdpbusd.
 
 // uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column:
-// two workgroups of 32 columns. The constants, by hand: u = 3 + 128 = 0x83 in every byte, laid out
-// [N / 32, K / 2, 64] (pairs of rows of K); s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) *
-// sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
+// two workgroups of 32 columns. The constants, by hand: int8 weights without a zero point are
+// widened signed, u = w = 0x03 in every byte, laid out [N / 32, K / 2, 64] (pairs of rows of K);
+// s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) * sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
 // The rows across workgroups (passes/iree_dispatch.py): two column workgroups, so up to 8 / 2 = 4
 // row groups of 32 rows or more; this one's rows from its first, at 64 bytes a row of x and 256 of y.
 // CHECK-LABEL: "stream.executable"() ({
@@ -27,17 +27,17 @@
 // CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xf32>
 // CHECK-DAG: "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xi32>
 // CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xf32>
-// Row sums of xq ^ 0x80: 16 bytes sign-extended to i16, vpmaddwd against ones.
+// No row sums (d = sum_k v * w + c[n]): per chunk of K, the tile's rows of x, xq ^ 0x80 as 16
+// bytes sign-extended to i16, stored as pairs into a stack buffer, with no vpmaddwd against ones;
+// then 16 weight bytes (8 columns x 2 rows of K) sign-extended, against one pair of x values
+// broadcast to every lane by a load from the buffer (no shuffle).
 // CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
 // CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<16xi8>
 // CHECK: %[[V16:.*]] = arith.extsi %[[V]] : vector<16xi8> to vector<16xi16>
-// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[V16]], %{{[^)]+}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
-// The product: per chunk of K, the tile's rows of x widened to i16 pairs into a stack buffer;
-// then 16 weight bytes (8 columns x 2 rows of K) zero-extended, against one pair of x values
-// broadcast to every lane by a load from the buffer (no shuffle).
+// CHECK-NOT: llvm.call_intrinsic
 // CHECK: vector.store %{{.*}}, %[[BUF]][%{{[^]]+}}] : memref<4x512xi32>, vector<8xi32>
 // CHECK: %[[WV:.*]] = vector.load %[[W]][%{{[^]]+}}] : memref<2x32x64xi8>, vector<16xi8>
-// CHECK: %[[U:.*]] = arith.extui %[[WV]] : vector<16xi8> to vector<16xi16>
+// CHECK: %[[U:.*]] = arith.extsi %[[WV]] : vector<16xi8> to vector<16xi16>
 // CHECK: %[[PAIR:.*]] = memref.load %[[BUF]][%{{[^]]+}}] : memref<4x512xi32>
 // CHECK: %[[PAIRS:.*]] = vector.broadcast %[[PAIR]] : i32 to vector<8xi32>
 // CHECK: %[[XP:.*]] = vector.bitcast %[[PAIRS]] : vector<8xi32> to vector<16xi16>
@@ -53,7 +53,7 @@
 // CHECK-SAME: (index, tensor<?x64xi8>, tensor<2x32x64xi8>, tensor<2x1x32xf32>, tensor<2x1x32xi32>, index, index, index) -> tensor<?x64xf32>
 // CHECK-NOT: onnx.DequantizeLinear
 // CHECK-NOT: onnx.MatMul
-// CHECK-DAG: "0x{{........}}{{(83)+}}"
+// CHECK-DAG: "0x{{........}}{{(03)+}}"
 // CHECK-DAG: "0x{{........}}{{(0000003E)+}}"
 // CHECK-DAG: "0x{{........}}{{(80FEFFFF)+}}"
 module attributes {dq.avx2} {
@@ -73,13 +73,17 @@ func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?
 // -----
 
 // int8 x (zx = -3: no flip), int8 weights per tensor with a zero point 5 (z + 128 = 133 bytes): the
-// zero point's share of d, -(zw + bias) * sum_k v, from the row sums. A module tagged AVX-512
-// without VNNI takes the same kernel.
+// zero point's share of d, -(zw + bias) * sum_k v, from the row sums (vpmaddwd of x against
+// ones), the weights zero-extended (w + 128). A module tagged AVX-512 without VNNI takes the same
+// kernel.
 // CHECK-LABEL: func.func @dq_matmul_qdq_avx2_i8_i8_k32_n32_z
 // CHECK-NOT: arith.xori
-// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK: %[[V16:.*]] = arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[V16]], %{{[^)]+}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
 // CHECK: %[[ZB:.*]] = arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
 // CHECK: arith.muli %[[ZB]], %{{.*}} : vector<8xi32>
+// CHECK: arith.extui %{{.*}} : vector<16xi8> to vector<16xi16>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
 // CHECK-LABEL: func.func @int8_activation_zero_point
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_avx2_i8_i8_k32_n32_z::@dq_matmul_qdq_avx2_i8_i8_k32_n32_z]
 // CHECK-SAME: (index, tensor<?x32xi8>, tensor<1x16x64xi8>, tensor<1x1x32xf32>, tensor<1x1x32xi8>, tensor<1x1x32xi32>, index, index, index)
