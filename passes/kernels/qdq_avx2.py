@@ -108,16 +108,16 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [a, b], [], []))
 
     def emit_groups(self) -> None:
-        """Tiles of ROWS rows by HALF column groups of `self.groups`, then the last m mod ROWS
-        rows over all of them at once (as the VNNI kernel)."""
+        """Tiles of ROWS rows, each pass over the weights taking HALF column groups of
+        `self.groups`, then the last m mod ROWS rows over all of them in one pass (as the VNNI
+        kernel)."""
         groups = self.groups
         full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
-        for half in range(0, len(groups), HALF):
-            loop = scf.ForOp(self.const(0), full, self.const(ROWS))
-            with ir.InsertionPoint(loop.body):
-                self.tile(groups[half : half + HALF], loop.induction_variable, ROWS)
-                scf.YieldOp([])
-        self.tail_rows(full, self.m, ROWS, lambda r0, rows: self.tile(groups, r0, rows))
+        loop = scf.ForOp(self.const(0), full, self.const(ROWS))
+        with ir.InsertionPoint(loop.body):
+            self.tile(groups, loop.induction_variable, ROWS, HALF)
+            scf.YieldOp([])
+        self.tail_rows(full, self.m, ROWS, lambda r0, rows: self.tile(groups, r0, rows, len(groups)))
 
     def x_chunk(self, r, k0) -> ir.Value:
         """2 * PAIRS values of v = xq as int8 (uint8: xq ^ 0x80) of row r from k0, as i16."""
@@ -151,14 +151,16 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         first = [vector.broadcast(self.i32, arith.muli(s, self.scalar(self.t32, self.k.bias))) for s in minus]
         return [arith.addi(c[g], first[r]) for r, g in pairs]
 
-    def tile(self, gs: list, r0, rows: int) -> None:
+    def tile(self, gs: list, r0, rows: int, per_pass: int) -> None:
         """y[r0 : r0 + rows, columns of gs] = s * float(d): per CHUNK values of K, the rows' x
-        widened to i16 pairs into a stack buffer; then per pair of rows of K each group's weights
-        widened once and each row's pair broadcast from the buffer (a load, not a shuffle beside
-        the weights' widening; the x chunks no longer hold 4 of the 16 registers)."""
+        widened to i16 pairs into a stack buffer once; then in passes of `per_pass` groups, per
+        pair of rows of K each group's weights widened once and each row's pair broadcast from
+        the buffer (a load, not a shuffle beside the weights' widening; the x chunks no longer
+        hold 4 of the 16 registers)."""
         kern, v = self.k, self.v
         rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
         pairs = [(r, g) for r in range(rows) for g in range(len(gs))]
+        passes = [range(g0, min(g0 + per_pass, len(gs))) for g0 in range(0, len(gs), per_pass)]
         buf = self._constant("x_pairs", lambda: memref.alloca(ir.MemRefType.get([ROWS, CHUNK // 2], self.t32), [], []))
         step = self.const(2 * PAIRS)
         extend = arith.extsi if kern.signed_words else arith.extui
@@ -176,22 +178,32 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
                     x = vector.bitcast(self.i32, self.x_chunk(r, arith.addi(kc, kk)))
                     vector.store(x, buf, [self.const(ri), arith.divui(kk, self.const(2))])
                 scf.YieldOp([])
-            loop = scf.ForOp(self.const(0), size, step, list(chunks.inner_iter_args))
-            with ir.InsertionPoint(loop.body):
-                kk, d = loop.induction_variable, list(loop.inner_iter_args)
-                at0 = arith.divui(kk, self.const(2))
-                row0 = arith.addi(arith.divui(kc, self.const(2)), at0)
-                for p in range(PAIRS):
-                    row, at = (arith.addi(row0, self.const(p)), arith.addi(at0, self.const(p))) if p else (row0, at0)
-                    wv = [extend(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
-                    for ri in range(rows):
-                        xb = vector.bitcast(self.words, vector.broadcast(self.i32, memref.load(buf, [self.const(ri), at])))
-                        for gi in range(len(gs)):
-                            i = ri * len(gs) + gi
-                            d[i] = self.madd(d[i], wv[gi], xb)
-                scf.YieldOp(d)
-            scf.YieldOp(list(loop.results))
+            d = list(chunks.inner_iter_args)
+            for gis in passes:
+                at = [ri * len(gs) + gi for ri in range(rows) for gi in gis]  # d's indices this pass adds to
+                loop = scf.ForOp(self.const(0), size, step, [d[i] for i in at])
+                with ir.InsertionPoint(loop.body):
+                    self.pairs(loop, kc, buf, rows, [gs[gi] for gi in gis], extend)
+                for i, total in zip(at, loop.results):
+                    d[i] = total
+            scf.YieldOp(d)
         scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
         for i, (r, g) in enumerate(pairs):
             y = arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i]))
             self.store(self.output(y, gs[g]), rs[r], gs[g])
+
+    def pairs(self, loop, kc, buf, rows: int, gs: list, extend) -> None:
+        """The body of a pass over 2 * PAIRS values of K from kc + the loop's index: d of each
+        (row, group of gs), in the loop's iter_args, += each pair of v times each of u."""
+        v, kk, d = self.v, loop.induction_variable, list(loop.inner_iter_args)
+        at0 = arith.divui(kk, self.const(2))
+        row0 = arith.addi(arith.divui(kc, self.const(2)), at0)
+        for p in range(PAIRS):
+            row, at = (arith.addi(row0, self.const(p)), arith.addi(at0, self.const(p))) if p else (row0, at0)
+            wv = [extend(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
+            for ri in range(rows):
+                xb = vector.bitcast(self.words, vector.broadcast(self.i32, memref.load(buf, [self.const(ri), at])))
+                for gi in range(len(gs)):
+                    i = ri * len(gs) + gi
+                    d[i] = self.madd(d[i], wv[gi], xb)
+        scf.YieldOp(d)
