@@ -144,10 +144,22 @@ def qdq_conv(graph: Graph, node: onnx.NodeProto, producers: dict, readers: dict,
 
 
 def f32_values(graph: Graph, producers: dict, name: str) -> np.ndarray | None:
-    """The values of `name`: a constant, or a DequantizeLinear of a constant (its f32 values, as
-    `_weights` computes them); None for anything else."""
-    dq = producers.get(name)
-    return graph.value(name) if dq is None or dq.op_type != "DequantizeLinear" else _weights(graph, dq)
+    """The values of `name`: a constant, a DequantizeLinear of a constant (its f32 values, as
+    `_weights` computes them), or Mul(Cast<f32>(c), s) of constants c and f32 s (f32(c) * s in
+    f32, as ONNX computes it: the per-column bias dequant.formats writes for a QOperator QGemm);
+    None for anything else."""
+    node = producers.get(name)
+    if node is None:
+        return graph.value(name)
+    if node.op_type == "DequantizeLinear":
+        return _weights(graph, node)
+    cast = producers.get(node.input[0]) if node.op_type == "Mul" and len(node.input) == 2 else None
+    if cast is None or cast.op_type != "Cast" or [(a.name, a.i) for a in cast.attribute] != [("to", onnx.TensorProto.FLOAT)]:
+        return None
+    c, s = graph.value(cast.input[0]), graph.value(node.input[1])
+    if c is None or s is None or s.dtype != np.float32:
+        return None
+    return c.astype(np.float32) * s
 
 
 def weight_parameters(graph: Graph, w_dq, wq: np.ndarray, axis: int = 0):

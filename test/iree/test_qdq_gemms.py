@@ -25,9 +25,11 @@ from dequant.passes.target_features import host_has_avx2  # noqa: E402
 F32 = np.float32
 
 
-def gemm_model(path, m: int, k: int, n: int, *, trans_b: bool, per_column: bool, bias: bool = True, seed: int = 0, **attrs) -> str:
+def gemm_model(path, m: int, k: int, n: int, *, trans_b: bool, per_column: bool, bias: str | None = "dq", seed: int = 0, **attrs) -> str:
     """x [m, k] f32 -> Q (uint8) -> DQ -> Gemm (int8 weights per tensor or per output column,
-    with zero points; an int32 bias) -> Q -> DQ -> y [m, n]: quantize_static's classifier."""
+    with zero points; an int32 bias) -> Q -> DQ -> y [m, n]: quantize_static's classifier. The
+    bias bq * sb as a DequantizeLinear ("dq", quantize_static's), as Mul(Cast<f32>(bq), sb)
+    ("mul", dequant.formats' of a QOperator QGemm's per-column C), or none (None)."""
     rng = np.random.default_rng(seed)
     sw = (rng.uniform(0.002, 0.02, n) if per_column else rng.uniform(0.002, 0.02, ())).astype(F32)
     zw = rng.integers(-5, 5, n if per_column else ()).astype(np.int8)
@@ -38,7 +40,8 @@ def gemm_model(path, m: int, k: int, n: int, *, trans_b: bool, per_column: bool,
         helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
         helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
         helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"], axis=0 if trans_b else 1),
-        helper.make_node("DequantizeLinear", ["bq", "sb"], ["bd"], axis=0),
+        *([helper.make_node("DequantizeLinear", ["bq", "sb"], ["bd"], axis=0)] if bias == "dq" else
+          [helper.make_node("Cast", ["bq"], ["bf"], to=TensorProto.FLOAT), helper.make_node("Mul", ["bf", "sb"], ["bd"])] if bias == "mul" else []),
         helper.make_node("Gemm", ["xd", "wd", *(["bd"] if bias else [])], ["yc"], transB=int(trans_b), **attrs),
         helper.make_node("QuantizeLinear", ["yc", "sy", "zy"], ["yq"]),
         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
@@ -66,11 +69,13 @@ def taken(path) -> int:
 
 
 # (rows, K, N, transB, per column, bias): the classifier's form (one row, per column, transB), and
-# more rows, per tensor, without transB, without a bias (each from MIN_INTEGER_MACS multiply-adds)
+# more rows, per tensor, without transB, without a bias (each from MIN_INTEGER_MACS multiply-adds);
+# the classifier of a QOperator model (QGemm, its bias as dequant.formats writes it)
 GEMMS = {
-    "classifier": (1, 1280, 1000, True, True, True),
-    "rows-per-tensor": (33, 256, 96, False, False, True),
-    "no-bias": (8, 512, 200, True, True, False),
+    "classifier": (1, 1280, 1000, True, True, "dq"),
+    "rows-per-tensor": (33, 256, 96, False, False, "dq"),
+    "no-bias": (8, 512, 200, True, True, None),
+    "qgemm-bias": (1, 1280, 1000, True, True, "mul"),
 }
 
 
