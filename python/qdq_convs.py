@@ -56,6 +56,21 @@ def _pair_parameters(graph: Graph, node: onnx.NodeProto):
     return s.reshape(()), z.reshape(())
 
 
+def activation_parameters(graph: Graph, x_dq: onnx.NodeProto, types: dict, rank: int) -> tuple | None:
+    """(xq, sx, zx as xq's type) of a per-tensor 8-bit DequantizeLinear `x_dq` of codes xq of
+    static shape and rank `rank` (`types`: inferred (dims, dtype)), or None."""
+    xq = x_dq.input[0]
+    if xq not in types or types[xq][1] not in _8BIT or len(types[xq][0]) != rank:
+        return None
+    pair = _pair_parameters(graph, x_dq)
+    if pair is None:
+        return None
+    sx, zx = pair
+    if zx.dtype != types[xq][1] and len(x_dq.input) > 2 and x_dq.input[2]:
+        return None
+    return xq, sx, zx.astype(types[xq][1])
+
+
 def _weights(graph: Graph, node: onnx.NodeProto) -> np.ndarray | None:
     """The f32 values of a DequantizeLinear of a constant (8-bit or int32; per tensor or per axis
     with a 1-D scale), or None."""
@@ -104,16 +119,11 @@ def qdq_conv(graph: Graph, node: onnx.NodeProto, producers: dict, readers: dict,
     x_dq, w_dq = producers.get(node.input[0]), producers.get(node.input[1])
     if x_dq is None or w_dq is None or x_dq.op_type != "DequantizeLinear" or w_dq.op_type != "DequantizeLinear":
         return None
-    xq = x_dq.input[0]
-    if xq not in types or types[xq][1] not in _8BIT or len(types[xq][0]) != 4:
-        return None
-    pair = _pair_parameters(graph, x_dq)
+    x = activation_parameters(graph, x_dq, types, 4)
     wq = graph.value(w_dq.input[0])
-    if pair is None or wq is None or wq.dtype not in _8BIT or wq.ndim != 4:
+    if x is None or wq is None or wq.dtype not in _8BIT or wq.ndim != 4:
         return None
-    sx, zx = pair
-    if zx.dtype != types[xq][1] and len(x_dq.input) > 2 and x_dq.input[2]:
-        return None
+    xq, sx, zx = x
     cout, _, kh, kw = wq.shape
     n, c, h, w = types[xq][0]
     pads, strides = list(a.get("pads", [0] * 4)), list(a.get("strides", [1, 1]))
@@ -139,7 +149,7 @@ def qdq_conv(graph: Graph, node: onnx.NodeProto, producers: dict, readers: dict,
         scales = (sx * sw).astype(np.float32)
     if not np.all(np.isfinite(scales) & ((scales == 0) | (np.abs(scales) >= np.finfo(np.float32).tiny))):
         return None  # the kernels' s = f32(sx * sw) is 0 or a normal f32 (docs/semantics.md#the-integer-route-of-qdq-matmuls)
-    return dict(xq=xq, x_dq=x_dq, sx=sx, zx=zx.astype(types[xq][1]), wq=wq, sw=sw, zw=zw, b=b, q=q[0], group=a.get("group", 1),
+    return dict(xq=xq, x_dq=x_dq, sx=sx, zx=zx, wq=wq, sw=sw, zw=zw, b=b, q=q[0], group=a.get("group", 1),
                 dims=(n, c, h, w), kernel=(kh, kw), pads=pads, strides=strides, out=(ho, wo))  # fmt: skip
 
 

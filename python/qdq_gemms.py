@@ -29,7 +29,7 @@ from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
 from .formats import Graph
 from .formats.emit import Emit
-from .qdq_convs import _8BIT, _pair_parameters, f32_values, static_types, weight_parameters
+from .qdq_convs import _8BIT, activation_parameters, f32_values, static_types, weight_parameters
 
 
 def _form(graph: Graph, node, producers: dict, types: dict):
@@ -43,9 +43,10 @@ def _form(graph: Graph, node, producers: dict, types: dict):
     x_dq, w_dq = producers.get(node.input[0]), producers.get(node.input[1])
     if x_dq is None or w_dq is None or x_dq.op_type != "DequantizeLinear" or w_dq.op_type != "DequantizeLinear":
         return None
-    xq = x_dq.input[0]
-    if _pair_parameters(graph, x_dq) is None or xq not in types or types[xq][1] not in _8BIT or len(types[xq][0]) != 2:
+    x = activation_parameters(graph, x_dq, types, 2)
+    if x is None:
         return None
+    xq = x[0]
     wq = graph.value(w_dq.input[0])
     if wq is None or wq.dtype not in _8BIT or wq.ndim != 2:
         return None
