@@ -163,7 +163,6 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         passes = [range(g0, min(g0 + per_pass, len(gs))) for g0 in range(0, len(gs), per_pass)]
         buf = self._constant("x_pairs", lambda: memref.alloca(ir.MemRefType.get([ROWS, CHUNK // 2], self.t32), [], []))
         step = self.const(2 * PAIRS)
-        extend = arith.extsi if kern.signed_words else arith.extui
         chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(CHUNK), self.starts(rs, gs))
         with ir.InsertionPoint(chunks.body):
             kc = chunks.induction_variable
@@ -183,7 +182,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
                 at = [ri * len(gs) + gi for ri in range(rows) for gi in gis]  # d's indices this pass adds to
                 loop = scf.ForOp(self.const(0), size, step, [d[i] for i in at])
                 with ir.InsertionPoint(loop.body):
-                    self.pairs(loop, kc, buf, rows, [gs[gi] for gi in gis], extend)
+                    self.pass_body(loop, kc, buf, rows, [gs[gi] for gi in gis])
                 for i, total in zip(at, loop.results):
                     d[i] = total
             scf.YieldOp(d)
@@ -192,10 +191,12 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
             y = arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i]))
             self.store(self.output(y, gs[g]), rs[r], gs[g])
 
-    def pairs(self, loop, kc, buf, rows: int, gs: list, extend) -> None:
+    def pass_body(self, loop, kc, buf, rows: int, gs: list) -> None:
         """The body of a pass over 2 * PAIRS values of K from kc + the loop's index: d of each
-        (row, group of gs), in the loop's iter_args, += each pair of v times each of u."""
+        (row, group of gs), in the loop's iter_args, += each pair of v times each of u (the
+        weights sign- or zero-extended: the module docstring)."""
         v, kk, d = self.v, loop.induction_variable, list(loop.inner_iter_args)
+        extend = arith.extsi if self.k.signed_words else arith.extui
         at0 = arith.divui(kk, self.const(2))
         row0 = arith.addi(arith.divui(kc, self.const(2)), at0)
         for p in range(PAIRS):
