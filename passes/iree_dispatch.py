@@ -101,3 +101,8 @@ def resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:
     assert width == 8 * array.itemsize, f"{name}: {array.dtype} is not {element}"
     attr = ir.DenseResourceElementsAttr.get_from_buffer(array, name, ir.RankedTensorType.get(list(array.shape), element))
     return arith.constant(attr.type, attr)
+
+
+def table_constant(table: np.ndarray) -> ir.Value:
+    """An epilogue's table of codes ([256] bytes, qdq_matmul.Lookup's) as a constant operand."""
+    return arith.constant(ir.RankedTensorType.get([table.size], ir.IntegerType.get_signless(8)), ir.DenseElementsAttr.get(np.ascontiguousarray(table).view(np.int8)))

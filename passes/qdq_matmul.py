@@ -2,7 +2,9 @@
 its quantized activation (`activation`: a per-tensor DequantizeLinear of int8 or uint8, as a dq op
 or left to IREE), and the QuantizeLinear reading its result, after a constant bias Add or its
 own QuantizeLinear and DequantizeLinear, that the QDQ kernel's epilogue computes (`requantize`,
-an `Epilogue`). docs/semantics.md#the-integer-route-of-qdq-matmuls states the arithmetic.
+an `Epilogue`), and a table lookup of codes (`lookup`, a `Lookup`: python/qdq_tables.py's
+activations, which dq's lookup kernel takes).
+docs/semantics.md#the-integer-route-of-qdq-matmuls states the arithmetic.
 """
 
 from __future__ import annotations
@@ -96,6 +98,49 @@ class Epilogue(NamedTuple):
     mid: str | None = None
     bias: np.ndarray | None = None
     bias_op: object = None
+
+
+class Lookup(NamedTuple):
+    """A table of codes read after a kernel's 8-bit codes, as python/qdq_tables.py writes an
+    activation: the ops it stands for (the Gather first, back to the Cast) and the table as the
+    kernels read it, [256] bytes with code c's entry at c & 255 (its byte)."""
+
+    ops: list
+    table: np.ndarray
+
+
+def _int_attr(op, name: str, default: int | None = None) -> int | None:
+    attr = op.attributes[f"torch.onnx.{name}"] if f"torch.onnx.{name}" in op.attributes else None
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else default if attr is None else None
+
+
+def lookup(value: ir.Value) -> Lookup | None:
+    """The lookup reading 8-bit codes `value`, Gather(T, Cast<int32>(value)) (uint8) or
+    Gather(T, Cast<int32>(value) + 128) (int8) along axis 0 of a constant T of 256 8-bit codes,
+    each op the one reader of the one before (python/qdq_tables.py); or None."""
+    codes = t.tensor_of(value.type)
+    if isinstance(codes, str) or codes.element.kind != "int" or codes.element.bits != 8:
+        return None
+    cast = _reader(value)
+    if cast is None or t.onnx_name(cast) != "onnx.Cast" or _int_attr(cast, "to") != 6 or len(cast.results) != 1:  # 6: ONNX's INT32
+        return None
+    ops, index, offset = [cast], cast.results[0], 0
+    op = _reader(index, None)
+    if op is not None and t.onnx_name(op) == "onnx.Add" and len(op.operands) == 2 and len(op.results) == 1:
+        c = torch_constant(op.operands[1] if op.operands[0] == index else op.operands[0])
+        if c is None or c.size != 1 or c.dtype != np.int32:
+            return None
+        ops, index, offset = [op, *ops], op.results[0], int(c.reshape(()))
+        op = _reader(index, None)
+    if offset != (128 if codes.element.signed else 0) or op is None or t.onnx_name(op) != "onnx.Gather" or len(op.operands) != 2 or len(op.results) != 1 or op.operands[1] != index:
+        return None
+    table, out = torch_constant(op.operands[0]), t.tensor_of(op.results[0].type)
+    if _int_attr(op, "axis", 0) != 0 or table is None or table.shape != (256,) or table.dtype not in (np.int8, np.uint8) or isinstance(out, str) or out.shape != codes.shape:
+        return None
+    c = np.arange(-128, 128) if codes.element.signed else np.arange(256)
+    entries = np.zeros(256, np.uint8)
+    entries[c & 255] = table[c + offset].view(np.uint8)
+    return Lookup([op, *ops], entries)
 
 
 def _reader(value: ir.Value, operand: int | None = 0):
