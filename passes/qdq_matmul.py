@@ -2,8 +2,8 @@
 its quantized activation (`activation`: a per-tensor DequantizeLinear of int8 or uint8, as a dq op
 or left to IREE), and the QuantizeLinear reading its result, after a constant bias Add or its
 own QuantizeLinear and DequantizeLinear, that the QDQ kernel's epilogue computes (`requantize`,
-an `Epilogue`), and a table lookup of codes (`lookup`, a `Lookup`: python/qdq_tables.py's
-activations, which dq's lookup kernel takes).
+an `Epilogue`), with a table lookup of its codes (`lookup`, a `Lookup`: python/qdq_tables.py's
+activations, which the depthwise kernel and dq's lookup kernel take too).
 docs/semantics.md#the-integer-route-of-qdq-matmuls states the arithmetic.
 """
 
@@ -98,6 +98,7 @@ class Epilogue(NamedTuple):
     mid: str | None = None
     bias: np.ndarray | None = None
     bias_op: object = None
+    table: np.ndarray | None = None  # [256] bytes: the codes' Lookup after the QuantizeLinear
 
 
 class Lookup(NamedTuple):
@@ -214,8 +215,15 @@ def _bias(add, value: ir.Value, n: int) -> tuple | None:
 def requantize(m: Match) -> Epilogue | str | None:
     """The epilogue of a MatMul whose result y only a QuantizeLinear reads (`_quantize_linear`),
     after a constant bias Add (y + b), or after its own QuantizeLinear and DequantizeLinear per
-    tensor (DQ(Q(y)) + b, as quantize_static writes it); why a QuantizeLinear reading y alone is
-    not taken; or None."""
+    tensor (DQ(Q(y)) + b, as quantize_static writes it), and the `lookup` reading its codes if
+    any; why a QuantizeLinear reading y alone is not taken; or None."""
+    got = _requantize(m)
+    if not isinstance(got, Epilogue) or (table := lookup(got.ops[0].results[0])) is None:
+        return got
+    return got._replace(ops=table.ops + got.ops, table=table.table)
+
+
+def _requantize(m: Match) -> Epilogue | str | None:
     y, n = m.matmul.results[0], m.kn[1]
     first = _reader(y, None)
     if first is None:

@@ -3,14 +3,18 @@ written by python/qdq_depthwise.py) becomes one dispatch of dq's depthwise kerne
 (passes/kernels/depthwise.py) for IREE's llvm-cpu backend:
 
     %x = torch_c.to_builtin_tensor %xp : -> [N, Hp, Wp, C] i8
-    %y = flow.dispatch @dq_depthwise_...(%x, %w, %c, %s[, %b], %r, %rows) -> [N, Ho, Wo, C] i8
+    %y = flow.dispatch @dq_depthwise_...(%x, %w, %c, %s[, %b], %r[, %t], %rows) -> [N, Ho, Wo, C] i8
 
 with its constants made once when the stage runs: wc = W - zw [kh * kw, C] f32, c = -zx * sum
-over taps of wc, s = f32(sx * sw), b, r = [sy, zy] (docs/iree.md#the-depthwise-kernel). The node
-has no other lowering, so one this pass cannot take is an error at its location naming the rule.
+over taps of wc, s = f32(sx * sw), b, r = [sy, zy] (docs/iree.md#the-depthwise-kernel), and t,
+the [256] bytes of a table lookup reading the node's codes (an activation python/qdq_tables.py
+wrote as a Gather; qdq_matmul.lookup), which the kernel then computes too. The node has no other
+lowering, so one this pass cannot take is an error at its location naming the rule.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 from mlir import ir
@@ -18,9 +22,10 @@ from mlir.dialects import arith
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, resource
+from .iree_dispatch import dispatch, executable, resource, table_constant
 from .kernels.depthwise import DepthwiseKernel
 from .model_constants import torch_constant
+from .qdq_matmul import lookup
 
 NAME = "onnx.QLinearDepthwiseConv"  # as IREE's importer names a `dequant` domain node
 
@@ -56,11 +61,15 @@ def _kernel(op) -> tuple | str:
 
 
 def _rewrite(op, module) -> str | None:
-    """The node as a dispatch of the kernel, or why not (nothing changed)."""
+    """The node as a dispatch of the kernel, the table of codes reading its result (`lookup`)
+    in its epilogue if any; or why not (nothing changed)."""
     got = _kernel(op)
     if isinstance(got, str):
         return got
     kernel, arrays = got
+    table = lookup(op.results[0])
+    if table is not None:
+        kernel = dataclasses.replace(kernel, table=True)
     f32, i8, index = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IndexType.get()
     name = executable(kernel, module)
     with op.location, ir.InsertionPoint(op):
@@ -69,11 +78,14 @@ def _rewrite(op, module) -> str | None:
         consts = [resource(a, f32, "dq_depthwise") for a in arrays[:-1]]
         r = arrays[-1]
         consts.append(arith.constant(ir.RankedTensorType.get([2], f32), ir.DenseElementsAttr.get(r)))
+        consts += [table_constant(table.table)] if table is not None else []
         out = ir.RankedTensorType.get([kernel.n, kernel.ho, kernel.wo, kernel.c], i8)
         y = dispatch(name, [xq] + consts, arith.constant(index, kernel.rows), [out])[0]
-        done = t.from_builtin(y, op.results[0].type)
-    op.results[0].replace_all_uses_with(done)
-    op.erase()
+        replaced = [*(table.ops if table is not None else []), op]  # the last op first
+        done = t.from_builtin(y, replaced[0].results[0].type)
+    for o in replaced:
+        o.results[0].replace_all_uses_with(done)
+        o.erase()
     return None
 
 

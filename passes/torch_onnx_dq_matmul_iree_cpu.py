@@ -65,7 +65,11 @@ tensor to int8 or uint8 with constant scale and zero point, or one after a const
 computes those nodes too and the dispatch's result, xq of the next layer, stands for the last:
 
     %r = arith.constant dense<[sy, zy(, sy', zy', s'', z'')]> : tensor<2xf32> (or 6)
-    %q2 = flow.dispatch @dq_matmul_qdq_..._qu8(%xq, %w, %s[, %z], %c[, %b], %r, %m) -> [M', N] i8
+    %q2 = flow.dispatch @dq_matmul_qdq_..._qu8(%xq, %w, %s[, %z], %c[, %b], %r[, %t], %m) -> [M', N] i8
+
+and where a table lookup reads those codes (`lookup`: an activation python/qdq_tables.py wrote as
+a Gather of 256 codes), the kernel looks the codes up too (t: the table's [256] bytes, `_t`) and
+the dispatch stands for the Gather.
 
 On the same targets, a dynamic int8 MatMul (quantize_dynamic's DynamicQuantizeLinear +
 MatMulInteger of constant 8-bit weights + Cast + Mul by sx * sw; passes/dynamic_matmul.py) becomes
@@ -94,7 +98,7 @@ from dequant.dialect.elements import of_type
 
 from . import Pass, dynamic_matmul
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, resource
+from .iree_dispatch import dispatch, executable, resource, table_constant
 from .kernels.dynamic_quantize import DynamicQuantize, DynamicRange, workgroups
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
@@ -355,7 +359,7 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
     if not isinstance(epilogue, Epilogue):
         epilogue = None
     else:  # the same kernel, its epilogue the QuantizeLinear reading y (after a bias)
-        kernel = dataclasses.replace(kernel, requantize=epilogue.out, mid=epilogue.mid, bias_add=epilogue.bias is not None)
+        kernel = dataclasses.replace(kernel, requantize=epilogue.out, mid=epilogue.mid, bias_add=epilogue.bias is not None, table=epilogue.table is not None)
     name = executable(kernel, module)
     also, out = [], f32
     with m.matmul.location, ir.InsertionPoint(m.matmul):
@@ -365,6 +369,8 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
             if epilogue.bias is not None:
                 consts = consts + [resource(kernel.per_column(epilogue.bias), f32, "dq_kernel_b")]
             consts = consts + [arith.constant(ir.RankedTensorType.get([r.size], f32), ir.DenseElementsAttr.get(r))]
+            if epilogue.table is not None:
+                consts.append(table_constant(epilogue.table))
     done = _replace(m, xq, lambda a, rows_v, dyn: dispatch(name, [a] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], out)])[0], also)
     if epilogue is not None and epilogue.bias_op is not None and not list(epilogue.bias_op.results[0].uses):
         epilogue.bias_op.erase()

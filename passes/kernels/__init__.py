@@ -1,6 +1,7 @@
 """dq's CPU kernels for IREE: the bodies torch-onnx-dq-matmul-iree-cpu (and, for depthwise
-convolutions, torch-onnx-dq-depthwise-iree-cpu) hands IREE as `flow.dispatch`es (docs/iree.md, "The
-matmul kernel (CPU)", "The depthwise kernel"). The rules every kernel here keeps,
+convolutions, torch-onnx-dq-depthwise-iree-cpu; for table lookups of codes, torch-onnx-dq-lookup-iree-cpu)
+hands IREE as `flow.dispatch`es (docs/iree.md, "The matmul kernel (CPU)", "The depthwise kernel",
+"Activations as tables"). The rules every kernel here keeps,
 as IREE's ukernel `common.h` states its own:
 
 Exact and approximate.
@@ -15,7 +16,9 @@ Exact and approximate.
   sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block),
   `depthwise.DepthwiseKernel` (QDQ depthwise convolutions: integer codes and weights summed by f32
   fused multiply-adds, exact while every partial sum stays below 2^24, which its `why_not` checks;
-  the QDQ kernels' epilogue; docs/semantics.md#the-depthwise-kernel).
+  the QDQ kernels' epilogue; docs/semantics.md#the-depthwise-kernel), and the tables of codes
+  the QDQ and depthwise kernels' epilogues and `lookup.LookupKernel` read (an activation's values
+  at each code, as onnx.reference computes the graph: docs/semantics.md#activations-as-tables).
 - Approximate, opt-in only: `int8.Int8Kernel` (x quantized to int8 per row and block, as ONNX
   Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
 - No kernel takes a term off a sum in f32 (`p - z' * sum x`): an integer zero point comes off
@@ -54,4 +57,7 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   2.5x the kernel's time: one dispatch per convolution on NHWC codes, its requantize fused.
 - `digits_avx2.DigitAvx2Kernel` is needed because the f32 body's conversions bind it at one row
   on AVX2 too: the digits' integer sums take fewer instructions per weight there as well.
+- `lookup.LookupKernel` is needed because IREE's own lowering of a table's Gather gathers single
+  bytes with a branch a lane wherever a dispatch's tiles are not whole vectors (up to 100 ns a
+  byte); it runs only the lookups no kernel's epilogue took.
 """

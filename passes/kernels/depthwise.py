@@ -18,7 +18,8 @@ stage writes the node only for a module tagged `dq.avx2` or `dq.avx512vnni` (pyt
 the CPUs it was measured on.
 
 Layout: xq [N, Hp, Wp, C] bytes (padded), wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32,
-r = [sy, zy] f32, y [N, Ho, Wo, C] bytes. Workgroups split the N * Ho output rows; per row, TILE
+r = [sy, zy] f32, (with `table`: t [256] bytes, each code's byte b stored as t[b], as the
+QDQ kernels' epilogue), y [N, Ho, Wo, C] bytes. Workgroups split the N * Ho output rows; per row, TILE
 output columns at a time (then the rest one at a time), each group of 8 channels with its taps'
 weights: each input column the tile reads in a kernel row is widened and converted once, and the
 TILE sums are independent chains of FMAs.
@@ -32,6 +33,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
+from .lookup import CODES
 from .loops import Hoisted
 from .qdq import Requantize
 
@@ -57,6 +59,7 @@ class DepthwiseKernel:
     unsigned_x: bool
     out: str
     bias: bool
+    table: bool = False
 
     @property
     def ho(self) -> int:
@@ -92,7 +95,7 @@ class DepthwiseKernel:
     def name(self) -> str:
         x = "u8" if self.unsigned_x else "i8"
         return (f"dq_depthwise_{x}_q{self.out}_n{self.n}_h{self.hp}_w{self.wp}_c{self.c}_k{self.kh}x{self.kw}"
-                f"_s{self.sh}x{self.sv}{'_b' if self.bias else ''}")  # fmt: skip
+                f"_s{self.sh}x{self.sv}{'_b' if self.bias else ''}{'_t' if self.table else ''}")  # fmt: skip
 
     def types(self) -> dict:
         i8, f32 = ir.IntegerType.get_signless(8), ir.F32Type.get()
@@ -102,6 +105,8 @@ class DepthwiseKernel:
         if self.bias:
             out["b"] = ir.MemRefType.get([self.c], f32)
         out["r"] = ir.MemRefType.get([2], f32)
+        if self.table:
+            out["t"] = ir.MemRefType.get([CODES], i8)
         out["y"] = ir.MemRefType.get([self.n, self.ho, self.wo, self.c], i8)
         return out
 
@@ -153,6 +158,24 @@ class _Body(Requantize, Hoisted):
                     self.columns(n, h, top, c0, cols.induction_variable, step, taps, per_channel)
                     scf.YieldOp([])
                 scf.YieldOp([])
+        if k.table:
+            self.table_row(n, h)
+
+    def table_row(self, n, h) -> None:
+        """Row (n, h)'s bytes through the table t, one at a time after the row is written: the
+        row's sums keep every vector register (a lookup by vpshufb, as the QDQ kernels' epilogue
+        takes it, holds 16 of t's vectors)."""
+        k, v = self.k, self.v
+        i8 = ir.IntegerType.get_signless(8)
+        cols = scf.ForOp(self.const(0), self.const(k.wo), self.const(1))
+        with ir.InsertionPoint(cols.body):
+            channels = scf.ForOp(self.const(0), self.const(k.c), self.const(1))
+            with ir.InsertionPoint(channels.body):
+                at = [n, h, cols.induction_variable, channels.induction_variable]
+                code = arith.index_cast(ir.IndexType.get(), arith.extui(ir.IntegerType.get_signless(32), memref.load(v["y"], at)))
+                memref.store(memref.load(v["t"], [code]), v["y"], at)
+                scf.YieldOp([])
+            scf.YieldOp([])
 
     def columns(self, n, h, top, c0, col0, count: int, taps: list, per_channel: dict) -> None:
         """Outputs (n, h, col0 ... col0 + count - 1) of channels [c0, c0 + LANES), from their
@@ -175,5 +198,4 @@ class _Body(Requantize, Hoisted):
             y = arith.mulf(per_channel["s"], acc[u])
             if "b" in per_channel:
                 y = arith.addf(y, per_channel["b"])
-            q = arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, self.r[0], self.r[1], k.out)))
-            vector.store(q, v["y"], [n, h, cols[u], c0])
+            vector.store(self.coded(self.quantized(y, self.r[0], self.r[1], k.out)), v["y"], [n, h, cols[u], c0])

@@ -203,8 +203,9 @@ class _Body(Hoisted):
                 scf.YieldOp(d)
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
-        for i, (r, g) in enumerate(pairs):
-            self.store(self.output(blocks.results[i], gs[g]), rs[r], gs[g])
+        out = [self.output(blocks.results[i], gs[g]) for i, (_, g) in enumerate(pairs)]
+        for (r, g), y in zip(pairs, self.looked_up(out)):
+            self.store(y, rs[r], gs[g])
 
     def starts(self, sums: list, kb, pairs: list, gs: list) -> list:
         """The i32 sums' start for each (i, g) pair of `pairs`, for column group gs[g] in block kb:
@@ -241,3 +242,7 @@ class _Body(Hoisted):
     def output(self, y: ir.Value, group: int) -> ir.Value:
         """What is stored of 16 columns of y (f32; column group `group`): y itself."""
         return y
+
+    def looked_up(self, values: list) -> list:
+        """The stored vectors after the epilogue's table, if any (the QDQ bodies'): as they are."""
+        return values

@@ -13,14 +13,18 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
+from ..lazy import llvm
 from .f32 import GROUPS, Packed
 from .int8 import LANES, Int8Kernel, _Body
+from .lookup import CODES
 from .loops import vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
 from .tail import ColumnTail, pad
 
 # The workgroups a QDQ dispatch aims at, columns times rows: docs/iree.md#rows-across-workgroups.
 WORKGROUP_TARGET = 8
+CHUNK = 32  # bytes a table lookup takes at once: one ymm register
+VPSHUFB = "llvm.x86.avx2.pshuf.b"  # 32 bytes: a[i] = t[idx[i] & 15] within each 16-byte half
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class QdqKernel(Int8Kernel):
     constant b[n] (f32, laid out as c) is added to y first; with `mid` ("i8" or "u8") too, y is
     first quantized and dequantized per tensor (r = [sy, zy, sy', zy', s'', z'']: y becomes
     (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias.
+    With `table` too, each code's byte b is stored as t[b] (t [256] bytes: the activation the
+    QuantizeLinear's reader computes, as a table of codes; python/qdq_tables.py).
 
     `dynamic` (the problem has no x scale or zero point: DynamicQuantizeLinear makes them at run
     time): sx and zx are operands [1] (f32, and zx's byte), s[n] holds sw[n] and c[n] holds
@@ -52,6 +58,7 @@ class QdqKernel(Int8Kernel):
     requantize: str | None = None
     bias_add: bool = False
     mid: str | None = None
+    table: bool = False
 
     @property
     def unsigned_x(self) -> bool:
@@ -104,6 +111,7 @@ class QdqKernel(Int8Kernel):
     def name(self) -> str:
         kind = ("i" if self.signed else "u") + "8"
         out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
+        out += "_t" if self.table else ""
         dyn = "_dyn" if self.dynamic else ""
         return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{dyn}{out}"
 
@@ -138,6 +146,8 @@ class QdqKernel(Int8Kernel):
             out["b"] = ir.MemRefType.get([self.workgroups, 1, self.width], ir.F32Type.get())
         if self.requantize:
             out["r"] = ir.MemRefType.get([6 if self.mid else 2], ir.F32Type.get())
+            if self.table:
+                out["t"] = ir.MemRefType.get([CODES], i8)
             out["y"] = ir.MemRefType.get([dyn, self.n], i8)
         else:
             out["y"] = table["y"]
@@ -172,9 +182,10 @@ class RunTimeX:
 
 
 class Requantize:
-    """QdqKernel's epilogue, shared by its bodies (vpdpbusd here, vpmaddwd in qdq_avx2.py): what
-    y becomes after the integer sum, with the body's `k` (the kernel), `v`, `r`, `wg`, `const`,
-    `splat` and vector types."""
+    """QdqKernel's epilogue, shared by its bodies (vpdpbusd here, vpmaddwd in qdq_avx2.py) and the
+    depthwise kernel: what y becomes after the integer sum (`output`), and the table of codes
+    its bytes go through (`looked_up`, a tile's outputs at once), with the body's `k` (the
+    kernel), `v`, `r`, `wg`, `const`, `splat` and vector types."""
 
     def output(self, y: ir.Value, group: int) -> ir.Value:
         """y, or its requantized bytes (after the mid requantization and the bias, if any)."""
@@ -185,7 +196,52 @@ class Requantize:
             y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
         if self.k.bias_add:
             y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * self.k.lanes)]))
-        return arith.trunci(self.small, arith.fptosi(self.i32, self.quantized(y, r[0], r[1], self.k.requantize)))
+        return self.coded(self.quantized(y, r[0], r[1], self.k.requantize))
+
+    def coded(self, q: ir.Value) -> ir.Value:
+        """The bytes of codes q (`quantized`'s f32 integers)."""
+        return arith.trunci(self.small, arith.fptosi(self.i32, q))
+
+    def looked_up(self, codes: list) -> list:
+        """Byte vectors `codes` (of 8 or 16 bytes each) through the epilogue's table t (with
+        `k.table`; else as they are), CHUNK bytes at a time (`lookup`)."""
+        if not self.k.table or not codes:
+            return codes
+        size = ir.VectorType(codes[0].type).shape[0]
+        per = CHUNK // size
+        rows = self.table_rows()
+        out = []
+        for c0 in range(0, len(codes), per):
+            part = codes[c0 : c0 + per]
+            parts = part + [part[-1]] * (per - len(part))
+            while len(parts) > 1:  # concatenated pairwise, in order
+                parts = [vector.shuffle(a, b, list(range(2 * ir.VectorType(a.type).shape[0]))) for a, b in zip(parts[::2], parts[1::2])]
+            y = self.lookup(parts[0], rows)
+            out += [vector.shuffle(y, y, list(range(i * size, (i + 1) * size))) for i in range(len(part))]
+        return out
+
+    def table_rows(self) -> list:
+        """t's 16 rows of 16 bytes, each in both halves of a CHUNK-byte vector (vpshufb looks up
+        within each half)."""
+        row = ir.VectorType.get([16], ir.IntegerType.get_signless(8))
+        rows = [vector.load(row, self.v["t"], [self.const(16 * j)]) for j in range(CODES // 16)]
+        return [vector.shuffle(r, r, list(range(16)) * 2) for r in rows]
+
+    def lookup(self, x: ir.Value, rows: list) -> ir.Value:
+        """t[b] for each byte b of x (CHUNK bytes): the vpshufb of each of t's 16 rows by b's low
+        nibble, then the row chosen by the high nibble's bits, one level of byte blends a bit
+        (vpblendvb reads each byte's top bit: b shifted left by 3, 2, 1, 0; words shifted, as x86
+        shifts no bytes, which moves no other bit of b to a byte's top). No code is an address:
+        every byte is an entry of t, whatever the code."""
+        i8, i16 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(16)
+        wide, words = ir.VectorType.get([CHUNK], i8), ir.VectorType.get([CHUNK // 2], i16)
+        low = arith.andi(x, self.splat_int(wide, 15))
+        pick = [llvm.call_intrinsic(wide, VPSHUFB, [r, low], [], []) for r in rows]
+        for bit in range(4, 8):
+            top = x if bit == 7 else vector.bitcast(wide, arith.shli(vector.bitcast(words, x), self.splat_int(words, 7 - bit)))
+            chosen = arith.cmpi(arith.CmpIPredicate.slt, top, self.splat_int(wide, 0))
+            pick = [arith.select(chosen, b, a) for a, b in zip(pick[::2], pick[1::2])]
+        return pick[0]
 
     def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
         """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"), computed as

@@ -187,9 +187,9 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
                     d[i] = total
             scf.YieldOp(d)
         scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
-        for i, (r, g) in enumerate(pairs):
-            y = arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i]))
-            self.store(self.output(y, gs[g]), rs[r], gs[g])
+        out = [self.output(arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i])), gs[g]) for i, (_, g) in enumerate(pairs)]
+        for (r, g), y in zip(pairs, self.looked_up(out)):
+            self.store(y, rs[r], gs[g])
 
     def pass_body(self, loop, kc, buf, rows: int, gs: list) -> None:
         """The body of a pass over 2 * PAIRS values of K from kc + the loop's index: d of each
