@@ -190,12 +190,14 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     QDQ convolutions that dq's int8 kernel takes on that CPU as QDQ MatMuls
     (dequant.qdq_conv_matmuls), its QDQ Gemms as QDQ MatMuls (dequant.qdq_gemms), and its QDQ
     depthwise convolutions as nodes of dq's depthwise kernel
-    (dequant.qdq_depthwise), the others in float (dequant.qdq_convs), the depthwise ones of these as
-    sums of shifted slices (dequant.depthwise), and on a QDQ model without them its QDQ pairs in f32
-    (dequant.qdq_convs), written into `tmp`; or the model's own path where none changes it."""
+    (dequant.qdq_depthwise), the activations after those kernels as tables of codes
+    (dequant.qdq_tables), the others in float (dequant.qdq_convs), the depthwise ones of these as
+    sums of shifted slices (dequant.depthwise), and on a QDQ model without them its activations'
+    tables and QDQ pairs in f32 (dequant.qdq_convs), written into `tmp`; or the model's own path
+    where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
-    from . import depthwise, formats, qdq_conv_matmuls, qdq_convs, qdq_gemms
+    from . import depthwise, formats, qdq_conv_matmuls, qdq_convs, qdq_gemms, qdq_tables
 
     try:
         proto = onnx.load(os.fspath(model), load_external_data=False)
@@ -211,14 +213,19 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     except formats.FormatError as e:
         raise IreeStageError(str(e)) from None
     tags = cpu_tags(cpu, cpu_features)[0] if target == "llvm-cpu" else ()
-    if qdq_conv_matmuls.kernel(tags) is not None:  # QDQ Gemms as QDQ MatMuls for dq's int8 kernel
+    kernels = qdq_conv_matmuls.kernel(tags) is not None
+    if kernels:  # QDQ Gemms as QDQ MatMuls for dq's int8 kernel
         qdq_gemms.rewrite(proto)
     if target == "llvm-cpu" and qdq_convs.applies(proto):
         qdq_conv_matmuls.rewrite(proto, tags)
-        proto, _, _ = qdq_convs.rewrite(proto)
+        if kernels:  # activations as tables in the epilogues of the kernels just written
+            qdq_tables.rewrite(proto)
+        proto, _, _ = qdq_convs.rewrite(proto, kernels)
         depthwise.rewrite(proto)
     elif target == "llvm-cpu" and qdq_convs.has_pairs(proto):  # no QDQ convolution: the pairs alone
-        proto, _, _ = qdq_convs.rewrite(proto)
+        if kernels:
+            qdq_tables.rewrite(proto)
+        proto, _, _ = qdq_convs.rewrite(proto, kernels)
     path = os.path.join(tmp, "normalised.onnx")
     big = proto.ByteSize() > 1 << 30  # protobuf's 2 GB limit: the weights beside it
     onnx.save(proto, path, save_as_external_data=big, all_tensors_to_one_file=True, location="normalised.data")

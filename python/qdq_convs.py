@@ -208,9 +208,34 @@ def has_pairs(model: onnx.ModelProto) -> bool:
     return opset >= 13 and any(n.op_type == "DequantizeLinear" and n.input and n.input[0] in q and not set(n.output) & matmuls for n in g.node)
 
 
-def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int, int]:
+def of_matmul(graph: Graph, producers: dict, y: str) -> bool:
+    """Whether `y` is a MatMul's result, or one plus a constant bias (f32 or a DequantizeLinear of
+    a constant; the MatMul's result directly, or through its own QuantizeLinear and
+    DequantizeLinear, as quantize_static writes a bias): a QuantizeLinear of it is the epilogue
+    of dq's QDQ kernel where that kernel takes the MatMul."""
+
+    def made(v: str, op_type: str):
+        node = producers.get(v)
+        return node if node is not None and node.op_type == op_type and node.domain in ("", "ai.onnx") else None
+
+    if (add := made(y, "Add")) is None:
+        return made(y, "MatMul") is not None
+    if len(add.input) != 2:
+        return False
+    for v, b in (add.input, add.input[::-1]):
+        if (dq := made(v, "DequantizeLinear")) is not None and (q := made(dq.input[0], "QuantizeLinear")) is not None:
+            v = q.input[0]
+        bias = b in graph.constants or ((dq := made(b, "DequantizeLinear")) is not None and dq.input[0] in graph.constants)
+        if bias and made(v, "MatMul") is not None:
+            return True
+    return False
+
+
+def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelProto, int, int]:
     """The model (in place) with its QDQ convolutions' weights and activation pairs in float, as
-    the module docstring says; and how many DequantizeLinear of constants and of pairs it took."""
+    the module docstring says; and how many DequantizeLinear of constants and of pairs it took.
+    With `kernels` (dq's QDQ kernel takes the CPU's MatMuls), a pair whose QuantizeLinear reads a
+    MatMul's result (`of_matmul`) stays: the kernel computes it in its epilogue."""
     graph = Graph(model)
     g = model.graph
     outputs = {v.name for v in g.output}
@@ -236,7 +261,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int, int]:
         quantize = producers.get(node.input[0])
         if quantize is not None and quantize.op_type == "QuantizeLinear" and quantize.domain in ("", "ai.onnx") and not any(
             r.op_type in ("MatMul", "Gemm") for r in read_by
-        ):
+        ) and not (kernels and of_matmul(graph, producers, quantize.input[0])):
             dq, q = _pair_parameters(graph, node), _pair_parameters(graph, quantize)
             if dq is not None and q is not None and dq[0] == q[0] and dq[1] == q[1] and dq[1].dtype == q[1].dtype:
                 nodes.extend(_pair(graph, quantize.input[0], *q, node))

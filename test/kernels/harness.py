@@ -162,7 +162,7 @@ def stage(path, cpu: str, int8_activations: bool = False, tags: tuple = ()):
     from dequant import iree
     from dequant.passes import PIPELINES
 
-    text = iree.import_onnx(path)
+    text = iree.import_onnx(path, "llvm-cpu", cpu)  # the ONNX rewrites for that CPU (python/iree.py)
     end = "\n}) : () -> ()\n"  # the module's own closing line, in generic form (ops inside are indented)
     assert text.count(end) == 1
     tags = ", ".join(CPUS[cpu].tags + tuple(tags))

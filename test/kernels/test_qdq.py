@@ -11,7 +11,8 @@ bit for bit (xq by QuantizeLinear's rule: x / sx rounded half to even, + zx, sat
 2^-4, so x / sx is exact however it is computed), and within three roundings of the exact
 product sx sw d in float64: |y - sx sw d| <= ((1 + U)^3 - 1) |sx sw d| (sx * sw, float(d) from
 2^24, the product). Where the kernel computes the nodes after the MatMul too (its epilogues: a
-bias Add, a QuantizeLinear, the bias as quantize_static writes it between two), those nodes are
+bias Add, a QuantizeLinear, the bias as quantize_static writes it between two, an activation
+between a DequantizeLinear and a QuantizeLinear after them, as a table of codes), those nodes are
 onnx.reference's, run on that y.
 
 The cases take the body's edges: 4 rows a tile and the tails of 2 and 1 (M = 1, 2, 3, 4, 7, 9,
@@ -79,14 +80,45 @@ CASES = [
     Case(Form(8, True, 0, False, 512, 16, rows=100), True, "q-u8"),
     Case(Form(8, False, 0, True, 512, 72, rows=70), False, "bias"),
     Case(Form(8, True, -1, True, 256, 64, rows=257), True),
+    # an activation after the QuantizeLinear, as a table of codes in the epilogue
+    # (python/qdq_tables.py): uint8 codes to uint8, int8 to uint8, uint8 to int8 after the bias's
+    # own pair; a partial last group (masked stores) and one row
+    Case(Form(8, True, 0, False, 1056, 72, rows=7), True, "q-u8-HardSwish"),
+    Case(Form(8, True, -1, True, 832, 40, rows=16), False, "q-i8-Sigmoid"),
+    Case(Form(8, True, 0, False, 7296, 24, rows=3), True, "mid-Gelu"),
+    Case(Form(8, False, 0, True, 8192, 72, rows=1), False, "q-u8-HardSwish"),
 ]
 # cascadelake: every case; haswell (the AVX2 kernel, K a multiple of 16): those it takes
 CPUS = {"cascadelake": ((), CASES), "haswell": (("dq.avx2",), [c for c in CASES if c.form.k % 16 == 0])}
 
 
+# an activation's output zero point, by the type of the codes before it (uint8 codes to int8, int8
+# to uint8), near its type's lowest code: the activations below are mostly above 0
+ACTIVATED = {"u8": np.int8(-120), "i8": np.uint8(0)}
+
+
+def activated(epilogue: str | None) -> tuple:
+    """(the epilogue before its activation, the activation's op type or None)."""
+    base, _, act = (epilogue or "").rpartition("-")
+    return (base, act) if act[:1].isupper() else (epilogue, None)
+
+
 def after(i: int, epilogue: str | None, rng, k: int, n: int) -> tuple:
     """(nodes, initializers) reading MatMul i's y0<i> and writing y<i>, for `epilogue`; the
-    output scales grow as y's spread, sqrt(K), so the codes spread over their range."""
+    output scales grow as y's spread, sqrt(K), so the codes spread over their range. An epilogue
+    "<base>-<Activation>" is the base's, then DQ, the activation and Q (python/qdq_tables.py):
+    uint8 codes to int8, int8 to uint8."""
+    base, act = activated(epilogue)
+    if act is not None:
+        nodes, inits = after(i, base, rng, k, n)
+        nodes[-1].output[0] = f"ya{i}"
+        sy = next(numpy_helper.to_array(t) for t in inits if t.name == f"sy{i}")
+        sa = np.float32(1 / 256) if act == "Sigmoid" else np.float32(1.2 * sy)  # Sigmoid's values in (0, 1), the others y's
+        inits += [numpy_helper.from_array(sa, f"sa{i}"), numpy_helper.from_array(np.array(ACTIVATED["i8" if base == "q-i8" else "u8"]), f"za{i}")]
+        nodes += [helper.make_node("DequantizeLinear", [f"ya{i}", f"sy{i}", f"zy{i}"], [f"yd{i}"]),
+                  helper.make_node(act, [f"yd{i}"], [f"yf{i}"]),
+                  helper.make_node("QuantizeLinear", [f"yf{i}", f"sa{i}", f"za{i}"], [f"y{i}"])]  # fmt: skip
+        return nodes, inits
     if epilogue is None:
         return [helper.make_node("Identity", [f"y0{i}"], [f"y{i}"])], []
     b = [numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), f"b{i}")]
@@ -140,7 +172,7 @@ def qdq_model(cases: list, path, seed: int = 0) -> list:
         if case.epilogue:
             nodes += rest[0]
             inits += rest[1]
-        out = {None: TensorProto.FLOAT, "bias": TensorProto.FLOAT, "q-i8": TensorProto.INT8}.get(case.epilogue, TensorProto.UINT8)
+        out = {None: TensorProto.FLOAT, "bias": TensorProto.FLOAT, "q-i8": TensorProto.INT8, "q-u8-HardSwish": TensorProto.INT8, "mid-Gelu": TensorProto.INT8}.get(case.epilogue, TensorProto.UINT8)
         inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [f.rows, f.k]))
         outputs.append(helper.make_tensor_value_info(f"y{i}", out, [f.rows, f.n]))
         weights.append((wq, np.broadcast_to(sw, (1, f.n)), np.broadcast_to(zw, (1, f.n)).astype(np.int64), rest))
@@ -151,7 +183,8 @@ def qdq_model(cases: list, path, seed: int = 0) -> list:
 def kernel_name(case: Case, avx2: bool) -> str:
     """The executable of the QDQ kernel for `case` (its name spells the epilogue, passes/kernels/qdq.py;
     a bias Add alone stays IREE's)."""
-    out = {None: "", "bias": "", "q-u8": "_qu8", "q-i8": "_qi8", "bias-q-u8": "_qu8_b", "mid": "_qu8_mu8_b"}[case.epilogue]
+    base, act = activated(case.epilogue)
+    out = {None: "", "bias": "", "q-u8": "_qu8", "q-i8": "_qi8", "bias-q-u8": "_qu8_b", "mid": "_qu8_mu8_b"}[base] + ("_t" if act else "")
     name = harness.kernel_name("qdq", case.form, unsigned_x=case.unsigned_x) + out
     return name.replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_") if avx2 else name
 
@@ -177,7 +210,8 @@ def epilogue_reference(i: int, rest: tuple, y: np.ndarray) -> np.ndarray:
                               [helper.make_tensor_value_info(f"y{i}", TensorProto.UNDEFINED, None)], inits)  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
-    return ReferenceEvaluator(onnx.ModelProto.FromString(model.SerializeToString())).run(None, {f"y0{i}": y})[0]
+    with np.errstate(over="ignore", invalid="ignore"):  # the reference's Sigmoid computes both np.where branches
+        return ReferenceEvaluator(onnx.ModelProto.FromString(model.SerializeToString())).run(None, {f"y0{i}": y})[0]
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
