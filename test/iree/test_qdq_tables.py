@@ -29,6 +29,7 @@ from dequant.passes.target_features import AVX2, host_has_avx2  # noqa: E402
 F32 = np.float32
 HASWELL = ("--iree-llvmcpu-target-cpu=haswell",)
 TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+SMALL = {"Sigmoid": 1 / 256, "HardSigmoid": 1 / 256, "Tanh": 1 / 128}  # the output scale of activations within (-1, 1)
 
 
 def activation(act: str, x: str, out: str) -> tuple:
@@ -49,7 +50,7 @@ def matmul_model(path, act: str, *, m=64, k=256, n=128, codes=np.uint8, out=np.u
     zy = codes(120 if codes == np.uint8 else -8)
     za = out(3 if out == np.uint8 else -120)
     inits = {"wq": rng.integers(-127, 128, (k, n)).astype(np.int8), "sw": F32(0.02), "sx": F32(0.05), "zx": np.uint8(128),
-             "sy": F32(0.3), "zy": np.array(zy), "sa": F32(1 / 256 if act == "Sigmoid" else 0.25), "za": np.array(za)}  # fmt: skip
+             "sy": F32(0.3), "zy": np.array(zy), "sa": F32(SMALL.get(act, 0.25)), "za": np.array(za)}  # fmt: skip
     body, consts = activation(act, "yd", "a")
     nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
              helper.make_node("DequantizeLinear", ["wq", "sw"], ["wd"]), helper.make_node("MatMul", ["xd", "wd"], ["yf"]),
@@ -90,7 +91,8 @@ def tables(model: onnx.ModelProto) -> list:
     return [values[n.input[0]] for n in model.graph.node if n.op_type == "Gather"]
 
 
-ACTIVATIONS = [("HardSwish", np.uint8, np.uint8), ("Sigmoid", np.int8, np.uint8), ("Gelu", np.uint8, np.int8), ("GeluErf", np.int8, np.int8)]
+ACTIVATIONS = [("HardSwish", np.uint8, np.uint8), ("Sigmoid", np.int8, np.uint8), ("Gelu", np.uint8, np.int8), ("GeluErf", np.int8, np.int8),
+               ("Tanh", np.uint8, np.int8), ("HardSigmoid", np.int8, np.uint8), ("LeakyRelu", np.uint8, np.uint8)]  # fmt: skip
 
 
 @pytest.mark.parametrize("act, codes, out", ACTIVATIONS, ids=lambda v: getattr(v, "__name__", v))
