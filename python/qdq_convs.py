@@ -209,24 +209,30 @@ def has_pairs(model: onnx.ModelProto) -> bool:
 
 
 def of_matmul(graph: Graph, producers: dict, y: str) -> bool:
-    """Whether `y` is a MatMul's result, or one plus a constant bias (f32 or a DequantizeLinear of
-    a constant; the MatMul's result directly, or through its own QuantizeLinear and
-    DequantizeLinear, as quantize_static writes a bias): a QuantizeLinear of it is the epilogue
-    of dq's QDQ kernel where that kernel takes the MatMul."""
+    """Whether `y` is the result of a MatMul of constant weights (B a DequantizeLinear of a
+    constant), or one plus a constant bias (f32 or a DequantizeLinear of a constant; the MatMul's
+    result directly, or through its own QuantizeLinear and DequantizeLinear, as quantize_static
+    writes a bias): a QuantizeLinear of it is the epilogue of dq's QDQ kernel where that kernel
+    takes the MatMul."""
 
     def made(v: str, op_type: str):
         node = producers.get(v)
         return node if node is not None and node.op_type == op_type and node.domain in ("", "ai.onnx") else None
 
+    def weighted(v: str) -> bool:
+        matmul = made(v, "MatMul")
+        w = made(matmul.input[1], "DequantizeLinear") if matmul is not None and len(matmul.input) == 2 else None
+        return w is not None and w.input[0] in graph.constants
+
     if (add := made(y, "Add")) is None:
-        return made(y, "MatMul") is not None
+        return weighted(y)
     if len(add.input) != 2:
         return False
     for v, b in (add.input, add.input[::-1]):
         if (dq := made(v, "DequantizeLinear")) is not None and (q := made(dq.input[0], "QuantizeLinear")) is not None:
             v = q.input[0]
         bias = b in graph.constants or ((dq := made(b, "DequantizeLinear")) is not None and dq.input[0] in graph.constants)
-        if bias and made(v, "MatMul") is not None:
+        if bias and weighted(v):
             return True
     return False
 
@@ -234,8 +240,9 @@ def of_matmul(graph: Graph, producers: dict, y: str) -> bool:
 def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelProto, int, int]:
     """The model (in place) with its QDQ convolutions' weights and activation pairs in float, as
     the module docstring says; and how many DequantizeLinear of constants and of pairs it took.
-    With `kernels` (dq's QDQ kernel takes the CPU's MatMuls), a pair whose QuantizeLinear reads a
-    MatMul's result (`of_matmul`) stays: the kernel computes it in its epilogue."""
+    With `kernels` (dq's QDQ kernel takes the CPU's MatMuls), a pair whose QuantizeLinear reads the
+    result of a MatMul of constant weights (`of_matmul`) stays: the kernel computes it in its
+    epilogue."""
     graph = Graph(model)
     g = model.graph
     outputs = {v.name for v in g.output}

@@ -20,7 +20,7 @@ IREE's polynomials are approximations) and writes
 T the 256 codes of yq's type, in the order of xq's codes. For the llvm-cpu target on a CPU whose
 tags take dq's QDQ MatMul kernel, and only where xq is made by a kernel of dq's that computes
 the table in its epilogue (torch-onnx-dq-matmul-iree-cpu, torch-onnx-dq-depthwise-iree-cpu): the
-QuantizeLinear of a MatMul (after a bias Add, or the bias's own QDQ pair, as quantize_static
+QuantizeLinear of a MatMul of constant weights (after a bias Add, or the bias's own QDQ pair, as quantize_static
 writes it) or a dequant.QLinearDepthwiseConv, through Reshapes and Transposes that nothing else
 reads (the table goes before them: a lookup commutes with moving codes). The region's nodes must
 have no reader outside it; the DequantizeLinear and the region go

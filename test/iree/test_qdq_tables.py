@@ -160,6 +160,14 @@ def _not_a_kernels(nodes, inits):
     q.input[0] = "yf2"
 
 
+def _activations_product(nodes, inits):
+    """A MatMul of two activations (as attention's): no kernel of dq's takes it."""
+    w = next(n for n in nodes if n.output == ["wd"])
+    nodes.insert(0, helper.make_node("Transpose", ["x"], ["xt"]))
+    nodes.insert(1, helper.make_node("QuantizeLinear", ["xt", "sx", "zx"], ["xtq"]))
+    w.input[:] = ["xtq", "sx", "zx"]
+
+
 def _softmax(nodes, inits):
     """An op not computed element by element in the region."""
     act = next(n for n in nodes if n.output == ["a"])
@@ -171,9 +179,10 @@ def _output(nodes, inits):
     nodes.append(helper.make_node("Identity", ["yd"], ["y2"]))
 
 
-@pytest.mark.parametrize("edit", [_also_read, _per_channel, _not_a_kernels, _softmax], ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("edit", [_also_read, _per_channel, _not_a_kernels, _activations_product, _softmax], ids=lambda f: f.__name__.strip("_"))
 def test_regions_the_rewrite_leaves(tmp_path, edit):
-    path = matmul_model(tmp_path / "m.onnx", "HardSwish", extra=edit)
+    square = edit is _activations_product  # x [64, 256] @ its transpose's codes [256, 64]
+    path = matmul_model(tmp_path / "m.onnx", "HardSwish", extra=edit, **({"n": 64} if square else {}))
     model, count = qdq_tables.rewrite(onnx.load(path))
     assert count == 0 and not any(n.op_type == "Gather" for n in model.graph.node)
 
