@@ -90,8 +90,7 @@ def match(mmi) -> Dynamic | str | None:
             return "its B's zero point is not a constant per tensor or per column"
         zw = zw if zw.any() else None
     cast = _one_reader(mmi.results[0], "onnx.Cast")
-    to = cast.attributes["torch.onnx.to"] if cast is not None and "torch.onnx.to" in cast.attributes else None
-    if not isinstance(to, ir.IntegerAttr) or ir.IntegerAttr(to).value != 1:  # TensorProto.FLOAT
+    if cast is None or t.int_attr(cast, "to") != 1:  # TensorProto.FLOAT
         return "its result is not read by one Cast to f32 alone"
     mul = _one_reader(cast.results[0], "onnx.Mul")
     scale = _other(mul, cast.results[0]) if mul is not None and len(mul.operands) == 2 else None

@@ -110,11 +110,6 @@ class Lookup(NamedTuple):
     table: np.ndarray
 
 
-def _int_attr(op, name: str, default: int | None = None) -> int | None:
-    attr = op.attributes[f"torch.onnx.{name}"] if f"torch.onnx.{name}" in op.attributes else None
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else default if attr is None else None
-
-
 def lookup(value: ir.Value) -> Lookup | None:
     """The lookup reading 8-bit codes `value`, Gather(T, Cast<int32>(value)) (uint8) or
     Gather(T, Cast<int32>(value) + 128) (int8) along axis 0 of a constant T of 256 8-bit codes,
@@ -123,7 +118,7 @@ def lookup(value: ir.Value) -> Lookup | None:
     if isinstance(codes, str) or codes.element.kind != "int" or codes.element.bits != 8:
         return None
     cast = _reader(value)
-    if cast is None or t.onnx_name(cast) != "onnx.Cast" or _int_attr(cast, "to") != 6 or len(cast.results) != 1:  # 6: ONNX's INT32
+    if cast is None or t.onnx_name(cast) != "onnx.Cast" or t.int_attr(cast, "to") != 6 or len(cast.results) != 1:  # 6: ONNX's INT32
         return None
     ops, index, offset = [cast], cast.results[0], 0
     op = _reader(index, None)
@@ -136,7 +131,7 @@ def lookup(value: ir.Value) -> Lookup | None:
     if offset != (128 if codes.element.signed else 0) or op is None or t.onnx_name(op) != "onnx.Gather" or len(op.operands) != 2 or len(op.results) != 1 or op.operands[1] != index:
         return None
     table, out = torch_constant(op.operands[0]), t.tensor_of(op.results[0].type)
-    if _int_attr(op, "axis", 0) != 0 or table is None or table.shape != (256,) or table.dtype not in (np.int8, np.uint8) or isinstance(out, str) or out.shape != codes.shape:
+    if t.int_attr(op, "axis", 0) != 0 or table is None or table.shape != (256,) or table.dtype not in (np.int8, np.uint8) or isinstance(out, str) or out.shape != codes.shape:
         return None
     c = np.arange(-128, 128) if codes.element.signed else np.arange(256)
     entries = np.zeros(256, np.uint8)

@@ -85,6 +85,16 @@ def onnx_name(op) -> str | None:
     return ir.StringAttr(a).value_bytes.decode("utf-8", "replace")
 
 
+def int_attr(op, name: str, default: int | None = None) -> int | None:
+    """The integer ONNX attribute `name` of a `torch.operator` (`torch.onnx.<name>`), `default`
+    where the op has none, None where it is not an integer."""
+    key = f"torch.onnx.{name}"
+    if key not in op.attributes:
+        return default
+    attr = op.attributes[key]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
 def nodes(root, onnx_op: str) -> list:
     """The `torch.operator` ops of ONNX type `onnx_op` (e.g. "onnx.DequantizeLinear") under root."""
     return [o for o in ops_named(root, OPERATOR) if onnx_name(o) == onnx_op]
