@@ -33,7 +33,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from .lookup import CODES
+from .lookup import CODES, entry
 from .loops import Hoisted
 from .qdq import Requantize
 
@@ -166,14 +166,12 @@ class _Body(Requantize, Hoisted):
         row's sums keep every vector register (a lookup by vpshufb, as the QDQ kernels' epilogue
         takes it, holds 16 of t's vectors)."""
         k, v = self.k, self.v
-        i8 = ir.IntegerType.get_signless(8)
         cols = scf.ForOp(self.const(0), self.const(k.wo), self.const(1))
         with ir.InsertionPoint(cols.body):
             channels = scf.ForOp(self.const(0), self.const(k.c), self.const(1))
             with ir.InsertionPoint(channels.body):
                 at = [n, h, cols.induction_variable, channels.induction_variable]
-                code = arith.index_cast(ir.IndexType.get(), arith.extui(ir.IntegerType.get_signless(32), memref.load(v["y"], at)))
-                memref.store(memref.load(v["t"], [code]), v["y"], at)
+                memref.store(entry(v["t"], memref.load(v["y"], at)), v["y"], at)
                 scf.YieldOp([])
             scf.YieldOp([])
 

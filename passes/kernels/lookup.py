@@ -16,6 +16,12 @@ WORKGROUPS = 8  # at most (as the QDQ kernels' WORKGROUP_TARGET)
 PER_WORKGROUP = 4096  # bytes at least, a workgroup's share worth its dispatch
 
 
+def entry(t: ir.Value, code: ir.Value) -> ir.Value:
+    """The byte of table t ([256] bytes) at a code's byte (an i8 scalar), zero-extended: an index
+    within t whatever the code."""
+    return memref.load(t, [arith.index_cast(ir.IndexType.get(), arith.extui(ir.IntegerType.get_signless(32), code))])
+
+
 @dataclass(frozen=True)
 class LookupKernel:
     """The lookup of `size` bytes of codes through a table of 256 bytes."""
@@ -45,6 +51,5 @@ class LookupKernel:
         loop = scf.ForOp(lo, hi, const(1))
         with ir.InsertionPoint(loop.body):
             i = loop.induction_variable
-            code = arith.index_cast(index, arith.extui(ir.IntegerType.get_signless(32), memref.load(v["x"], [i])))
-            memref.store(memref.load(v["t"], [code]), v["y"], [i])
+            memref.store(entry(v["t"], memref.load(v["x"], [i])), v["y"], [i])
             scf.YieldOp([])
