@@ -14,6 +14,8 @@ shape not static stays IREE's.
 
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import arith, tensor
 
@@ -21,44 +23,46 @@ from . import Pass
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, table_constant
 from .kernels.lookup import LookupKernel
-from .qdq_matmul import lookup
+from .qdq_matmul import Lookup, lookup
 from .to_linalg import expand
 
 
-def _rewrite(cast, module) -> bool:
-    """The lookup the Cast `cast` begins as a dispatch of the kernel; whether it was one."""
-    codes = cast.operands[0]
-    got = lookup(codes)
-    tt = t.tensor_of(codes.type)
-    if got is None or got.ops[-1] != cast or isinstance(tt, str) or None in tt.shape or not tt.shape:
-        return False
-    size = 1
-    for d in tt.shape:
-        size *= d
-    kernel = LookupKernel(size)
-    name = executable(kernel, module)
+def _rewrite(got: Lookup, tt: t.TorchTensor, module) -> None:
+    """The lookup `got` of codes of static type `tt` as a dispatch of the kernel."""
+    size = math.prod(tt.shape)
+    name = executable(LookupKernel(size), module)
     i8, index = ir.IntegerType.get_signless(8), ir.IndexType.get()
-    gather = got.ops[0]
+    cast, gather = got.ops[-1], got.ops[0]
     with cast.location, ir.InsertionPoint(gather):
-        x = ir.Operation.create(t.TO_BUILTIN, results=[ir.RankedTensorType.get(list(tt.shape), i8)], operands=[codes]).result
+        x = ir.Operation.create(t.TO_BUILTIN, results=[ir.RankedTensorType.get(list(tt.shape), i8)], operands=[cast.operands[0]]).result
         flat = tensor.collapse_shape(ir.RankedTensorType.get([size], i8), x, [list(range(len(tt.shape)))])
         y = dispatch(name, [flat, table_constant(got.table)], arith.constant(index, size), [ir.RankedTensorType.get([size], i8)])[0]
         done = t.from_builtin(expand(y, list(tt.shape), [list(range(len(tt.shape)))]), gather.results[0].type)
     gather.results[0].replace_all_uses_with(done)
     for op in got.ops:
         op.erase()
-    return True
+
+
+def _found(cast) -> tuple | None:
+    """(the lookup the Cast `cast` begins, its codes' type) where the kernel takes it (codes of
+    static shape), or None."""
+    if len(cast.operands) != 1 or len(cast.results) != 1:
+        return None
+    got, tt = lookup(cast.operands[0]), t.tensor_of(cast.operands[0].type)
+    if got is None or got.ops[-1] != cast or isinstance(tt, str) or None in tt.shape or not tt.shape:
+        return None
+    return got, tt
 
 
 def run(root) -> bool:
-    casts = [c for c in t.nodes(root, "onnx.Cast") if len(c.operands) == 1 and len(c.results) == 1]
-    if not any(lookup(c.operands[0]) is not None for c in casts):
+    found = [f for c in t.nodes(root, "onnx.Cast") if (f := _found(c)) is not None]
+    if not found:
         return True
     if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
         root.location.emit_error("torch-onnx-dq-lookup-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
         return False
-    for cast in casts:
-        _rewrite(cast, root)
+    for got, tt in found:
+        _rewrite(got, tt, root)
     return True
 
 
