@@ -216,16 +216,15 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     kernels = qdq_conv_matmuls.kernel(tags) is not None
     if kernels:  # QDQ Gemms as QDQ MatMuls for dq's int8 kernel
         qdq_gemms.rewrite(proto)
-    if target == "llvm-cpu" and qdq_convs.applies(proto):
-        qdq_conv_matmuls.rewrite(proto, tags)
-        if kernels:  # activations as tables in the epilogues of the kernels just written
+    convs = target == "llvm-cpu" and qdq_convs.applies(proto)
+    if convs or (target == "llvm-cpu" and qdq_convs.has_pairs(proto)):  # without QDQ convolutions: the pairs alone
+        if convs:
+            qdq_conv_matmuls.rewrite(proto, tags)
+        if kernels:  # activations as tables in the epilogues of dq's kernels
             qdq_tables.rewrite(proto)
         proto, _, _ = qdq_convs.rewrite(proto, kernels)
-        depthwise.rewrite(proto)
-    elif target == "llvm-cpu" and qdq_convs.has_pairs(proto):  # no QDQ convolution: the pairs alone
-        if kernels:
-            qdq_tables.rewrite(proto)
-        proto, _, _ = qdq_convs.rewrite(proto, kernels)
+        if convs:
+            depthwise.rewrite(proto)
     path = os.path.join(tmp, "normalised.onnx")
     big = proto.ByteSize() > 1 << 30  # protobuf's 2 GB limit: the weights beside it
     onnx.save(proto, path, save_as_external_data=big, all_tensors_to_one_file=True, location="normalised.data")
