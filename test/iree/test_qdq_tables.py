@@ -17,8 +17,9 @@ import pytest
 from requires import needs_iree
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
+import onnxruntime_reference  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from qdq_reference import compiled, quantize  # noqa: E402
 from test_qdq_depthwise import depthwise_model, integer_reference  # noqa: E402
@@ -75,14 +76,12 @@ def region_table(act: str, sx, zx, sy, zy) -> np.ndarray:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     info = np.iinfo(np.asarray(zx).dtype)
     c = np.arange(info.min, info.max + 1).astype(np.asarray(zx).dtype)
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"c": c})[0]
+    return onnxruntime_reference.run(model, {"c": c})[0]
 
 
 def ort_run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
     """onnxruntime on `model` as written (no graph optimization: its QDQ fusions compute otherwise)."""
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    return onnxruntime_reference.run(model, {"x": x})[0]
 
 
 def tables(model: onnx.ModelProto) -> list:
