@@ -1,8 +1,9 @@
-"""QDQ MatMuls of two activations as f32 MatMuls of their codes (python/qdq_activation_matmuls.py):
-an attention's Q K^T as quantize_static writes it, K's codes transposed through a
-DequantizeLinear / QuantizeLinear pair.
+"""QDQ MatMuls of two activations as f32 MatMuls of their codes (python/qdq_activation_matmuls.py),
+and QDQ pairs around layout ops dropped (python/qdq_layout.py): an attention's Q K^T as
+quantize_static writes it, K's codes transposed through a DequantizeLinear / QuantizeLinear pair.
 
-The rewrite computes y = (f32(d) * sa) * sb with d the integer sum of
+The layout rewrite is exact: onnxruntime computes the rewritten model's output bit for bit as
+the original's. The MatMul rewrite computes y = (f32(d) * sa) * sb with d the integer sum of
 (aq - za)(bq - zb): checked against that sum in int64 (numpy) at K on the 2^24 bound with codes
 at their extremes, and left beyond it. Through dequant-iree for an AVX2 CPU (haswell): the
 model's output is the numpy integer arithmetic, requantized, bit for bit.
@@ -21,7 +22,7 @@ import onnxruntime_reference  # noqa: E402
 from onnx import helper, numpy_helper  # noqa: E402
 from qdq_reference import compiled, quantize, save  # noqa: E402
 
-from dequant import qdq_activation_matmuls  # noqa: E402
+from dequant import qdq_activation_matmuls, qdq_layout  # noqa: E402
 from dequant.passes.target_features import AVX2, AVX512VNNI  # noqa: E402
 
 F32 = np.float32
@@ -59,18 +60,55 @@ def ops(model: onnx.ModelProto) -> list:
     return [n.op_type for n in model.graph.node]
 
 
+def test_layout_pair_moves_the_codes(tmp_path):
+    """DQ, Transpose, Q of one scale and zero point: the Transpose moves K's codes, both nodes
+    go, and onnxruntime computes the same output on the rewritten model, bit for bit."""
+    path = attention_model(tmp_path / "m.onnx")
+    model = onnx.load(path)
+    assert qdq_layout.rewrite(model) == 1
+    onnx.checker.check_model(model, full_check=True)
+    transpose = next(n for n in model.graph.node if n.op_type == "Transpose")
+    assert list(transpose.input) == ["kq"] and list(transpose.output) == ["bq"]
+    assert ops(model).count("QuantizeLinear") == 3 and ops(model).count("DequantizeLinear") == 3
+    x = (np.random.default_rng(0).standard_normal((2, 16, 32)) * 4).astype(F32)
+    np.testing.assert_array_equal(onnxruntime_reference.run(model, {"x": x})[0], onnxruntime_reference.run(path, {"x": x})[0])
+
+
+def _rescaled(nodes, init):  # the QuantizeLinear after the Transpose of another scale
+    init["sb2"] = F32(0.031)
+    next(n for n in nodes if n.output == ["bq"]).input[1] = "sb2"
+    next(n for n in nodes if n.output == ["bd"]).input[1] = "sb2"
+
+
+def _also_read(nodes, init):  # the transposed values read by another node too
+    nodes.append(helper.make_node("Relu", ["kt"], ["also"]))
+
+
+def _huge(nodes, init):  # a scale whose (q - z) * s overflows
+    init["sb"] = F32(1e37)
+
+
+@pytest.mark.parametrize("edit", [_rescaled, _also_read, _huge], ids=lambda f: f.__name__.strip("_"))
+def test_layout_pairs_the_rewrite_leaves(tmp_path, edit):
+    """A pair of two scales is no identity, nor one whose codes times the scale could overflow
+    (1e37 * 130 > f32's largest); a layout op read by more than the QuantizeLinear keeps its
+    float values."""
+    assert qdq_layout.rewrite(onnx.load(attention_model(tmp_path / "m.onnx", edit=edit))) == 0
+
+
 @pytest.mark.parametrize("k", [64, 506])
 def test_matmul_is_the_integer_sum(tmp_path, k):
     """The MatMul of two dequantized activations becomes Cast, Sub (each operand), MatMul, Mul,
-    Mul, its own DequantizeLinears gone; onnxruntime's f32 MatMul of the rewritten model is the
+    Mul, its DequantizeLinears gone; onnxruntime's f32 MatMul of the rewritten model is the
     integer arithmetic bit for bit, at K = 506 too, the longest the bound takes (506 * 255 * 130
     <= 2^24: uint8 codes 255 from za = 0, int8 ones 130 from zb = -3), where x's codes at their
     extremes make partial sums up to that."""
     path = attention_model(tmp_path / "m.onnx", k=k, requantized=False)
     model = onnx.load(path)
+    qdq_layout.rewrite(model)
     assert qdq_activation_matmuls.rewrite(model) == 1
     onnx.checker.check_model(model, full_check=True)
-    assert ops(model)[-7:] == ["Cast", "Sub", "Cast", "Sub", "MatMul", "Mul", "Mul"] and ops(model).count("DequantizeLinear") == 1  # K's, the Transpose's
+    assert ops(model)[-7:] == ["Cast", "Sub", "Cast", "Sub", "MatMul", "Mul", "Mul"] and "DequantizeLinear" not in ops(model)
     rng = np.random.default_rng(k)
     extremes = [np.full((2, 16, k), F32(100)), np.where(rng.random((2, 16, k)) < 0.5, F32(-100), F32(100))]
     for x in [(rng.standard_normal((2, 16, k)) * 4).astype(F32), *extremes]:

@@ -1,0 +1,74 @@
+"""QDQ pairs around layout ops dropped: the Reshape or Transpose moves the codes themselves.
+
+quantize_static quantizes every op's output, the ops that only move values too:
+
+    yq = Q(Reshape(DQ(xq, s, z)), s, z)          (or Transpose), the same s and z
+
+DQ then Q with one scale and zero point gives back each code: v = f32((q - z) * s) is within
+half an ulp of (q - z) * s, v / s within about 255 * 2^-23 of q - z, which rounds to q - z
+(s finite, not 0, and at most f32's largest / 256, so that (q - z) * s is finite; no
+saturation: q is of the type). So yq = Reshape(xq) exactly, as
+onnxruntime's QDQ transformer drops such pairs (DropQDQNodesRules). IREE computes each pair on
+every element instead (two f32 divisions among them) and, for an attention's Q, K and V,
+fuses them into its transposes (docs/iree.md#qdq-matmuls-of-two-activations). For the llvm-cpu
+target on the CPUs where dequant.qdq_activation_matmuls runs, this rewrite writes yq =
+Reshape(xq) (or the Transpose) where the QuantizeLinear is the layout op's only reader; the
+DequantizeLinear stays where something else reads it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from .formats import Graph
+from .qdq_convs import _pair_parameters, static_types
+
+LAYOUT = frozenset({"Reshape", "Transpose"})  # default-domain ops that only move values
+LARGEST = float(np.finfo(np.float32).max) / 256  # the largest scale whose (q - z) * s stays finite
+
+
+def _onnx(node: onnx.NodeProto) -> bool:
+    return node.domain in ("", "ai.onnx")
+
+
+def rewrite(model: onnx.ModelProto) -> int:
+    """The model's QDQ pairs around layout ops dropped in place (the module docstring); how many."""
+    graph, g = Graph(model), model.graph
+    producers = {o: n for n in g.node for o in n.output}
+    readers: dict[str, list] = {}
+    for n in g.node:
+        for v in n.input:
+            readers.setdefault(v, []).append(n)
+    outputs = {v.name for v in g.output}
+    types = static_types(model)
+    gone, stale, count = set(), set(), 0
+    for node in g.node:
+        if not (_onnx(node) and node.op_type in LAYOUT and node.input and len(node.output) == 1) or node.output[0] in outputs:
+            continue
+        dq, after = producers.get(node.input[0]), readers.get(node.output[0], [])
+        if dq is None or not _onnx(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.output[0] in outputs:
+            continue
+        q = after[0] if len(after) == 1 else None
+        if q is None or not _onnx(q) or q.op_type != "QuantizeLinear" or len(q.output) != 1:
+            continue
+        back, forth, codes = _pair_parameters(graph, dq), _pair_parameters(graph, q), types.get(dq.input[0])
+        if back is None or forth is None or codes is None or not (back[0] == forth[0] and back[1] == forth[1] and back[1].dtype == forth[1].dtype == codes[1]):
+            continue
+        if abs(float(back[0])) > LARGEST:  # (q - z) * s could overflow to infinity
+            continue
+        readers[dq.output[0]].remove(node)
+        stale.add(node.output[0])
+        node.input[0] = dq.input[0]
+        readers.setdefault(dq.input[0], []).append(node)
+        node.output[0] = q.output[0]
+        gone.add(id(q))
+        if not readers[dq.output[0]]:
+            gone.add(id(dq))
+        count += 1
+    if count:
+        graph.replace_nodes([n for n in g.node if id(n) not in gone])
+        kept = [v for v in g.value_info if v.name not in stale]  # the layout ops' f32 results are gone
+        del g.value_info[:]
+        g.value_info.extend(kept)
+    return count
