@@ -34,7 +34,7 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from .lookup import CODES, entry
-from .loops import Hoisted
+from .loops import Hoisted, fenced
 from .qdq import Requantize
 
 LANES = 8
@@ -194,6 +194,6 @@ class _Body(Requantize, Hoisted):
                     acc[u] = math.fma(xs[u * k.sv + j], taps[i * k.kw + j], acc[u])
         for u in range(count):
             y = arith.mulf(per_channel["s"], acc[u])
-            if "b" in per_channel:
-                y = arith.addf(y, per_channel["b"])
+            if "b" in per_channel:  # the product rounded before the bias is added (no FMA)
+                y = arith.addf(fenced(y), per_channel["b"])
             vector.store(self.coded(self.quantized(y, self.r[0], self.r[1], k.out)), v["y"], [n, h, cols[u], c0])

@@ -49,7 +49,7 @@ from mlir.dialects import arith, memref, scf, vector
 
 from dequant.dialect import unpack
 
-from .loops import Hoisted, rows_blocks
+from .loops import Hoisted, fenced, rows_blocks
 from .problem import Problem
 
 # Columns per workgroup: this many column groups of `lanes` (one-row body: one accumulator each).
@@ -303,7 +303,7 @@ class _Body(Hoisted):
         then taken off, rounded once more (onnxruntime's arithmetic; no FMA: `q * s` is rounded
         as its kernel rounds it). Both bodies read every weight so."""
         w = arith.mulf(arith.sitofp(self.f32, arith.subi(field, zero_point)), scale)
-        return w if zs is None else arith.subf(w, zs)
+        return w if zs is None else arith.subf(fenced(w), zs)
 
     def one_row(self) -> None:
         """y[r, cols] = sum_k x[r, k] * ((u - z') * s) for r < m (m <= 1), in order of k: each

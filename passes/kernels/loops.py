@@ -2,7 +2,8 @@
 mmt4d shares its outer loops among tile functions): `Hoisted`, a body's constants made once at
 the top of its block, with the row loop by full tiles (`full_tiles`) then the last rows by tiles
 of the powers of two below a full tile (`tail_rows`), and the unpacking of two 4-bit fields
-(`nibbles`) and the rounding of small values half to even (`roundeven`); `rows_blocks`, the
+(`nibbles`) and the rounding of small values half to even (`roundeven`); `fenced`, a float value
+kept apart from the arithmetic after it (no FMA); `rows_blocks`, the
 rows x blocks nest; `each_block`, that nest over x's blocks with their largest |x| (the
 dispatches that quantize x); `vpdpbusd`, AVX-512 VNNI's dot product.
 """
@@ -15,9 +16,19 @@ from mlir.dialects import arith, math, scf, vector
 from ..lazy import llvm
 
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
+FENCE = "llvm.arithmetic.fence"  # its operand's value as computed: no float op is fused across it
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition
 # rounds v half to even (1.5 * 2^23 is even), the subtraction is exact; +-inf and NaN stay.
 ROUND = 1.5 * 2**23
+
+
+def fenced(v: ir.Value) -> ir.Value:
+    """The float value v, rounded as computed: IREE marks every fmul, fadd and fsub of its LLVM
+    code `contract` (iree-codegen-add-fast-math-flags), which lets LLVM fuse a product and the
+    addition reading it into one FMA, one rounding where the kernels' arithmetic rounds twice
+    (s * float(d), then + b: docs/semantics.md#the-integer-route-of-qdq-matmuls). A product read
+    by an addition goes through this fence."""
+    return llvm.call_intrinsic(v.type, FENCE, [v], [], [])
 
 
 def _index(v: int) -> ir.Value:

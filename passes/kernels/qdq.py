@@ -17,7 +17,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed
 from .int8 import LANES, Int8Kernel, _Body
 from .lookup import CODES
-from .loops import vpdpbusd
+from .loops import fenced, vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
 from .tail import ColumnTail, pad
 
@@ -194,8 +194,8 @@ class Requantize:
         r = self.r
         if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
             y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
-        if self.k.bias_add:
-            y = arith.addf(y, vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * self.k.lanes)]))
+        if self.k.bias_add:  # the product rounded before the bias is added (no FMA: `fenced`)
+            y = arith.addf(fenced(y), vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * self.k.lanes)]))
         return self.coded(self.quantized(y, r[0], r[1], self.k.requantize))
 
     def coded(self, q: ir.Value) -> ir.Value:

@@ -24,9 +24,11 @@
 // CHECK: %[[XF:.*]] = arith.sitofp %[[XI]] : vector<8xi32> to vector<8xf32>
 // CHECK: math.fma %[[XF]], %[[T0]], %[[C]] : vector<8xf32>
 // CHECK-COUNT-8: math.fma
-// The QDQ kernels' epilogue: s * d + b, a true division by sy, clamp, round half to even, + zy.
-// CHECK: arith.mulf
-// CHECK-NEXT: arith.addf
+// The QDQ kernels' epilogue: s * d rounded (a fence: no FMA), + b, a true division by sy, clamp,
+// round half to even, + zy.
+// CHECK: %[[SD:.*]] = arith.mulf
+// CHECK-NEXT: %[[SDF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[SD]]) : (vector<8xf32>) -> vector<8xf32>
+// CHECK-NEXT: arith.addf %[[SDF]]
 // CHECK-NEXT: arith.divf
 // CHECK: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
 // CHECK-NEXT: %[[Q:.*]] = arith.trunci %{{.*}} : vector<8xi32> to vector<8xi8>

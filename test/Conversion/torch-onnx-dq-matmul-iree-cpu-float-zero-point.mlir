@@ -22,11 +22,13 @@
 // CHECK: %[[ZS:.*]] = vector.load %[[ZMEM]][%{{[^,]+}}, %{{[^,]+}}, %c0] : memref<1x2x32xf32>, vector<8xf32>
 // CHECK: %[[QF:.*]] = arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
 // CHECK-NEXT: %[[QS:.*]] = arith.mulf %[[QF]], %[[SCALE]] : vector<8xf32>
-// CHECK-NEXT: %[[W:.*]] = arith.subf %[[QS]], %[[ZS]] : vector<8xf32>
+// CHECK-NEXT: %[[QSF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[QS]]) : (vector<8xf32>) -> vector<8xf32>
+// CHECK-NEXT: %[[W:.*]] = arith.subf %[[QSF]], %[[ZS]] : vector<8xf32>
 // CHECK-NEXT: vector.fma %{{.*}}, %[[W]], %{{.*}} : vector<8xf32>
 // CHECK: } else {
-// CHECK: arith.mulf
-// CHECK-NEXT: arith.subf
+// CHECK: %[[PS:.*]] = arith.mulf
+// CHECK-NEXT: %[[PSF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[PS]])
+// CHECK-NEXT: arith.subf %[[PSF]]
 // CHECK-NEXT: memref.store
 // CHECK-LABEL: func.func @float_zero_point
 // CHECK-NOT: onnx.Sub

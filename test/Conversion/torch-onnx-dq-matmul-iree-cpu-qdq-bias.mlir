@@ -18,7 +18,8 @@
 // CHECK-NEXT: %[[P1:.*]] = arith.addf %[[E1]]
 // CHECK-NEXT: %[[D:.*]] = arith.subf %[[P1]]
 // CHECK-NEXT: %[[F:.*]] = arith.mulf %[[D]]
-// CHECK: arith.addf %[[F]]
+// CHECK-NEXT: %[[FF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[F]]) : (vector<16xf32>) -> vector<16xf32>
+// CHECK: arith.addf %[[FF]]
 // CHECK-NEXT: arith.divf
 // CHECK-LABEL: func.func @qdq_bias_requantize
 // CHECK-NOT: onnx.DequantizeLinear

@@ -130,6 +130,24 @@ def test_fractional_float_zero_points_exact_per_weight(tmp_path, dtype):
     assert len(vmfb) < 1.2 * (k * n // 2 + 2 * (k // block) * n * 4) + 64 * 1024, len(vmfb)  # codes packed, z * s and s in f32
 
 
+@pytest.mark.parametrize("rows", [1, 64])
+def test_float_zero_point_weights_rounded_twice(tmp_path, rows):
+    """Each weight of a float zero point's MatMul is fl(fl(q * s) - fl(z * s)), two roundings
+    (docs/semantics.md: onnxruntime's kernel at level 0, no FMA): x's rows are one-hot, so each
+    output is one weight exactly, held to that in numpy's f32 bit for bit, by the one-row body
+    and the several-rows one. IREE marks the kernel's fmul and fsub `contract`; fused into one
+    FMA they round once, and a share of the weights came out an ulp off."""
+    k, n, block = 64, 64, 32
+    path = models.matmul_nbits(tmp_path / "m.onnx", k, n, block=block, zero_point="float")
+    arrays = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    codes = np.stack([(arrays["B"].reshape(n, -1) >> s) & 15 for s in (0, 4)], -1).reshape(n, k).astype(np.float32)
+    z, s = (np.repeat(arrays[name].reshape(n, k // block), block, 1) for name in ("zp", "scales"))
+    w = ((codes * s).astype(np.float32) - (z * s).astype(np.float32)).astype(np.float32).T  # [K, N]
+    vmfb = stage.compile_onnx(path)
+    picked = np.random.default_rng(rows).permutation(k)[:rows]
+    np.testing.assert_array_equal(run_vmfb(vmfb, np.eye(k, dtype=np.float32)[picked]), w[picked])
+
+
 def test_bf16_scales(tmp_path):
     """bf16 scales (onnxruntime's CPU kernel has none): the spec's formula in f32, rounded once."""
     k, n, block = 64, 32, 32

@@ -159,3 +159,38 @@ def test_node_has_the_dequant_domain(tmp_path):
     assert [d.dim_value for d in out.type.tensor_type.shape.dim] == [1, 8, 8, 16]
     pad = next(n for n in model.graph.node if n.output[0] == node.input[0])
     assert pad.op_type == "Pad" and pad.input[2] == node.input[2]  # the pad value is zx
+
+
+@needs_iree
+@pytest.mark.skipif(not host_has_avx2(), reason="the host lacks AVX2 (the kernel's target here: haswell)")
+def test_bias_added_to_the_rounded_product(tmp_path):
+    """y = s * f32(d) rounded, then + b rounded, never one FMA (IREE marks the kernel's fmul and
+    fadd `contract`): a depthwise Conv whose channel c has one tap w0[c] (the centre) and x codes
+    zx + 1, so d = w0[c] at every pixel, and a bias making fl(fl(s * w0) + b) an exact tie of the
+    codes that fl(s * w0 + b), fused, rounds above (the cases of test/kernels/test_requantize.py).
+    Its output is the integer arithmetic (numpy, `integer_reference`), the tie's even code."""
+    sw, c = F32(8.184809), 40
+    s = np.float64(sw) / 2  # f32(sx * sw), sx = 0.5
+    w0s, bqs = [], []
+    for w0 in range(1, 128):
+        rounded = np.float64(np.float32(s * w0))
+        t = 0.5 + 2 * (len(w0s) % 50)
+        bq = (t - rounded) * 2.0**16  # b = bq * 2^-16 exactly (bq even, below 2^25)
+        if np.float32(s * w0 + (t - rounded)) > np.float32(t) and bq == int(bq) and abs(bq) < 2**25:
+            w0s.append(w0)
+            bqs.append(int(bq))
+    assert len(w0s) >= c
+    w = np.zeros((c, 1, 3, 3), np.int8)
+    w[:, 0, 1, 1] = w0s[:c]
+    init = {"sx": F32(0.5), "zx": np.uint8(3), "w": w, "sw": np.full(c, sw, F32), "zw": np.zeros(c, np.int8),
+            "bq": np.array(bqs[:c], np.int32), "sb": F32(2.0**-16), "sy": F32(1), "zy": np.array(np.uint8(20))}  # fmt: skip
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"], axis=0), helper.make_node("DequantizeLinear", ["bq", "sb"], ["bd"]),
+             helper.make_node("Conv", ["xd", "wd", "bd"], ["yc"], group=c, kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["yc", "sy", "zy"], ["yq"]), helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])]  # fmt: skip
+    path = save(tmp_path / "m.onnx", nodes, [1, c, 8, 8], [1, c, 8, 8], init)
+    assert taken(path, (AVX2,)) == 1
+    x = np.full((1, c, 8, 8), F32(0.5))  # xq = 4 = zx + 1
+    got, want = compiled(path, *HASWELL)(x), integer_reference(path, x)
+    assert (want % 2 == 0).all()  # the ties' even codes
+    np.testing.assert_array_equal(got, want)

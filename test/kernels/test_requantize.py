@@ -106,3 +106,66 @@ def test_requantize_at_rounding_boundaries(built, scale):
     assert (product != np.clip(np.rint(q) + ZY, 0, 255)).any()
     if scale == "ordinary":
         assert (q == np.floor(q) + np.float32(0.5)).sum() > 10  # ties, rounded to even
+
+
+# --- the bias after the scaled sum: two roundings ---------------------------------------------
+
+SW = np.float32(8.184809)  # s = f32(sx * sw) = sw / 2 (sx a power of two): w0 * s is rarely an f32
+SY = np.float32(1.0)
+P_ROWS = 1024  # P_ROWS x K x N from 2^19 multiply-adds: the stage takes the MatMul
+
+
+def product_cases() -> tuple:
+    """(w0 [N] int8, b [N] f32) of the columns where y = fl(fl(s * w0) + b) is an exact tie
+    n + 0.5 of the codes (rounded to even n) and fl(s * w0 + b), the product and the sum fused
+    into one rounding, rounds above it (to n + 1): every w0 of int8 but 0 whose product falls
+    so, with n = 0, 2, 4, ..."""
+    s = np.float64(SW) / 2
+    w0s, bs = [], []
+    for w0 in range(-128, 128):
+        p = s * w0  # exact in float64
+        rounded = np.float64(np.float32(p))
+        t = 0.5 + 2 * (len(w0s) % 50)
+        b = np.float32(t - rounded)
+        if w0 and np.float64(b) == t - rounded and np.float32(p + np.float64(b)) > np.float32(t):
+            w0s.append(w0)
+            bs.append(b)
+    return np.array(w0s, np.int8), np.array(bs, np.float32)
+
+
+def product_model(path) -> tuple:
+    """x [P_ROWS, K] -> Q(sx 0.5, zx 3) -> DQ -> MatMul(DQ(w, SW)) -> Add b -> Q(SY, ZY): w's row 0
+    holds the cases' w0 (the other rows 0), so x with xq - zx = 1 at k = 0 makes d = w0."""
+    w0, b = product_cases()
+    w = np.zeros((K, w0.size), np.int8)
+    w[0] = w0
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(SW, "sw"), numpy_helper.from_array(np.float32(0.5), "sx"),
+             numpy_helper.from_array(np.uint8(3), "zx"), numpy_helper.from_array(b, "b"), numpy_helper.from_array(SY, "sy"),
+             numpy_helper.from_array(ZY, "zy")]  # fmt: skip
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "sw"], ["wf"]), helper.make_node("MatMul", ["xf", "wf"], ["y0"]),
+             helper.make_node("Add", ["y0", "b"], ["yb"]), helper.make_node("QuantizeLinear", ["yb", "sy", "zy"], ["y"])]  # fmt: skip
+    save(path, nodes, inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [P_ROWS, K])],
+         [helper.make_tensor_value_info("y", TensorProto.UINT8, [P_ROWS, w0.size])])  # fmt: skip
+    return w0, b
+
+
+@pytest.mark.parametrize("cpu", ["cascadelake", "haswell"])
+def test_bias_added_to_the_rounded_product(tmp_path_factory, cpu):
+    """y = s * f32(d) rounded, then + b rounded (ONNX's MatMul then Add), never one FMA: at every
+    case of `product_cases` the codes are the tie's even one, as ONNX's MatMul (of 0.5 and
+    f32(w0 * sw): fl(s * w0)), Add and QuantizeLinear compute them, in numpy (IREE marks the
+    kernel's fmul and fadd `contract`; fused, they came out one code higher)."""
+    avx2 = cpu == "haswell"
+    n = product_cases()[0].size
+    assert n > 50
+    name = f"dq_matmul_qdq{'_avx2' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_b"
+    (w0, b), run = harness.built(tmp_path_factory, f"bias-product-{cpu}", cpu, product_model, harness.dispatches(1, [name]),
+                                 tags=("dq.avx2",) if avx2 else ())  # fmt: skip
+    x = np.zeros((P_ROWS, K), np.float32)
+    x[:, 0] = 0.5  # xq = 4: xq - zx = 1
+    (got,) = run(x)
+    y = (np.float32(np.float64(SW) / 2) * w0.astype(np.float32)).astype(np.float32) + b  # two roundings, in numpy
+    want = np.clip(np.rint(y / SY) + int(ZY), 0, 255)
+    assert (np.rint(y / SY) % 2 == 0).all() and (y / SY == np.floor(y / SY) + np.float32(0.5)).all()  # every case an exact tie
+    np.testing.assert_array_equal(got.view(np.uint8), np.broadcast_to(want, got.shape))
