@@ -29,6 +29,7 @@ from onnx import TensorProto, helper
 from dequant.passes.target_features import AVX2, AVX512VNNI
 
 from .formats import Graph
+from .formats.rewrites import default_domain
 from .qdq_convs import _8BIT, _pair_parameters, static_types
 
 EXACT = 1 << 24  # f32 holds every integer up to this magnitude: the bound on |d|'s partial sums
@@ -39,9 +40,6 @@ def wanted(tags) -> bool:
     where IREE's integer contraction was measured slower (on VNNI hosts it is kept, unmeasured)."""
     return AVX2 in tags and AVX512VNNI not in tags
 
-
-def _onnx(node: onnx.NodeProto) -> bool:
-    return node.domain in ("", "ai.onnx")
 
 
 def _widest(z: np.ndarray) -> int:
@@ -67,7 +65,7 @@ def rewrite(model: onnx.ModelProto) -> int:
         """(the node, (s, z)) of a per-tensor 8-bit DequantizeLinear of codes that are not a
         constant, or None."""
         dq = producers.get(name)
-        if dq is None or not _onnx(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.input[0] in graph.constants:
+        if dq is None or not default_domain(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.input[0] in graph.constants:
             return None
         pair, codes = _pair_parameters(graph, dq), types.get(dq.input[0])
         if pair is None or codes is None or codes[1] not in _8BIT or pair[1].dtype != codes[1]:
@@ -76,7 +74,7 @@ def rewrite(model: onnx.ModelProto) -> int:
 
     nodes, count, dropped = [], 0, set()
     for node in g.node:
-        if not (_onnx(node) and node.op_type == "MatMul" and len(node.input) == 2 and len(node.output) == 1):
+        if not (default_domain(node) and node.op_type == "MatMul" and len(node.input) == 2 and len(node.output) == 1):
             nodes.append(node)
             continue
         a, b = operand(node.input[0]), operand(node.input[1])

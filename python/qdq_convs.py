@@ -27,7 +27,7 @@ import onnx
 from onnx import helper
 
 from .formats import Graph
-from .formats.rewrites import inferred_types
+from .formats.rewrites import default_domain, inferred_types
 
 _8BIT = (np.int8, np.uint8)
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition rounds
@@ -217,7 +217,7 @@ def of_matmul(graph: Graph, producers: dict, y: str) -> bool:
 
     def made(v: str, op_type: str):
         node = producers.get(v)
-        return node if node is not None and node.op_type == op_type and node.domain in ("", "ai.onnx") else None
+        return node if node is not None and node.op_type == op_type and default_domain(node) else None
 
     def weighted(v: str) -> bool:
         matmul = made(v, "MatMul")

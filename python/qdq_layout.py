@@ -22,14 +22,12 @@ import numpy as np
 import onnx
 
 from .formats import Graph
+from .formats.rewrites import default_domain
 from .qdq_convs import _pair_parameters, static_types
 
 LAYOUT = frozenset({"Reshape", "Transpose"})  # default-domain ops that only move values
 LARGEST = float(np.finfo(np.float32).max) / 256  # the largest scale whose (q - z) * s stays finite
 
-
-def _onnx(node: onnx.NodeProto) -> bool:
-    return node.domain in ("", "ai.onnx")
 
 
 def rewrite(model: onnx.ModelProto) -> int:
@@ -44,13 +42,13 @@ def rewrite(model: onnx.ModelProto) -> int:
     types = static_types(model)
     gone, stale, count = set(), set(), 0
     for node in g.node:
-        if not (_onnx(node) and node.op_type in LAYOUT and node.input and len(node.output) == 1) or node.output[0] in outputs:
+        if not (default_domain(node) and node.op_type in LAYOUT and node.input and len(node.output) == 1) or node.output[0] in outputs:
             continue
         dq, after = producers.get(node.input[0]), readers.get(node.output[0], [])
-        if dq is None or not _onnx(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.output[0] in outputs:
+        if dq is None or not default_domain(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.output[0] in outputs:
             continue
         q = after[0] if len(after) == 1 else None
-        if q is None or not _onnx(q) or q.op_type != "QuantizeLinear" or len(q.output) != 1:
+        if q is None or not default_domain(q) or q.op_type != "QuantizeLinear" or len(q.output) != 1:
             continue
         back, forth, codes = _pair_parameters(graph, dq), _pair_parameters(graph, q), types.get(dq.input[0])
         if back is None or forth is None or codes is None or not (back[0] == forth[0] and back[1] == forth[1] and back[1].dtype == forth[1].dtype == codes[1]):

@@ -36,6 +36,7 @@ from onnx import helper
 from dequant.passes.kernels.lookup import CODES
 
 from .formats import Graph
+from .formats.rewrites import default_domain
 from .qdq_convs import _8BIT, _pair_parameters, of_matmul, static_types
 from .qdq_depthwise import DOMAIN, OP
 
@@ -51,9 +52,6 @@ ELEMENTWISE = frozenset(
 )  # fmt: skip
 LAYOUT = frozenset({"Reshape", "Transpose"})  # ops that move codes: the table goes before them
 
-
-def _onnx(node: onnx.NodeProto) -> bool:
-    return node.domain in ("", "ai.onnx")
 
 
 class _Tables:
@@ -88,7 +86,7 @@ class _Tables:
                 continue
             seen.add(v)
             node = self.producers.get(v)
-            if node is None or not _onnx(node) or v in self.outputs:
+            if node is None or not default_domain(node) or v in self.outputs:
                 return None
             if node.op_type == "DequantizeLinear":
                 if source not in (None, node) or _pair_parameters(self.graph, node) is None:
@@ -131,7 +129,7 @@ class _Tables:
         """(the value a dq kernel writes, the layout ops from it to `xq`, first first) where
         `xq` is a kernel's output codes (the module docstring), or None."""
         chain = []
-        while (node := self.producers.get(xq)) is not None and _onnx(node) and node.op_type in LAYOUT:
+        while (node := self.producers.get(xq)) is not None and default_domain(node) and node.op_type in LAYOUT:
             if self.only_reader(node.input[0]) is not node:
                 return None
             chain.insert(0, node)
@@ -141,7 +139,7 @@ class _Tables:
             return None
         if node.domain == DOMAIN and node.op_type == OP:
             return xq, chain
-        return (xq, chain) if node.op_type == "QuantizeLinear" and _onnx(node) and of_matmul(self.graph, self.producers, node.input[0]) else None
+        return (xq, chain) if node.op_type == "QuantizeLinear" and default_domain(node) and of_matmul(self.graph, self.producers, node.input[0]) else None
 
     def table(self, source: onnx.NodeProto, region: list, layout: list, q: onnx.NodeProto, codes) -> np.ndarray | None:
         """yq for each code of xq's type `codes`, lowest first, as onnx.reference computes the
@@ -187,7 +185,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
     after: dict[str, list] = {}  # a kernel's codes -> the lookup's nodes, placed after its producer
     gone, renamed, stale = set(), {}, set()
     for q in g.node:
-        if q.op_type != "QuantizeLinear" or not _onnx(q) or len(q.output) != 1 or _pair_parameters(graph, q) is None:
+        if q.op_type != "QuantizeLinear" or not default_domain(q) or len(q.output) != 1 or _pair_parameters(graph, q) is None:
             continue
         found = s.region(q)
         made = s.kernel_codes(found[0].input[0]) if found else None

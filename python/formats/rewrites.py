@@ -103,6 +103,11 @@ class Graph:
         return name
 
 
+def default_domain(node: onnx.NodeProto) -> bool:
+    """Whether `node` is of ONNX's default domain ("" or its name "ai.onnx")."""
+    return node.domain in ("", "ai.onnx")
+
+
 def inferred_types(model: onnx.ModelProto) -> dict:
     """Each value's (dims, numpy dtype or None) as far as ONNX's shape inference knows them (a dim
     an int, a name or None); {} for a model shape inference cannot take (its rewrites then keep
