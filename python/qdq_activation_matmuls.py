@@ -59,22 +59,31 @@ def rewrite(model: onnx.ModelProto) -> int:
             readers[v] = readers.get(v, 0) + 1
     for v in g.output:
         readers[v.name] = readers.get(v.name, 0) + 1
+
+    def dequantized(name: str):
+        """The DequantizeLinear making `name` from codes that are not a constant, or None."""
+        dq = producers.get(name)
+        ok = dq is not None and default_domain(dq) and dq.op_type == "DequantizeLinear" and len(dq.input) >= 2 and dq.input[0] not in graph.constants
+        return dq if ok else None
+
+    matmuls = {id(n) for n in g.node if default_domain(n) and n.op_type == "MatMul" and len(n.input) == 2 and len(n.output) == 1
+               and dequantized(n.input[0]) is not None and dequantized(n.input[1]) is not None}  # fmt: skip
+    if not matmuls:  # no candidate: no shape inference, a pass over the whole model
+        return 0
     types = static_types(model)
 
     def operand(name: str):
         """(the node, (s, z)) of a per-tensor 8-bit DequantizeLinear of codes that are not a
         constant, or None."""
-        dq = producers.get(name)
-        if dq is None or not default_domain(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.input[0] in graph.constants:
-            return None
-        pair, codes = _pair_parameters(graph, dq), types.get(dq.input[0])
+        dq = dequantized(name)
+        pair, codes = (_pair_parameters(graph, dq), types.get(dq.input[0])) if dq is not None else (None, None)
         if pair is None or codes is None or codes[1] not in _8BIT or pair[1].dtype != codes[1]:
             return None
         return dq, pair
 
     nodes, count, dropped = [], 0, set()
     for node in g.node:
-        if not (default_domain(node) and node.op_type == "MatMul" and len(node.input) == 2 and len(node.output) == 1):
+        if id(node) not in matmuls:
             nodes.append(node)
             continue
         a, b = operand(node.input[0]), operand(node.input[1])

@@ -39,17 +39,26 @@ def rewrite(model: onnx.ModelProto) -> int:
         for v in n.input:
             readers.setdefault(v, []).append(n)
     outputs = {v.name for v in g.output}
-    types = static_types(model)
-    gone, stale, count = set(), set(), 0
-    for node in g.node:
+
+    def pair(node):
+        """(the DequantizeLinear the layout op `node` reads, the QuantizeLinear that is its only
+        reader), or None."""
         if not (default_domain(node) and node.op_type in LAYOUT and node.input and len(node.output) == 1) or node.output[0] in outputs:
-            continue
+            return None
         dq, after = producers.get(node.input[0]), readers.get(node.output[0], [])
         if dq is None or not default_domain(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.output[0] in outputs:
-            continue
+            return None
         q = after[0] if len(after) == 1 else None
         if q is None or not default_domain(q) or q.op_type != "QuantizeLinear" or len(q.output) != 1:
-            continue
+            return None
+        return dq, q
+
+    found = [(node, *got) for node in g.node if (got := pair(node)) is not None]
+    if not found:  # no candidate: no shape inference, a pass over the whole model
+        return 0
+    types = static_types(model)
+    gone, stale, count = set(), set(), 0
+    for node, dq, q in found:
         back, forth, codes = _pair_parameters(graph, dq), _pair_parameters(graph, q), types.get(dq.input[0])
         if back is None or forth is None or codes is None or not (back[0] == forth[0] and back[1] == forth[1] and back[1].dtype == forth[1].dtype == codes[1]):
             continue
