@@ -24,10 +24,9 @@ import onnx
 from .formats import Graph
 from .formats.rewrites import default_domain
 from .qdq_convs import _pair_parameters, static_types
+from .qdq_tables import LAYOUT  # default-domain ops that only move values
 
-LAYOUT = frozenset({"Reshape", "Transpose"})  # default-domain ops that only move values
 LARGEST = float(np.finfo(np.float32).max) / 256  # the largest scale whose (q - z) * s stays finite
-
 
 
 def rewrite(model: onnx.ModelProto) -> int:
