@@ -1054,7 +1054,7 @@ def run(op) -> bool:
             unroll_rows(t)
             flatten_loads(t)
             flatten_stores(t)
-            x86.rewrite(t, tested=PLAIN_SCALES not in t.attributes)
+            x86.rewrite(t, tested=PLAIN_SCALES not in t.attributes, nontemporal=ir.StringAttr(t.attributes[MODE]).value != PLAIN)
             lookups(t)
         _lower(op)
     fields_in_bytes(op, multishift=x86.multishift)

@@ -9,7 +9,9 @@ calls `X86.rewrite` on each whole tile after vectorization, before the transfers
   each lane taken from them with one variable permute per 512 bits (`vpermd`, `vpermw`);
 - `bf16_rounding` (AVX-512BW): f32 -> bf16 rounding narrowed by one word permute (`vpermt2w`),
   and with AVX512_BF16 `vcvtne2ps2bf16` for tiles without NaN or subnormal values (`vfpclassps`
-  tests them; a tile of a generic that runs on plain scales only is not tested).
+  tests them; a tile of a generic that runs on plain scales only is not tested);
+- `f16_words` (AVX-512BW, non-temporal tiles): an f32 -> f16 conversion's result stored as its
+  i16 words, which keep the store's non-temporal hint on AVX512-FP16 CPUs.
 """
 
 from __future__ import annotations
@@ -61,12 +63,15 @@ class X86:
     def multishift(self) -> bool:
         return self.avx512vbmi
 
-    def rewrite(self, tile, tested: bool = True) -> None:
+    def rewrite(self, tile, tested: bool = True, nontemporal: bool = False) -> None:
         """The rewrites that apply, on whole tile `tile` (an scf.execute_region of 1-D vector IR);
-        `tested` false: the tile's generic runs only on plain scales (`bf16_rounding`)."""
+        `tested` false: the tile's generic runs only on plain scales (`bf16_rounding`);
+        `nontemporal`: the tile's stores are non-temporal (`f16_words`)."""
         if self.avx512bw:
             tables(tile)
             bf16_rounding(tile, convert=self.avx512bf16, tested=tested)
+            if nontemporal:
+                f16_words(tile)
 
 
 DATA, PATTERN, UNIFORM = "data", "pattern", "uniform"
@@ -298,11 +303,34 @@ def _rounded(v: ir.Value, result: ir.Type) -> ir.Value:
 FPCLASS_NAN_OR_SUBNORMAL = 0x01 | 0x20 | 0x80  # vfpclassps classes: quiet NaN, denormal, signaling NaN
 
 
+def f16_words(tile) -> None:
+    """Each f32 -> f16 `arith.truncf` of a 1-D vector in non-temporal tile `tile`: its result
+    passed on as its i16 words through `_opaque`. With AVX512-FP16 (f16 a legal vector element),
+    LLVM 22's x86 backend selects no non-temporal store of an f16 vector: an aligned one became
+    `vmovaps`, an element-aligned one `movnti` pieces (test/numeric/test_vectorized.py), and a
+    bitcast to i16 before the store is folded away. Without AVX512-FP16 the words are what LLVM
+    stores anyway; the inline asm emits no instruction."""
+    for op in ops_named(tile, "arith.truncf"):
+        src, result = op.operands[0].type, op.results[0].type
+        if not isinstance(src, ir.VectorType) or ir.VectorType(src).rank != 1 or not isinstance(ir.VectorType(result).element_type, ir.F16Type):
+            continue
+        n = ir.VectorType(result).shape[0]
+        size = next((k for k in (32, 16, 8) if n % k == 0), None)  # an asm operand is one whole register
+        if size is None:
+            continue
+        words = ir.VectorType.get([n], ir.IntegerType.get_signless(16))
+        with ir.InsertionPoint(op), op.location:
+            bits = arith.bitcast(words, arith.truncf(result, op.operands[0]))
+            value = arith.bitcast(result, concatenated([_opaque(p) for p in _pieces(bits, size)]))
+        op.results[0].replace_all_uses_with(value)
+        op.erase()
+
+
 def _opaque(v: ir.Value) -> ir.Value:
     """`v` (a vector of i16 words) through an empty inline asm (no instruction): LLVM's
-    instruction selector otherwise folds the bitcast of vcvtne2ps2bf16's bf16 result into the
-    store after it, and a bf16 vector store loses its non-temporal hint (`vmovaps` where
-    `vmovntdq` was asked for); the branch of a tested tile hides it the same way."""
+    instruction selector otherwise folds the bitcast of a bf16 or f16 conversion's result into
+    the store after it, and a bf16 or f16 vector store loses its non-temporal hint (`vmovaps`
+    where `vmovntdq` was asked for); the branch of a tested bf16 tile hides it the same way."""
     return llvm.inline_asm(v.type, [v], "", "=v,0")
 
 
