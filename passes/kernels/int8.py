@@ -34,8 +34,10 @@ LANES = 16
 # Rows of x per register tile and column groups per pass over the weights: ROWS x HALF i32
 # accumulators (one block's sums) and as many f32 ones (y), 2 x HALF unpacked weight vectors, all
 # in registers; the last rows (and M = 1) take all GROUPS at once, x's blocks and the scales read
-# once, not per pass (docs/iree.md#the-kernels-tile-shapes).
+# once, not per pass (docs/iree.md#the-kernels-tile-shapes). The QDQ kernel (one block: no f32
+# sums across blocks) takes all GROUPS a pass, QDQ_HALF (docs/iree.md#the-qdq-kernels-tile).
 ROWS, HALF = 4, 2
+QDQ_HALF = 4
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,9 @@ class Int8Kernel(Kernel):
 
 
 class _Body(Hoisted):
-    """The ops of one int8-activation kernel body."""
+    """The ops of one int8-activation kernel body (`half`: the column groups a pass)."""
+
+    half = HALF
 
     def __init__(self, kernel: Int8Kernel, v: dict, m, workgroup):
         super().__init__()
@@ -161,13 +165,13 @@ class _Body(Hoisted):
         self.emit_groups()
 
     def emit_groups(self) -> None:
-        """Tiles of ROWS rows by HALF column groups of `self.groups` (a pass over the workgroup's
-        weights per HALF groups), then the last m mod ROWS rows by tiles of the powers of two
+        """Tiles of ROWS rows by `half` column groups of `self.groups` (a pass over the workgroup's
+        weights per `half` groups), then the last m mod ROWS rows by tiles of the powers of two
         below ROWS (at most one each) over all those groups at once."""
         m, groups = self.m, self.groups
         full = self.whole_tiles(m, ROWS)
-        for half in range(0, len(groups), HALF):
-            self.full_tiles(full, ROWS, lambda r0, rows, gs=groups[half : half + HALF]: self.tile(gs, r0, rows))
+        for first in range(0, len(groups), self.half):
+            self.full_tiles(full, ROWS, lambda r0, rows, gs=groups[first : first + self.half]: self.tile(gs, r0, rows))
         self.tail_rows(full, m, ROWS, lambda r0, rows: self.tile(groups, r0, rows))
 
     def store(self, value: ir.Value, row, group: int) -> None:

@@ -15,7 +15,7 @@ from mlir.dialects import arith, memref, scf, vector
 
 from ..lazy import llvm
 from .f32 import GROUPS, Packed
-from .int8 import LANES, Int8Kernel, _Body
+from .int8 import LANES, QDQ_HALF, Int8Kernel, _Body
 from .lookup import CODES
 from .loops import fenced, vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
@@ -263,7 +263,10 @@ class Requantize:
 
 class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
     """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
-    to d's start, one block scaled by s alone (and requantized)."""
+    to d's start, one block scaled by s alone (and requantized); tiles of ROWS rows by all four
+    column groups (16 i32 accumulators of AVX-512's 32 registers)."""
+
+    half = QDQ_HALF
 
     def __init__(self, kernel: QdqKernel, v: dict, m, workgroup):
         super().__init__(kernel, v, m, workgroup)

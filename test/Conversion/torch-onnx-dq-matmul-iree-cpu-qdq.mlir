@@ -19,11 +19,14 @@
 // CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<64xi8>
 // CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<64xi8>
 // CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{[^,]+}}, %{{[^,]+}}, %[[V]])
-// The product: 4 bytes of xq, flipped, against the weights.
+// The product, a tile of 4 rows by all 4 column groups (16 i32 accumulators, int8.QDQ_HALF): 4
+// bytes of xq a row, flipped, against each group's weights.
+// CHECK: %{{.*}}:16 = scf.for %{{.*}} -> (vector<16xi32>,
 // CHECK: %[[FOUR:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<4xi8>
 // CHECK: %[[WORD:.*]] = vector.extract %{{.*}}[0] : i32 from vector<1xi32>
 // CHECK: arith.xori %[[WORD]], %{{.*}} : i32
-// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NEXT: scf.yield
 // CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] : vector<16xf32>
 // CHECK-LABEL: func.func @uint8_activation
