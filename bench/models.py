@@ -56,7 +56,7 @@ For the IREE routes the dispatch count comes from iree-compile's
 `--iree-scheduling-dump-statistics-format=json`. A route that does not compile is reported with
 the first line of its error. iree+dq off by more than EXACT (decoder) stops the benchmark with
 status 1. Writes <out>/models-<date>.md and .json when --out is given (models-avx2-<date> on a host
-without AVX-512 VNNI).
+without AVX-512 VNNI, models-amx-<date> on one with AMX's int8 tiles).
 """
 
 from __future__ import annotations
@@ -334,8 +334,9 @@ def main(argv=None) -> int:
     lines += ["", *(f"- {k}: {v}" for k, v in failed.items())] if failed else []
     print("\n".join(lines))
     if args.out:
-        # one kind of result a host class (dq's VNNI kernels or its AVX2 ones): each keeps its latest
-        kind = "models" if host_has_avx512vnni() else "models-avx2"
+        # one kind of result a host class (dq's VNNI kernels or its AVX2 ones; VNNI hosts with AMX,
+        # whose tiles onnxruntime's int8 GEMMs take, apart): each keeps its latest
+        kind = "models-amx" if report.has_amx() else "models" if host_has_avx512vnni() else "models-avx2"
         report.write(args.out, kind, lines, {n: vars(r) for n, r in results.items()})
     return status
 

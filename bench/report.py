@@ -24,15 +24,15 @@ def write(out: str, name: str, lines: list[str], data, minute: bool = False) -> 
 
 
 def cpu() -> tuple[str, str]:
-    """(the CPU's model name, its AVX-512 and VNNI flags or "AVX2, no AVX-512"), from lscpu: what a
-    result names (docs/development.md, "Benchmarks")."""
+    """(the CPU's model name, its AVX-512, VNNI and AMX flags or "AVX2, no AVX-512"), from lscpu:
+    what a result names (docs/development.md, "Benchmarks")."""
     try:
         text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     except OSError:
         return "unknown CPU", ""
     fields = dict(ln.split(":", 1) for ln in text.splitlines() if ":" in ln)
     flags = fields.get("Flags", "").split()
-    wanted = [f for f in flags if f.startswith("avx512") or "vnni" in f]
+    wanted = [f for f in flags if f.startswith(("avx512", "amx")) or "vnni" in f]
     return fields.get("Model name", "unknown CPU").strip(), " ".join(wanted) or ("AVX2, no AVX-512" if "avx2" in flags else "no AVX2")
 
 
@@ -40,3 +40,8 @@ def cpu_line() -> str:
     """One line naming the CPU, its core count and flags, for a result's header."""
     name, flags = cpu()
     return f"CPU: {name}, {os.cpu_count()} cores; flags: {flags}."
+
+
+def has_amx() -> bool:
+    """Whether lscpu lists AMX's int8 tiles (`amx_int8`): onnxruntime's int8 GEMMs take them."""
+    return "amx_int8" in cpu()[1].split()
