@@ -203,7 +203,7 @@ class _Body(Hoisted):
                     for ri in range(rows):
                         i = ri * len(gs) + gi
                         for h, part in enumerate(parts):
-                            d[i] = vpdpbusd(d[i], part, xb[ri][h])
+                            d[i] = self.dot(d[i], part, xb[ri][h])
                 scf.YieldOp(d)
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
@@ -226,7 +226,12 @@ class _Body(Hoisted):
         return [first[i] for i, _ in pairs]
 
     # What the QDQ kernel (_QdqBody) reads differently: where x's sums, x's words and the
-    # per-column correction come from, and how a block's d is scaled.
+    # per-column correction come from, which bytes vpdpbusd takes unsigned, and how a block's d
+    # is scaled.
+    def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
+        """acc plus the 4-byte dots of weights w (unsigned) and x (signed)."""
+        return vpdpbusd(acc, w, x)
+
     def row_sums(self, rs: list, kb) -> list:
         """sum of xq over block kb of each row in `rs` (i32): the Quantize dispatch's xsum."""
         return [memref.load(self.v["xsum"], [r, kb]) for r in rs]

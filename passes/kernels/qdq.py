@@ -50,10 +50,18 @@ class QdqKernel(Int8Kernel):
     With `table` too, each code's byte b is stored as t[b] (t [256] bytes: the activation the
     QuantizeLinear's reader computes, as a table of codes; python/qdq_tables.py).
 
+    `direct` (uint8 xq, int8 weights without a zero point: what quantize_static writes): v = xq
+    itself as vpdpbusd's unsigned bytes and u = wq as its signed ones, so that
+
+        d = sum_k xq * wq + c[n],   c[n] = -zx * sum_k wq
+
+    needs no row sums and no flips (the constant form's c is made from the one above in `repack`).
+
     `dynamic` (the problem has no x scale or zero point: DynamicQuantizeLinear makes them at run
     time): sx and zx are operands [1] (f32, and zx's byte), s[n] holds sw[n] and c[n] holds
-    sum_k (wq - zw); the body makes f32(sx * sw[n]) and -(zx - 128 [uint8 xq]) * c[n] once per
-    workgroup, the same s and c the constant form holds (docs/semantics.md#dynamic-int8-matmuls)."""
+    sum_k (wq - zw); the body makes f32(sx * sw[n]) and -(zx - 128 [uint8 xq, not direct]) * c[n]
+    once per workgroup, the same s and c the constant form holds
+    (docs/semantics.md#dynamic-int8-matmuls)."""
 
     requantize: str | None = None
     bias_add: bool = False
@@ -63,6 +71,15 @@ class QdqKernel(Int8Kernel):
     @property
     def unsigned_x(self) -> bool:
         return self.problem.activation == "u8"
+
+    @property
+    def direct(self) -> bool:
+        """Whether vpdpbusd reads xq as it is and the weights' codes unbiased (the docstring)."""
+        return self.unsigned_x and self.signed and not self.zero_point
+
+    @property
+    def bias(self) -> int:
+        return 0 if self.direct else super().bias
 
     @property
     def dynamic(self) -> bool:
@@ -120,6 +137,8 @@ class QdqKernel(Int8Kernel):
         s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32), each padded with
         zeros to whole workgroups (`columns`)."""
         n, columns = self.n, self.columns
+        if self.direct and not self.dynamic:  # -zx * sum_k wq = -(zx - 128) * sum_k wq - 128 * sum_k wq
+            correction = correction - 128 * np.reshape(codes, (self.k, n)).view(np.int8).astype(np.int64).sum(axis=0, keepdims=True)
         wide = dataclasses.replace(self, problem=dataclasses.replace(self.problem, n=columns))
         z = None if zero_point is None else pad(np.reshape(zero_point, (-1, n)), columns)
         packed = wide.layout(pad(np.reshape(codes, (self.k, n)), columns), pad(np.reshape(scale, (-1, n)), columns), z)
@@ -170,7 +189,7 @@ class RunTimeX:
         sx = memref.load(self.v["sx"], [self.const(0)])
         zx = memref.load(self.v["zx"], [self.const(0)])
         zx = arith.extui(i32, zx) if self.k.unsigned_x else arith.extsi(i32, zx)
-        shift = arith.subi(zx, arith.constant(i32, 128)) if self.k.unsigned_x else zx
+        shift = arith.subi(zx, arith.constant(i32, 128)) if self.k.unsigned_x and not self.k.direct else zx
         self.sx = vector.broadcast(self.f32, sx)
         self.minus_zx = vector.broadcast(self.i32, arith.subi(arith.constant(i32, 0), shift))
 
@@ -275,8 +294,9 @@ class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
         self.run_time_x()
 
     def flip(self, v: ir.Value) -> ir.Value:
-        """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word)."""
-        if not self.k.unsigned_x:
+        """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word;
+        `direct`: as they are)."""
+        if not self.k.unsigned_x or self.k.direct:
             return v
         if isinstance(v.type, ir.VectorType):
             t = ir.VectorType(v.type)
@@ -285,10 +305,16 @@ class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
             top = self._constant("flip_word", lambda: arith.constant(v.type, ir.IntegerAttr.get(v.type, -0x7F7F7F80)))
         return arith.xori(v, top)
 
+    def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
+        """acc plus the 4-byte dots of weights w and x (`direct`: x the unsigned bytes)."""
+        return vpdpbusd(acc, x, w) if self.k.direct else vpdpbusd(acc, w, x)
+
     def row_sums(self, rs: list, kb) -> list:
         """sum_k v of each row: 64 bytes at a time by vpdpbusd against ones, the rest (K mod 64)
-        widened and added."""
+        widened and added (`direct`: none, `starts` reads none)."""
         k, i8, i32 = self.k.k, ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+        if self.k.direct:
+            return [None] * len(rs)
         ones = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
         full, rest = k // (4 * LANES) * 4 * LANES, k % (4 * LANES)

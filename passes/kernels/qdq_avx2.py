@@ -63,6 +63,10 @@ class QdqAvx2Kernel(QdqKernel):
         return self.signed and not self.zero_point
 
     @property
+    def direct(self) -> bool:
+        return False  # vpmaddwd on widened words: the module docstring
+
+    @property
     def bias(self) -> int:
         return 0 if self.signed_words else super().bias
 

@@ -8,9 +8,10 @@
 // dispatch of the QDQ kernel's dynamic form reading them; the node, the MatMulInteger, the Cast
 // and both Muls go. Rows a run-time dim: 8 workgroups; 16 rows: 8; fewer rows: one each.
 
-// VNNI, int8 weights w = 3 everywhere, sw = 0.25 per tensor, K = N = 64. The constants, by hand:
-// u = 3 + 128 = 0x83 in every byte; s = sw = 0.25 (0x3E800000: sx is applied in the kernel);
-// c = sum_k (w - zw) = 192 (0xC0: times 128 - zx in the kernel).
+// VNNI, int8 weights w = 3 everywhere, sw = 0.25 per tensor, K = N = 64: the direct form (uint8
+// xq as vpdpbusd's unsigned bytes, the weights' codes as they are). The constants, by hand:
+// u = 3 in every byte; s = sw = 0.25 (0x3E800000: sx is applied in the kernel); c = sum_k w =
+// 192 (0xC0: times -zx in the kernel).
 // CHECK-LABEL: "stream.executable"() ({
 // The second: the range of the 8 partial ranges, sx and zx (stored by workgroup 0), and the
 // codes of the workgroup's rows: a true division, saturated, ties to even (by adding and
@@ -51,9 +52,8 @@
 // CHECK: %[[SXS:.*]] = memref.load %[[SXM]]
 // CHECK: %[[ZX:.*]] = memref.load %[[ZXM]]
 // CHECK: %[[ZX32:.*]] = arith.extui %[[ZX]] : i8 to i32
-// CHECK: %[[SHIFT:.*]] = arith.subi %[[ZX32]], %{{.*}} : i32
 // CHECK: %[[SXV:.*]] = vector.broadcast %[[SXS]] : f32 to vector<16xf32>
-// CHECK: %[[MINUS:.*]] = arith.subi %{{.*}}, %[[SHIFT]] : i32
+// CHECK: %[[MINUS:.*]] = arith.subi %{{.*}}, %[[ZX32]] : i32
 // CHECK: %[[MZX:.*]] = vector.broadcast %[[MINUS]] : i32 to vector<16xi32>
 // CHECK: %[[C:.*]] = vector.load %[[CM]]
 // CHECK: arith.muli %[[MZX]], %[[C]] : vector<16xi32>
@@ -72,7 +72,7 @@
 // CHECK-NOT: onnx.MatMulInteger
 // CHECK-NOT: onnx.Cast
 // CHECK-NOT: onnx.Mul
-// CHECK-DAG: "0x{{........}}{{(83)+}}"
+// CHECK-DAG: "0x{{........}}{{(03)+}}"
 // CHECK-DAG: "0x{{........}}{{(0000803E)+}}"
 // CHECK-DAG: "0x{{........}}{{(C0000000)+}}"
 module attributes {dq.avx512vnni} {

@@ -5,9 +5,10 @@
 // VNNI by hand: one dispatch of the exact integer kernel reading the quantized activation's bytes
 // (passes/kernels/qdq.py, QdqKernel), no dequantize of the activation left.
 
-// uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column.
-// The kernel's constants, by hand: u = 3 + 128 = 0x83 in every byte; s = sx * sw = 0.125
-// (0x3E000000); c[n] = -(zx - 128) * sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
+// uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column:
+// the direct form (xq as vpdpbusd's unsigned bytes, the weights' codes as they are: no row sums,
+// no flips). The kernel's constants, by hand: u = 3 in every byte; s = sx * sw = 0.125
+// (0x3E000000); c[n] = -zx * sum_k w = -130 * 192 = -24960 (0xFFFF9E80).
 // CHECK-LABEL: "stream.executable"() ({
 // CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
 // CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %{{[^,]+}}, %[[ROWS:[^)]+]]) : (!stream.binding, index, index) -> memref<?x64xi8>
@@ -15,17 +16,17 @@
 // CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xf32>
 // CHECK-DAG: "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xi32>
 // CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xf32>
-// Row sums of xq ^ 0x80: 64 bytes against ones.
-// CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<64xi8>
-// CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<64xi8>
-// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{[^,]+}}, %{{[^,]+}}, %[[V]])
 // The product, a tile of 4 rows by all 4 column groups (16 i32 accumulators, int8.QDQ_HALF): 4
-// bytes of xq a row, flipped, against each group's weights.
+// bytes of xq a row, as they are, the unsigned operand against each group's weights.
+// CHECK-NOT: arith.xori
 // CHECK: %{{.*}}:16 = scf.for %{{.*}} -> (vector<16xi32>,
 // CHECK: %[[FOUR:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<4xi8>
 // CHECK: %[[WORD:.*]] = vector.extract %{{.*}}[0] : i32 from vector<1xi32>
-// CHECK: arith.xori %[[WORD]], %{{.*}} : i32
-// CHECK-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: %[[XV:.*]] = vector.broadcast %[[WORD]] : i32 to vector<16xi32>
+// CHECK: %[[XB:.*]] = vector.bitcast %[[XV]] : vector<16xi32> to vector<64xi8>
+// CHECK-NOT: arith.xori
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{[^,]+}}, %[[XB]], %{{[^)]+}})
+// CHECK-COUNT-15: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // CHECK-NEXT: scf.yield
 // CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] : vector<16xf32>
@@ -44,9 +45,9 @@
 // CHECK-NEXT: "torch_c.from_builtin_tensor"(%[[Y]])
 // CHECK-NOT: onnx.DequantizeLinear
 // CHECK-NOT: onnx.MatMul
-// CHECK-DAG: [[WBLOB]]: "0x{{........}}{{(83)+}}"
+// CHECK-DAG: [[WBLOB]]: "0x{{........}}{{(03)+}}"
 // CHECK-DAG: [[SBLOB]]: "0x{{........}}{{(0000003E)+}}"
-// CHECK-DAG: [[CBLOB]]: "0x{{........}}{{(80FEFFFF)+}}"
+// CHECK-DAG: [[CBLOB]]: "0x{{........}}{{(809EFFFF)+}}"
 module attributes {dq.avx512bw, dq.avx512vnni} {
 func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
   %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
@@ -274,7 +275,7 @@ func.func @bias_requantize(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,
 // CHECK-LABEL: func.func @partial_columns
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K]]::@[[K]]]
 // CHECK-SAME: -> tensor<?x24xf32>
-// CHECK: dq_kernel_c: "0x{{........}}{{(80FEFFFF)+(00000000)+}}"
+// CHECK: dq_kernel_c: "0x{{........}}{{(809EFFFF)+(00000000)+}}"
 module attributes {dq.avx512bw, dq.avx512vnni} {
 func.func @partial_columns(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,24],f32> {
   %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
