@@ -139,6 +139,8 @@ class QdqKernel(Int8Kernel):
         n, columns = self.n, self.columns
         if self.direct and not self.dynamic:  # -zx * sum_k wq = -(zx - 128) * sum_k wq - 128 * sum_k wq
             correction = correction - 128 * np.reshape(codes, (self.k, n)).view(np.int8).astype(np.int64).sum(axis=0, keepdims=True)
+            # may pass 2^31 where |d| does not: i32 sums wrap, so d = sum_k xq wq + c is exact mod 2^32
+            correction = (correction + (1 << 31)) % (1 << 32) - (1 << 31)
         wide = dataclasses.replace(self, problem=dataclasses.replace(self.problem, n=columns))
         z = None if zero_point is None else pad(np.reshape(zero_point, (-1, n)), columns)
         packed = wide.layout(pad(np.reshape(codes, (self.k, n)), columns), pad(np.reshape(scale, (-1, n)), columns), z)
