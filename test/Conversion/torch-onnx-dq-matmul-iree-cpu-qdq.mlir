@@ -64,6 +64,38 @@ func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?
 
 // -----
 
+// uint8 x (zx = 130) and int8 weights with a zero point (zw = 1): not the direct form, so xq is
+// flipped to int8 (xq ^ 0x80) and the weights biased to unsigned, u = 3 + 128 = 0x83, z' = 1 + 128
+// = 0x81; each row summed (64 bytes of xq ^ 0x80 against ones);
+// c[n] = -(zx - 128) * sum_k (w - zw) = -2 * 128 = -256 (0xFFFFFF00).
+// CHECK-LABEL: func.func @dq_matmul_qdq_u8_i8_k64_n64_z
+// CHECK: %[[ROW:.*]] = vector.load %{{.*}} : memref<?x64xi8>, vector<64xi8>
+// CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<64xi8>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{[^,]+}}, %{{[^,]+}}, %[[V]])
+// CHECK: %[[WORD:.*]] = vector.extract %{{.*}}[0] : i32 from vector<1xi32>
+// CHECK: arith.xori %[[WORD]], %{{.*}} : i32
+// CHECK-LABEL: func.func @uint8_activation_weights_zero_point
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_u8_i8_k64_n64_z::@dq_matmul_qdq_u8_i8_k64_n64_z]
+// CHECK-DAG: "0x{{........}}{{(83)+}}"
+// CHECK-DAG: "0x{{........}}{{(81)+}}"
+// CHECK-DAG: "0x{{........}}{{(00FFFFFF)+}}"
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @uint8_activation_weights_zero_point(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<1> : tensor<si8>} : () -> !torch.vtensor<[],si8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw, %zw) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],si8>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
+
+// -----
+
 // int8 x (zx = -3) read as it is (no flip), K = 8 (row sums: the 8 bytes widened), weights
 // uint8 per tensor with a zero point 5 (z + 0 bytes, no bias): c[n] = 3 * sum_k (200 - 5) = 4680
 // (0x00001248).
