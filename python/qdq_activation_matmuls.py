@@ -41,7 +41,6 @@ def wanted(tags) -> bool:
     return AVX2 in tags
 
 
-
 def _widest(z: np.ndarray) -> int:
     """The largest |q - z| over the codes q of z's 8-bit type."""
     info = np.iinfo(z.dtype)

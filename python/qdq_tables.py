@@ -53,7 +53,6 @@ ELEMENTWISE = frozenset(
 LAYOUT = frozenset({"Reshape", "Transpose"})  # ops that move codes: the table goes before them
 
 
-
 class _Tables:
     """One model's rewrite: its graph, values' producers and readers, inferred types."""
 

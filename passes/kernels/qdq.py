@@ -137,13 +137,14 @@ class QdqKernel(Int8Kernel):
         s [1, N] f32, zw [1, N] (or None) and c [1, N] (int64 within i32), each padded with
         zeros to whole workgroups (`columns`)."""
         n, columns = self.n, self.columns
+        codes = np.reshape(codes, (self.k, n))
         if self.direct and not self.dynamic:  # -zx * sum_k wq = -(zx - 128) * sum_k wq - 128 * sum_k wq
-            correction = correction - 128 * np.reshape(codes, (self.k, n)).view(np.int8).astype(np.int64).sum(axis=0, keepdims=True)
+            correction = correction - 128 * codes.view(np.int8).astype(np.int64).sum(axis=0, keepdims=True)
             # may pass 2^31 where |d| does not: i32 sums wrap, so d = sum_k xq wq + c is exact mod 2^32
             correction = (correction + (1 << 31)) % (1 << 32) - (1 << 31)
         wide = dataclasses.replace(self, problem=dataclasses.replace(self.problem, n=columns))
         z = None if zero_point is None else pad(np.reshape(zero_point, (-1, n)), columns)
-        packed = wide.layout(pad(np.reshape(codes, (self.k, n)), columns), pad(np.reshape(scale, (-1, n)), columns), z)
+        packed = wide.layout(pad(codes, columns), pad(np.reshape(scale, (-1, n)), columns), z)
         return packed._replace(c=self.per_column(correction.astype(np.int32)))
 
     def layout(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
