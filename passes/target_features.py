@@ -121,8 +121,9 @@ def cpu_tags(cpu: str, features: str = "") -> tuple[tuple, str | None]:
         tags = set(CPUS.get(cpu, ()))
     if features:
         given = {f[1:]: f[0] == "+" for f in features.split(",") if f[:1] in "+-" and len(f) > 1}
+        had = set(tags)  # a feature not given is the CPU's if one of its tags needs it
         for tag, needs in _FEATURES.items():
-            if all(given.get(f, tag in tags) for f in needs):
+            if all(given.get(f, any(f in _FEATURES[t] for t in had)) for f in needs):
                 tags.add(tag)
             if any(given.get(f) is False for f in needs):
                 tags.discard(tag)
