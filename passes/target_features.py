@@ -18,6 +18,10 @@ packed 4-bit and 2-bit fields widened to i32 with one `vpmultishiftqb` per 16 la
 (`fold_nibbles.fields_in_bytes`).
 `dq.avx512vnni` (unit attribute): the host has AVX-512F, BW and VNNI (`vpdpbusd`), which the
 int8-activation matmul kernel needs (passes/kernels/int8.py; numpy calls it `AVX512VNNI`).
+`dq.amxint8` (unit attribute): the host has AVX-512 VNNI and AMX's tiles and int8 products
+(`tdpbusd`), and runs Linux (the kernel asks it for AMX's state: passes/kernels/qdq_amx.py):
+QDQ MatMuls of the direct form take their whole tiles of rows with AMX. A named CPU gives the tag
+only where the stage runs on Linux (IREE's target triple is the host's unless told otherwise).
 `dq.avx2` (unit attribute): the host has AVX2 and FMA, every x86 target dq's kernels are built
 for; alone on a module it says the module is for an AVX2 host without AVX-512 (`haswell`,
 `znver2`): torch-onnx-to-dq-iree then sends QDQ MatMuls to dq's AVX2 integer kernel
@@ -35,6 +39,8 @@ A module holding any of these attributes already (set by hand, e.g. in a test) i
 
 from __future__ import annotations
 
+import sys
+
 from mlir import ir
 
 from . import Pass
@@ -44,7 +50,8 @@ AVX512BF16 = "dq.avx512bf16"
 AVX512VBMI = "dq.avx512vbmi"
 AVX512VNNI = "dq.avx512vnni"
 AVX2 = "dq.avx2"
-TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2)
+AMX_INT8 = "dq.amxint8"
+TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2, AMX_INT8)
 
 
 def _features() -> dict:
@@ -87,6 +94,19 @@ def host_has_avx512vnni() -> bool:
     return host_has_avx512bw() and bool(_features().get("AVX512VNNI"))
 
 
+def host_has_amx_int8() -> bool:
+    """AVX-512 VNNI, AMX-TILE and AMX-INT8 on this host, a Linux one (numpy does not say; the
+    kernel's flags in /proc/cpuinfo do: what the CPU has and the kernel supports)."""
+    if not (sys.platform == "linux" and host_has_avx512vnni()):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "amx_tile" in flags and "amx_int8" in flags
+
+
 TARGET_CPU = "dq.target_cpu"
 TARGET_CPU_FEATURES = "dq.target_cpu_features"
 
@@ -95,11 +115,12 @@ TARGET_CPU_FEATURES = "dq.target_cpu_features"
 # x86-64-v3, AVX-VNNI without AVX-512 (alderlake and its successors), Xeon Phi; older ones none.
 _BW, _BF16, _VBMI, _VNNI = (AVX2, AVX512BW), (AVX2, AVX512BW, AVX512BF16), (AVX2, AVX512BW, AVX512VBMI), (AVX2, AVX512BW, AVX512VNNI)
 _ALL = (AVX2, AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
+_AMX = _ALL + (AMX_INT8,)
 CPUS = {
     "skylake-avx512": _BW, "skx": _BW, "x86-64-v4": _BW,
     "cascadelake": _VNNI, "cooperlake": (AVX2, AVX512BW, AVX512BF16, AVX512VNNI), "cannonlake": _VBMI,
     **{c: (AVX2, AVX512BW, AVX512VBMI, AVX512VNNI) for c in ("icelake-client", "icelake-server", "tigerlake", "rocketlake")},
-    "sapphirerapids": _ALL, "emeraldrapids": _ALL, "graniterapids": _ALL, "graniterapids-d": _ALL, "diamondrapids": _ALL,
+    "sapphirerapids": _AMX, "emeraldrapids": _AMX, "graniterapids": _AMX, "graniterapids-d": _AMX, "diamondrapids": _AMX,
     "znver4": _ALL, "znver5": _ALL,
     **{c: (AVX2,) for c in ("x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "arrowlake",
                             "arrowlake-s", "lunarlake", "gracemont", "sierraforest", "grandridge", "clearwaterforest", "pantherlake",
@@ -108,13 +129,15 @@ CPUS = {
 }  # fmt: skip
 # `-mattr`-style features -> the tag they give (all of a tag's features needed, AVX-512F too).
 _FEATURES = {AVX2: ("avx2", "fma"), AVX512BW: ("avx512f", "avx512bw"), AVX512BF16: ("avx512f", "avx512bw", "avx512dq", "avx512bf16"),
-             AVX512VBMI: ("avx512f", "avx512bw", "avx512vbmi"), AVX512VNNI: ("avx512f", "avx512bw", "avx512vnni")}  # fmt: skip
+             AVX512VBMI: ("avx512f", "avx512bw", "avx512vbmi"), AVX512VNNI: ("avx512f", "avx512bw", "avx512vnni"),
+             AMX_INT8: ("avx512f", "avx512bw", "avx512vnni", "amx-tile", "amx-int8")}  # fmt: skip
 
 
 def cpu_tags(cpu: str, features: str = "") -> tuple[tuple, str | None]:
     """(the tags of LLVM CPU `cpu` with `features` (`+f,-g`) on top, why not known or None)."""
     if cpu == "host":
-        tags = {t for t, has in zip(TAGS, (host_has_avx512bw(), host_has_avx512bf16(), host_has_avx512vbmi(), host_has_avx512vnni(), host_has_avx2())) if has}
+        hosts = (host_has_avx512bw, host_has_avx512bf16, host_has_avx512vbmi, host_has_avx512vnni, host_has_avx2, host_has_amx_int8)
+        tags = {t for t, has in zip(TAGS, hosts) if has()}
         why = None
     else:
         why = None if cpu in CPUS else f"CPU '{cpu}' is not in dq's table: no AVX2 or AVX-512 route is taken"
@@ -127,6 +150,8 @@ def cpu_tags(cpu: str, features: str = "") -> tuple[tuple, str | None]:
                 tags.add(tag)
             if any(given.get(f) is False for f in needs):
                 tags.discard(tag)
+    if sys.platform != "linux":
+        tags.discard(AMX_INT8)  # the AMX kernel's request for its state is Linux's syscall
     return tuple(t for t in TAGS if t in tags), why
 
 
@@ -141,4 +166,4 @@ def run(op) -> bool:
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni, dq.avx2)", run)
+PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni, dq.avx2, dq.amxint8)", run)

@@ -68,6 +68,9 @@ config.substitutions.append(("%python", sys.executable))
 for feature, programs in (("cc", ["cc"]), ("cmake", ["cmake", "ctest"])):
     if all(shutil.which(p) for p in programs):
         config.available_features.add(feature)
+# dq-target-features gives `dq.amxint8` only where the stage runs on Linux (`REQUIRES: linux`).
+if sys.platform == "linux":
+    config.available_features.add("linux")
 # Tests of dequant-iree (`REQUIRES: iree`) need IREE's compiler, the `iree` extra.
 if subprocess.run([sys.executable, "-c", "import iree.compiler.tools"], capture_output=True).returncode == 0:
     config.available_features.add("iree")

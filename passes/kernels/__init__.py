@@ -12,7 +12,9 @@ Exact and approximate.
   block; docs/semantics.md#the-exact-one-row-route), `qdq.QdqKernel` (QDQ MatMuls: the model's
   own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls),
   `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
-  saturating; bit for bit QdqKernel's results), `digits_avx2.DigitAvx2Kernel` (DigitKernel's
+  saturating; bit for bit QdqKernel's results), `qdq_amx.QdqAmxKernel` (QdqKernel's direct
+  form with AMX's `tdpbusd` for whole tiles of 32 rows: the same i32 sums, bit for bit its
+  results), `digits_avx2.DigitAvx2Kernel` (DigitKernel's
   sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block),
   `depthwise.DepthwiseKernel` (QDQ depthwise convolutions: integer codes and weights summed by f32
   fused multiply-adds, exact while every partial sum stays below 2^24, which its `why_not` checks;
@@ -38,7 +40,8 @@ Layout. The stage repacks constants once (`repack`); a kernel reads only its own
 CPU facts. A kernel is chosen and built from the module's tags (dq-target-features:
 `dq.avx512bw`, `dq.avx512vnni`, ...), never from the host running the stage: a module compiled
 for another CPU is tagged for it. Kernels needing an instruction set say so (`vpdpbusd`: AVX-512
-VNNI; `vpmaddwd`: AVX2, every x86 target dq builds for); their tests name the feature and are
+VNNI; `vpmaddwd`: AVX2, every x86 target dq builds for; `tdpbusd`: AMX-INT8, on Linux, which
+gives a process AMX's state only when asked: qdq_amx.py); their tests name the feature and are
 skipped with that reason elsewhere.
 
 Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in code comments):
@@ -52,6 +55,8 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   integer product skips both dequantizes and the f32 product.
 - `qdq_avx2.QdqAvx2Kernel` is needed because hosts without AVX-512 VNNI (AVX2 only) would
   otherwise leave QDQ MatMuls to IREE's own lowering, at about twice the time.
+- `qdq_amx.QdqAmxKernel` is needed because on CPUs with AMX onnxruntime's int8 GEMMs take its
+  tiles: a `tdpbusd` is 16 x 16 x 64 multiply-adds, 64 `vpdpbusd`s' worth.
 - `depthwise.DepthwiseKernel` is needed because IREE compiles an NCHW depthwise convolution
   without vectorizing its channels, and as sums of f32 slices between dispatches it still took
   2.5x the kernel's time: one dispatch per convolution on NHWC codes, its requantize fused.

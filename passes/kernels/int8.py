@@ -164,14 +164,15 @@ class _Body(Hoisted):
         self.groups = list(range(GROUPS))
         self.emit_groups()
 
-    def emit_groups(self) -> None:
+    def emit_groups(self, at=None) -> None:
         """Tiles of ROWS rows by `half` column groups of `self.groups` (a pass over the workgroup's
-        weights per `half` groups), then the last m mod ROWS rows by tiles of the powers of two
-        below ROWS (at most one each) over all those groups at once."""
+        weights per `half` groups), then the last (m - at) mod ROWS rows by tiles of the powers
+        of two below ROWS (at most one each) over all those groups at once; rows from `at` (0 if
+        None) to m."""
         m, groups = self.m, self.groups
-        full = self.whole_tiles(m, ROWS)
+        full = self.whole_tiles(m, ROWS) if at is None else arith.addi(at, self.whole_tiles(arith.subi(m, at), ROWS))
         for first in range(0, len(groups), self.half):
-            self.full_tiles(full, ROWS, lambda r0, rows, gs=groups[first : first + self.half]: self.tile(gs, r0, rows))
+            self.full_tiles(full, ROWS, lambda r0, rows, gs=groups[first : first + self.half]: self.tile(gs, r0, rows), at)
         self.tail_rows(full, m, ROWS, lambda r0, rows: self.tile(groups, r0, rows))
 
     def store(self, value: ir.Value, row, group: int) -> None:

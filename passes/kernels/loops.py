@@ -78,9 +78,9 @@ class Hoisted:
         """The rows of m in full tiles of `most` rows: m - m mod most."""
         return arith.muli(arith.divui(m, self.const(most)), self.const(most))
 
-    def full_tiles(self, full, most: int, tile) -> None:
-        """`tile(r0, most)` for r0 = 0, most, ... below `full` (`whole_tiles`)."""
-        loop = scf.ForOp(self.const(0), full, self.const(most))
+    def full_tiles(self, full, most: int, tile, at=None) -> None:
+        """`tile(r0, most)` for r0 = at (0 if None), at + most, ... below `full` (`whole_tiles`)."""
+        loop = scf.ForOp(self.const(0) if at is None else at, full, self.const(most))
         with ir.InsertionPoint(loop.body):
             tile(loop.induction_variable, most)
             scf.YieldOp([])

@@ -17,6 +17,7 @@ from .f32 import Kernel
 from .int8 import Int8Kernel
 from .problem import Options, Problem
 from .qdq import QdqKernel
+from .qdq_amx import QdqAmxKernel
 from .qdq_avx2 import QdqAvx2Kernel
 from .target import Target
 
@@ -47,6 +48,8 @@ def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:
 
 
 def _qdq_kernel(p: Problem, t: Target) -> QdqKernel:
+    if t.amx_int8 and t.avx512vnni and QdqAmxKernel.why_not(p) is None:
+        return QdqAmxKernel(p)  # the VNNI kernel with AMX for its whole row tiles (qdq_amx.py)
     return QdqKernel(p) if t.avx512vnni else QdqAvx2Kernel(p)
 
 

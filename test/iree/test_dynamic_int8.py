@@ -1,7 +1,8 @@
 """Dynamic int8 MatMuls (quantize_dynamic's DynamicQuantizeLinear + MatMulInteger + Cast + Mul by
 sx * sw) through dq's exact integer kernel, x's scale and zero point read at run time
 (passes/dynamic_matmul.py; docs/semantics.md#dynamic-int8-matmuls): on AVX-512 VNNI
-(cascadelake) and AVX2 (haswell, vpmaddwd) targets, against onnx.reference and onnxruntime."""
+(cascadelake), AMX (sapphirerapids: the direct form's 32-row tiles, passes/kernels/qdq_amx.py) and
+AVX2 (haswell, vpmaddwd) targets, against onnx.reference and onnxruntime."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ pytestmark = needs_iree
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dequant import iree as stage  # noqa: E402
-from dequant.passes.target_features import host_has_avx2, host_has_avx512vnni  # noqa: E402
+from dequant.passes.target_features import host_has_amx_int8, host_has_avx2, host_has_avx512vnni  # noqa: E402
 
 from test_iree import compile_text, reference, run_vmfb  # noqa: E402
 import onnxruntime_reference  # noqa: E402
@@ -27,6 +28,7 @@ import onnxruntime_reference  # noqa: E402
 CPUS = {
     "cascadelake": pytest.mark.skipif(not host_has_avx512vnni(), reason="the VNNI kernel runs vpdpbusd, which this host lacks"),
     "haswell": pytest.mark.skipif(not host_has_avx2(), reason="the AVX2 kernel runs vpmaddwd, which this host lacks"),
+    "sapphirerapids": pytest.mark.skipif(not host_has_amx_int8(), reason="the AMX kernel runs tdpbusd, which this host (or its OS) lacks"),
 }
 
 
@@ -103,15 +105,16 @@ FORMS = {
 @pytest.mark.parametrize("cpu", [pytest.param(c, marks=mark) for c, mark in CPUS.items()])
 @pytest.mark.parametrize("form", FORMS)
 def test_dynamic_matmul_kernel(tmp_path, cpu, form):
-    """K = 256, N = 128, M = 1, 7 and 16 on one module (its row count a run-time dim; 7: the
-    kernel's tails of 2 and 1 rows after a tile of 4): one dispatch
+    """K = 256, N = 128, M = 1, 7, 16 and 45 on one module (its row count a run-time dim; 7: the
+    kernel's tails of 2 and 1 rows after a tile of 4; 45: AMX's tile of 32 rows, then 13): one dispatch
     of dq's kernel, y bit for bit onnx.reference's and onnxruntime's with optimizations off (the
     graph's own nodes), and onnxruntime's fused DynamicQuantizeMatMul's."""
     path = dynamic_matmul(tmp_path / "m.onnx", 256, 128, **FORMS[form])
     vmfb, kernels, line = compiled(tmp_path, path, cpu)
     assert len(kernels) == 1 and kernels[0].endswith("_dyn"), (kernels, line)
     assert ("avx2" in kernels[0]) == (cpu == "haswell") and "1 of 1 MatMulInteger to dq's integer kernel" in line
-    for m in (1, 7, 16):
+    assert ("amx" in kernels[0]) == (cpu == "sapphirerapids" and form == "int8-per-tensor"), kernels  # the direct form only
+    for m in (1, 7, 16, 45):
         for name, x in inputs(m, 256).items():
             got = run_vmfb(vmfb, x)
             np.testing.assert_array_equal(got, reference(path, x), err_msg=f"M = {m}, x {name}")
@@ -128,7 +131,7 @@ def test_dynamic_matmul_k_off_the_kernels_step(tmp_path, cpu, k):
     a partial last workgroup (8 columns, of 64 with VNNI, of 32 with AVX2), stored masked."""
     path = dynamic_matmul(tmp_path / "m.onnx", k, 72, weights=np.int8, per_column=True, zero_point=True)
     vmfb, kernels, line = compiled(tmp_path, path, cpu)
-    takes = k % (4 if cpu == "cascadelake" else 16) == 0
+    takes = k % (16 if cpu == "haswell" else 4) == 0
     assert len(kernels) == int(takes), (kernels, line)
     for m in (1, 16):
         for name, x in inputs(m, k).items():
@@ -148,7 +151,7 @@ def test_dynamic_matmul_does_not_saturate(tmp_path, cpu):
     path = dynamic_matmul(tmp_path / "m.onnx", k, n, weights=np.int8, w=w)
     vmfb, kernels, _ = compiled(tmp_path, path, cpu)
     assert len(kernels) == 1
-    x = np.full((16, k), 40.0, np.float32)
+    x = np.full((48, k), 40.0, np.float32)  # 48 rows: a tile of AMX's 32 too
     x[:, 1::7] = 0.0
     got = run_vmfb(vmfb, x)
     np.testing.assert_array_equal(got, reference(path, x))

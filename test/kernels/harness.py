@@ -49,6 +49,8 @@ CPUS = {
     "haswell": Cpu((), ("X86_V3",), "AVX2 and FMA"),
     "skylake-avx512": Cpu(("dq.avx512bw",), ("AVX512_SKX",), "AVX-512 (F, CD, BW, DQ, VL)"),
     "cascadelake": Cpu(("dq.avx512bw", "dq.avx512vnni"), ("AVX512_CLX",), "AVX-512 VNNI (vpdpbusd)"),
+    # AMX is not in numpy's table: "amx_int8" and "amx_tile" are Linux's /proc/cpuinfo flags
+    "sapphirerapids": Cpu(("dq.avx512bw", "dq.avx512vnni", "dq.amxint8"), ("AVX512_SPR", "amx_tile", "amx_int8"), "AVX-512 FP16 and AMX-INT8 (tdpbusd) on Linux"),
 }
 
 
@@ -61,9 +63,19 @@ def _host_features() -> dict:
     return features
 
 
+def _linux_flags() -> set:
+    """The CPU flags Linux lists in /proc/cpuinfo (none elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
+    except OSError:
+        return set()
+
+
 def skip_unless_host_runs(cpu: str) -> None:
     """Skip the test, naming what is missing, where this host cannot run code compiled for `cpu`."""
-    lacking = [f for f in CPUS[cpu].needs if not _host_features().get(f)]
+    flags = _linux_flags()
+    lacking = [f for f in CPUS[cpu].needs if not (_host_features().get(f) or f in flags)]
     if lacking:
         pytest.skip(f"code for {cpu} needs {CPUS[cpu].what}, which this host lacks ({', '.join(lacking)})")
 

@@ -1,6 +1,7 @@
 """The exact integer kernel of QDQ MatMuls (passes/kernels/qdq.py, `QdqKernel`, AVX-512 VNNI;
-passes/kernels/qdq_avx2.py, `QdqAvx2Kernel`, AVX2), alone: one module per CPU (cascadelake;
-haswell, tagged `dq.avx2` as dq-target-features tags it), one QDQ MatMul per case, y = DQ(Q(x, sx,
+passes/kernels/qdq_avx2.py, `QdqAvx2Kernel`, AVX2; passes/kernels/qdq_amx.py, `QdqAmxKernel`,
+AMX), alone: one module per CPU (cascadelake; haswell, tagged `dq.avx2` as dq-target-features
+tags it; sapphirerapids, tagged `dq.amxint8`, its direct forms), one QDQ MatMul per case, y = DQ(Q(x, sx,
 zx)) @ DQ(wq, sw[, zw]) as quantize_static writes one, each one dispatch of the kernel reading xq
 (IREE's QuantizeLinear writes it), against the model docs/semantics.md#the-integer-route-of-qdq-matmuls
 states:
@@ -88,8 +89,29 @@ CASES = [
     Case(Form(8, True, 0, False, 7296, 24, rows=3), True, "mid-Gelu"),
     Case(Form(8, False, 0, True, 8192, 72, rows=1), False, "q-u8-HardSwish"),
 ]
-# cascadelake: every case; haswell (the AVX2 kernel, K a multiple of 16): those it takes
-CPUS = {"cascadelake": ((), CASES), "haswell": (("dq.avx2",), [c for c in CASES if c.form.k % 16 == 0])}
+# The AMX kernel's (passes/kernels/qdq_amx.py) edges, direct forms only (uint8 x, int8 weights
+# without a zero point): 32-row tiles with VNNI rows after (M = 45, 64 + 7) or none (96); K steps
+# of 64, 48 (K = 96) and 20 (1220); two column groups a pass, and one left (N = 40: three, the
+# last masked; 1000: a partial last workgroup); the epilogues; row groups of 32 (100 rows).
+AMX_CASES = [
+    Case(Form(8, True, 0, False, 1024, 128, rows=45), True),
+    Case(Form(8, True, -1, False, 96, 1000, rows=71), True, "q-u8"),
+    Case(Form(8, True, 0, False, 1220, 40, rows=96), True, "mid"),
+    Case(Form(8, True, 0, False, 1056, 72, rows=64), True, "q-u8-HardSwish"),
+    Case(Form(8, True, 0, False, 2048, 16, rows=100), True, "bias-q-u8"),
+]
+
+
+def direct(c: Case) -> bool:
+    return c.unsigned_x and c.form.signed and not c.form.zero_point
+
+
+# per CPU: (its extra tags, its cases, why it skips the others): cascadelake every case but
+# AMX's; haswell (the AVX2 kernel, K a multiple of 16) those it takes; sapphirerapids the cases
+# the AMX kernel takes
+CPUS = {"cascadelake": ((), CASES, "a case for the AMX kernel (its 32-row tiles)"),
+        "haswell": (("dq.avx2",), [c for c in CASES if c.form.k % 16 == 0], "a case the AVX2 kernel does not take (K not a multiple of 16)"),
+        "sapphirerapids": ((), [c for c in CASES + AMX_CASES if direct(c)], "a case the AMX kernel does not take (not the direct form)")}  # fmt: skip
 
 
 # an activation's output zero point, by the type of the codes before it (uint8 codes to int8, int8
@@ -180,24 +202,25 @@ def qdq_model(cases: list, path, seed: int = 0) -> list:
     return weights
 
 
-def kernel_name(case: Case, avx2: bool) -> str:
+def kernel_name(case: Case, cpu: str) -> str:
     """The executable of the QDQ kernel for `case` (its name spells the epilogue, passes/kernels/qdq.py;
     a bias Add alone stays IREE's)."""
     base, act = activated(case.epilogue)
     out = {None: "", "bias": "", "q-u8": "_qu8", "q-i8": "_qi8", "bias-q-u8": "_qu8_b", "mid": "_qu8_mu8_b"}[base] + ("_t" if act else "")
     name = harness.kernel_name("qdq", case.form, unsigned_x=case.unsigned_x) + out
-    return name.replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_") if avx2 else name
+    kind = {"haswell": "avx2_", "sapphirerapids": "amx_"}.get(cpu, "")
+    return name.replace("dq_matmul_qdq_", f"dq_matmul_qdq_{kind}")
 
 
 @pytest.fixture(scope="module", params=list(CPUS))
 def built(request, tmp_path_factory):
     cpu = request.param
-    tags, cases = CPUS[cpu]
-    check = dispatches(len(cases), [kernel_name(c, cpu == "haswell") for c in cases])  # one each, no dequantize of x left
+    tags, cases, why = CPUS[cpu]
+    check = dispatches(len(cases), [kernel_name(c, cpu) for c in cases])  # one each, no dequantize of x left
     weights, run = harness.built(tmp_path_factory, f"qdq-{cpu}", cpu, lambda path: qdq_model(cases, path), check, tags=tags)
     rng = np.random.default_rng(1)
     xs = [(rng.standard_normal((c.form.rows, c.form.k)) * 3).astype(np.float32) for c in cases]  # some codes saturate
-    return cases, weights, xs, run(*xs)
+    return cases, weights, xs, run(*xs), why
 
 
 def epilogue_reference(i: int, rest: tuple, y: np.ndarray) -> np.ndarray:
@@ -214,11 +237,11 @@ def epilogue_reference(i: int, rest: tuple, y: np.ndarray) -> np.ndarray:
         return ReferenceEvaluator(onnx.ModelProto.FromString(model.SerializeToString())).run(None, {f"y0{i}": y})[0]
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case", CASES + AMX_CASES, ids=str)
 def test_qdq_kernel_against_its_model(built, case):
-    cases, weights, xs, got = built
+    cases, weights, xs, got, why = built
     if case not in cases:
-        pytest.skip("a case the AVX2 kernel does not take (K not a multiple of 16)")
+        pytest.skip(why)
     i = cases.index(case)
     (wq, sw, zw, rest), x, got = weights[i], xs[i], got[i]
     zx = int(ZX[case.unsigned_x])
