@@ -23,7 +23,8 @@ from mlir.dialects import arith
 from . import Pass
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, resource, table_constant
-from .kernels.depthwise import DepthwiseKernel
+from .kernels.depthwise import WIDE, DepthwiseKernel
+from .kernels.target import Target
 from .model_constants import torch_constant
 from .qdq_matmul import lookup
 
@@ -67,6 +68,8 @@ def _rewrite(op, module) -> str | None:
     if isinstance(got, str):
         return got
     kernel, arrays = got
+    if Target.of(module).avx512bw and kernel.c % WIDE == 0:
+        kernel = dataclasses.replace(kernel, lanes=WIDE)  # AVX-512's vectors (docs/iree.md#the-depthwise-kernel)
     table = lookup(op.results[0])
     if table is not None:
         kernel = dataclasses.replace(kernel, table=True)

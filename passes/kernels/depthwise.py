@@ -12,16 +12,17 @@ runs, and the codes saturate(roundeven(y / sy) + zy): the QDQ MatMul kernel's ep
 kernel as its QDQ graph says. The sum is taken in f32 FMAs on integers: each code widened and
 converted exactly, times wc = wq - zw (exact), onto c[c] = -zx * sum_(i, j) wc. Every product and
 partial sum is an integer below 2^24 in magnitude (checked by `why_not`), where f32 is
-exact, so d is the integer sum. No instruction of a particular x86 extension is called (8 f32
-lanes: AVX2's vectors, half AVX-512's, as the MobileNets' channel counts are multiples of 8); the
-stage writes the node only for a module tagged `dq.avx2` or `dq.avx512vnni` (python/qdq_depthwise.py),
-the CPUs it was measured on.
+exact, so d is the integer sum. No instruction of a particular x86 extension is called: `lanes`
+f32 lanes, 8 (AVX2's vectors, as the MobileNets' channel counts are multiples of 8) or, on a
+module tagged `dq.avx512bw` with C a multiple of 16, 16 (AVX-512's); the stage writes the node
+only for a module tagged `dq.avx2` or `dq.avx512vnni` (python/qdq_depthwise.py), the CPUs it was
+measured on.
 
 Layout: xq [N, Hp, Wp, C] bytes (padded), wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32,
 r = [sy, zy] f32, (with `table`: t [256] bytes, each code's byte b stored as t[b], as the
 QDQ kernels' epilogue), y [N, Ho, Wo, C] bytes. Workgroups split the N * Ho output rows; per row, TILE
-output columns at a time (then the rest one at a time), each group of 8 channels with its taps'
-weights: each input column the tile reads in a kernel row is widened and converted once, and the
+output columns at a time (then the rest one at a time), each group of `lanes` channels with its
+taps' weights: each input column the tile reads in a kernel row is widened and converted once, and the
 TILE sums are independent chains of FMAs.
 """
 
@@ -37,7 +38,8 @@ from .lookup import CODES, entry
 from .loops import Hoisted, fenced
 from .qdq import Requantize
 
-LANES = 8
+LANES = 8  # f32 lanes of the kernel's vectors on AVX2; WIDE on AVX-512 where C allows
+WIDE = 16
 WORKGROUPS = 8  # at most, along the output rows (as the QDQ kernels' WORKGROUP_TARGET)
 EXACT = 1 << 24  # f32 holds every integer below this in magnitude
 TILE = 8  # output columns summed at once, sharing their inputs' conversions (docs/iree.md#the-depthwise-kernel)
@@ -60,6 +62,7 @@ class DepthwiseKernel:
     out: str
     bias: bool
     table: bool = False
+    lanes: int = LANES
 
     @property
     def ho(self) -> int:
@@ -95,7 +98,7 @@ class DepthwiseKernel:
     def name(self) -> str:
         x = "u8" if self.unsigned_x else "i8"
         return (f"dq_depthwise_{x}_q{self.out}_n{self.n}_h{self.hp}_w{self.wp}_c{self.c}_k{self.kh}x{self.kw}"
-                f"_s{self.sh}x{self.sv}{'_b' if self.bias else ''}{'_t' if self.table else ''}")  # fmt: skip
+                f"_s{self.sh}x{self.sv}{'_b' if self.bias else ''}{'_t' if self.table else ''}{'_l16' if self.lanes == WIDE else ''}")  # fmt: skip
 
     def types(self) -> dict:
         i8, f32 = ir.IntegerType.get_signless(8), ir.F32Type.get()
@@ -120,9 +123,10 @@ class _Body(Requantize, Hoisted):
     def __init__(self, kernel: DepthwiseKernel, v: dict, m, workgroup):
         super().__init__()
         self.k, self.v, self.m, self.wg = kernel, v, m, workgroup
-        self.f32 = ir.VectorType.get([LANES], ir.F32Type.get())
-        self.i32 = ir.VectorType.get([LANES], ir.IntegerType.get_signless(32))
-        self.small = ir.VectorType.get([LANES], ir.IntegerType.get_signless(8))
+        lanes = kernel.lanes
+        self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
+        self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
+        self.small = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
         self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(2)]
 
     def emit(self) -> None:
@@ -141,7 +145,7 @@ class _Body(Requantize, Hoisted):
 
     def row(self, n, h, top) -> None:
         """The outputs of row (n, h): TILE columns at a time (their sums independent chains),
-        then the last wo mod TILE one at a time; in each, every group of LANES channels with its
+        then the last wo mod TILE one at a time; in each, every group of `lanes` channels with its
         taps' weights."""
         k, v = self.k, self.v
         full = k.wo // TILE * TILE
@@ -150,7 +154,7 @@ class _Body(Requantize, Hoisted):
                 continue
             cols = scf.ForOp(self.const(lo), self.const(hi), self.const(step))
             with ir.InsertionPoint(cols.body):
-                groups = scf.ForOp(self.const(0), self.const(k.c), self.const(LANES))
+                groups = scf.ForOp(self.const(0), self.const(k.c), self.const(k.lanes))
                 with ir.InsertionPoint(groups.body):
                     c0 = groups.induction_variable
                     per_channel = {role: vector.load(self.f32, v[role], [c0]) for role in ("c", "s", "b") if role in v}
@@ -176,7 +180,7 @@ class _Body(Requantize, Hoisted):
             scf.YieldOp([])
 
     def columns(self, n, h, top, c0, col0, count: int, taps: list, per_channel: dict) -> None:
-        """Outputs (n, h, col0 ... col0 + count - 1) of channels [c0, c0 + LANES), from their
+        """Outputs (n, h, col0 ... col0 + count - 1) of channels [c0, c0 + lanes), from their
         taps' weights and their c, s (and b) vectors."""
         k, v = self.k, self.v
         widen = arith.extui if k.unsigned_x else arith.extsi

@@ -1,4 +1,4 @@
-// RUN: dequant-opt %s --allow-unregistered-dialect --torch-onnx-dq-depthwise-iree-cpu | FileCheck %s
+// RUN: dequant-opt %s --allow-unregistered-dialect --split-input-file --torch-onnx-dq-depthwise-iree-cpu | FileCheck %s
 
 // torch-onnx-dq-depthwise-iree-cpu: the stage's dequant.QLinearDepthwiseConv node (python/qdq_depthwise.py
 // writes it; IREE's importer names it onnx.QLinearDepthwiseConv) becomes one dispatch of dq's depthwise
@@ -57,5 +57,32 @@ func.func @depthwise(%x: !torch.vtensor<[1,6,6,8],ui8>) -> !torch.vtensor<[1,2,2
   %b = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<2.0> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
   %y = "torch.operator"(%x, %sx, %zx, %w, %sw, %zw, %sy, %zy, %b) <{name = "onnx.QLinearDepthwiseConv"}> {torch.onnx.strides = [2 : si64, 2 : si64]} : (!torch.vtensor<[1,6,6,8],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[3,3,8],si8>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[1,2,2,8],ui8>
   "func.return"(%y) : (!torch.vtensor<[1,2,2,8],ui8>) -> ()
+}
+}
+
+// -----
+
+// 16 channels on a module tagged AVX-512BW: AVX-512's 16 lanes (the name says `_l16`).
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c16_k3x3_s2x2_b_l16]](
+// CHECK: %[[XB:.*]] = vector.load %{{.*}} : memref<1x6x6x16xi8>, vector<16xi8>
+// CHECK: %[[XI:.*]] = arith.extui %[[XB]] : vector<16xi8> to vector<16xi32>
+// CHECK: arith.sitofp %[[XI]] : vector<16xi32> to vector<16xf32>
+// CHECK: arith.divf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<1x2x2x16xi8>, vector<16xi8>
+// CHECK-LABEL: func.func @depthwise_wide
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K]]::@[[K]]]
+module attributes {dq.avx512bw} {
+func.func @depthwise_wide(%x: !torch.vtensor<[1,6,6,16],ui8>) -> !torch.vtensor<[1,2,2,16],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<3x3x16xsi8>} : () -> !torch.vtensor<[3,3,16],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<16xf32>} : () -> !torch.vtensor<[16],f32>
+  %zw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<1> : tensor<16xsi8>} : () -> !torch.vtensor<[16],si8>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.1> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<120> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %b = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<2.0> : tensor<16xf32>} : () -> !torch.vtensor<[16],f32>
+  %y = "torch.operator"(%x, %sx, %zx, %w, %sw, %zw, %sy, %zy, %b) <{name = "onnx.QLinearDepthwiseConv"}> {torch.onnx.strides = [2 : si64, 2 : si64]} : (!torch.vtensor<[1,6,6,16],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[3,3,16],si8>, !torch.vtensor<[16],f32>, !torch.vtensor<[16],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[16],f32>) -> !torch.vtensor<[1,2,2,16],ui8>
+  "func.return"(%y) : (!torch.vtensor<[1,2,2,16],ui8>) -> ()
 }
 }

@@ -109,7 +109,7 @@ CONVS = {
 @pytest.mark.parametrize("name", list(CONVS))
 def test_depthwise_through_the_kernel_is_the_integer_arithmetic(tmp_path, name, cpu):
     """One QDQ depthwise Conv through dequant-iree becomes one dispatch of dq's depthwise kernel
-    (for the host with VNNI; for haswell, AVX2), its output equal, bit for bit, to the integer
+    (for the host with VNNI, 16 lanes where C is a multiple of 16; for haswell, AVX2, 8), its output equal, bit for bit, to the integer
     arithmetic in numpy, and within one step of onnxruntime on the QDQ graph as written (its f32
     sum may round across a step)."""
     from dequant import iree as stage
@@ -124,6 +124,8 @@ def test_depthwise_through_the_kernel_is_the_integer_arithmetic(tmp_path, name, 
     flags = HASWELL if cpu == "haswell" else ()
     staged = stage.prepare(stage.import_onnx(path, "llvm-cpu", *(("haswell",) if flags else ())))
     assert staged.count("entry_points = [@dq_depthwise") == 1 and "onnx.Conv" not in staged
+    if cpu == "host-vnni":  # AVX-512's 16 lanes where C takes them (the staged text is the host's)
+        assert ("_l16::" in staged) == (c % 16 == 0)
     f = compiled(path, *flags)
     for x in inputs((1, c, size, size)):
         got, want = f(x), integer_reference(path, x)
