@@ -2,11 +2,12 @@
 written by python/qdq_depthwise.py) becomes one dispatch of dq's depthwise kernel
 (passes/kernels/depthwise.py) for IREE's llvm-cpu backend:
 
-    %x = torch_c.to_builtin_tensor %xp : -> [N, Hp, Wp, C] i8
+    %x = torch_c.to_builtin_tensor %xq : -> [N, H, W, C] i8
     %y = flow.dispatch @dq_depthwise_...(%x, %w, %c, %s[, %b], %r[, %t], %rows) -> [N, Ho, Wo, C] i8
 
 with its constants made once when the stage runs: wc = W - zw [kh * kw, C] f32, c = -zx * sum
-over taps of wc, s = f32(sx * sw), b, r = [sy, zy] (docs/iree.md#the-depthwise-kernel), and t,
+over taps of wc, s = f32(sx * sw), b, r = [sy, zy] (and zx where the node's `pads` pad x: the
+kernel reads the padding, docs/iree.md#the-depthwise-kernel), and t,
 the [256] bytes of a table lookup reading the node's codes (an activation python/qdq_tables.py
 wrote as a Gather; qdq_matmul.lookup), which the kernel then computes too. The node has no other
 lowering, so one this pass cannot take is an error at its location naming the rule.
@@ -43,13 +44,18 @@ def _kernel(op) -> tuple | str:
         return x if isinstance(x, str) else y
     if None in x.shape or len(x.shape) != 4 or x.element.bits != 8 or x.element.kind != "int" or y.element.bits != 8 or y.element.kind != "int":
         return "its input and output must be 8-bit integer codes of static shape [N, H, W, C]"
-    strides = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["torch.onnx.strides"])] if "torch.onnx.strides" in op.attributes else [1, 1]
-    n, hp, wp, c = x.shape
+    strides, pads = ([ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes[f"torch.onnx.{name}"])] if f"torch.onnx.{name}" in op.attributes else default
+                     for name, default in (("strides", [1, 1]), ("pads", [0] * 4)))  # fmt: skip
+    n, h, w, c = x.shape
     if wq.ndim != 3 or wq.shape[2] != c or sw.shape != (c,) or zw.shape != (c,) or len(strides) != 2 or (b and b[0].shape != (c,)):
         return "its weights must be [kh, kw, C] with C scales and zero points"
+    if len(pads) != 4 or min(pads) < 0 or min(strides) < 1:
+        return f"its pads {pads} (4, top, left, bottom, right) and strides {strides} must be non-negative, the strides positive"
     kh, kw = wq.shape[:2]
     wc = wq.astype(np.int64).reshape(kh * kw, c) - zw.astype(np.int64)
-    kernel = DepthwiseKernel(n, hp, wp, c, kh, kw, *strides, not x.element.signed, "i8" if y.element.signed else "u8", bool(b))
+    kernel = DepthwiseKernel(n, h, w, c, kh, kw, *strides, not x.element.signed, "i8" if y.element.signed else "u8", bool(b), pads=tuple(pads))
+    if kernel.ho < 1 or kernel.wo < 1:
+        return f"its {kh} x {kw} taps do not fit its padded input"
     zx = int(zx.reshape(()))
     why = kernel.why_not(zx, kernel.unsigned_x, wc)
     if why is not None:
@@ -58,7 +64,7 @@ def _kernel(op) -> tuple | str:
         return f"its output is {list(y.shape)}, not [{n}, {kernel.ho}, {kernel.wo}, {c}]"
     consts = [wc.astype(np.float32), (-zx * wc.sum(axis=0)).astype(np.float32), (np.float32(sx.reshape(())) * sw.astype(np.float32)).astype(np.float32)]
     consts += [b[0].astype(np.float32)] if b else []
-    return kernel, consts + [np.array([sy.reshape(()), zy.reshape(())], np.float32)]
+    return kernel, consts + [np.array([sy.reshape(()), zy.reshape(())] + ([zx] if any(pads) else []), np.float32)]
 
 
 def _rewrite(op, module) -> str | None:
@@ -76,11 +82,11 @@ def _rewrite(op, module) -> str | None:
     f32, i8, index = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IndexType.get()
     name = executable(kernel, module)
     with op.location, ir.InsertionPoint(op):
-        codes = ir.RankedTensorType.get([kernel.n, kernel.hp, kernel.wp, kernel.c], i8)  # torch_c's signless builtin tensor
+        codes = ir.RankedTensorType.get([kernel.n, kernel.h, kernel.w, kernel.c], i8)  # torch_c's signless builtin tensor
         xq = ir.Operation.create(t.TO_BUILTIN, results=[codes], operands=[op.operands[0]]).result
         consts = [resource(a, f32, "dq_depthwise") for a in arrays[:-1]]
         r = arrays[-1]
-        consts.append(arith.constant(ir.RankedTensorType.get([2], f32), ir.DenseElementsAttr.get(r)))
+        consts.append(arith.constant(ir.RankedTensorType.get([r.size], f32), ir.DenseElementsAttr.get(r)))
         consts += [table_constant(table.table)] if table is not None else []
         out = ir.RankedTensorType.get([kernel.n, kernel.ho, kernel.wo, kernel.c], i8)
         y = dispatch(name, [xq] + consts, arith.constant(index, kernel.rows), [out])[0]

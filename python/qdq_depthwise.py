@@ -12,14 +12,16 @@ constant 8-bit codes per tensor or per channel, x per tensor 8-bit of static sha
 explicit pads, any strides, a bias absent, f32 or a DequantizeLinear of a constant, and the
 Conv read only by a per-tensor 8-bit QuantizeLinear, becomes
 
-    xp = Pad(Transpose(xq, NHWC), the code zx)     cancelled where xq is an NCHW view of NHWC codes
-    yq = dequant.QLinearDepthwiseConv(xp, sx, zx, W, sw, zw, sy, zy[, b]) strides=[sh, sv]
+    xt = Transpose(xq, NHWC)                       cancelled where xq is an NCHW view of NHWC codes
+    yq = dequant.QLinearDepthwiseConv(xt, sx, zx, W, sw, zw, sy, zy[, b]) strides=[sh, sv], pads
     Transpose(yq, NCHW)                            cancelled where the next im2col reads NHWC
 
-with W [kh, kw, C] the codes tap-major, sw and zw [C], b [C] f32: y [N, Ho, Wo, C] the codes of
-saturate(roundeven((f32(sx * sw[c]) * d + b[c]) / sy) + zy), d the exact integer sum of (xp -
-zx) * (W - zw) over the taps (docs/semantics.md#the-depthwise-kernel). The node is the stage's
-own: only that pass reads it, and this rewrite writes it only where the kernel takes it.
+with pads the Conv's [top, left, bottom, right], W [kh, kw, C] the codes tap-major, sw and zw
+[C], b [C] f32: y [N, Ho, Wo, C] the codes of saturate(roundeven((f32(sx * sw[c]) * d + b[c]) /
+sy) + zy), d the exact integer sum of (xp - zx) * (W - zw) over the taps, xp being xt padded
+with the code zx, which the kernel reads in place of the padding (no padded copy;
+docs/semantics.md#the-depthwise-kernel). The node is the stage's own: only that pass reads it,
+and this rewrite writes it only where the kernel takes it.
 """
 
 from __future__ import annotations
@@ -61,8 +63,6 @@ def nodes(graph: Graph, node, f: dict) -> list:
     e = Emit(node, graph)
     zx = graph.constant(f"{hint}_zx", f["zx"].reshape(()))
     x = e.op("Transpose", f["xq"], perm=NHWC)
-    if any(pads):
-        x = e.op("Pad", x, e.ints(0, pads[0], pads[1], 0, 0, pads[2], pads[3], 0), zx)
     inputs = [x, graph.constant(f"{hint}_sx", np.float32(f["sx"]).reshape(())), zx,
               graph.constant(f"{hint}_w", np.ascontiguousarray(f["wq"][:, 0].transpose(1, 2, 0))),
               graph.constant(f"{hint}_sw", f["sw"]), graph.constant(f"{hint}_zw", np.ascontiguousarray(f["zw"])),
@@ -70,7 +70,7 @@ def nodes(graph: Graph, node, f: dict) -> list:
     if f["b"] is not None:
         inputs.append(graph.constant(f"{hint}_b", f["b"].reshape(c).astype(np.float32)))
     y = graph.fresh(f"{hint}_nhwc")
-    e.nodes.append(helper.make_node(OP, inputs, [y], name=graph.fresh(f"{e.hint}/{OP}"), domain=DOMAIN, strides=[sh, sv]))
+    e.nodes.append(helper.make_node(OP, inputs, [y], name=graph.fresh(f"{e.hint}/{OP}"), domain=DOMAIN, strides=[sh, sv], pads=list(pads)))
     ho, wo = f["out"]
     elem = helper.np_dtype_to_tensor_dtype(f["zy"].dtype)
     graph.model.graph.value_info.append(helper.make_tensor_value_info(y, elem, [n, ho, wo, c]))

@@ -2,7 +2,8 @@
 the QuantizeLinear's codes out, one dispatch per convolution (docs/iree.md#the-depthwise-kernel;
 the arithmetic: docs/semantics.md#the-depthwise-kernel).
 
-For output (n, h, w) and channel c, with x the padded input's codes (the padding is the code zx):
+For output (n, h, w) and channel c, with x the input's codes padded by (pt, pl, pb, pr) rows
+and columns of the code zx (read as zx, never stored: `pads`):
 
     d = sum_(i, j) (x[n, h * sh + i, w * sw + j, c] - zx) * (wq[i, j, c] - zw[c])
 
@@ -18,12 +19,14 @@ module tagged `dq.avx512bw` with C a multiple of 16, 16 (AVX-512's); the stage w
 only for a module tagged `dq.avx2` or `dq.avx512vnni` (python/qdq_depthwise.py), the CPUs it was
 measured on.
 
-Layout: xq [N, Hp, Wp, C] bytes (padded), wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32,
-r = [sy, zy] f32, (with `table`: t [256] bytes, each code's byte b stored as t[b], as the
+Layout: xq [N, H, W, C] bytes, wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32,
+r = [sy, zy] f32 (and zx with pads), (with `table`: t [256] bytes, each code's byte b stored as t[b], as the
 QDQ kernels' epilogue), y [N, Ho, Wo, C] bytes. Workgroups split the N * Ho output rows; per row, TILE
 output columns at a time (then the rest one at a time), each group of `lanes` channels with its
 taps' weights: each input column the tile reads in a kernel row is widened and converted once, and the
-TILE sums are independent chains of FMAs.
+TILE sums are independent chains of FMAs. A tile whose inputs all lie in x reads them as they are;
+one reading the padding (the borders) reads each input at its row and column clamped into x and
+takes zx's value where they were outside.
 """
 
 from __future__ import annotations
@@ -47,12 +50,13 @@ TILE = 8  # output columns summed at once, sharing their inputs' conversions (do
 
 @dataclass(frozen=True)
 class DepthwiseKernel:
-    """A QDQ depthwise convolution of padded NHWC codes [n, hp, wp, c] by kh x kw taps per channel
-    with strides (sh, sv): output [n, ho, wo, c] codes of `out` ("u8" or "i8")."""
+    """A QDQ depthwise convolution of NHWC codes [n, h, w, c] padded by `pads` (top, left,
+    bottom, right) by kh x kw taps per channel with strides (sh, sv): output [n, ho, wo, c]
+    codes of `out` ("u8" or "i8")."""
 
     n: int
-    hp: int
-    wp: int
+    h: int
+    w: int
     c: int
     kh: int
     kw: int
@@ -63,14 +67,15 @@ class DepthwiseKernel:
     bias: bool
     table: bool = False
     lanes: int = LANES
+    pads: tuple = (0, 0, 0, 0)
 
     @property
     def ho(self) -> int:
-        return (self.hp - self.kh) // self.sh + 1
+        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.sh + 1
 
     @property
     def wo(self) -> int:
-        return (self.wp - self.kw) // self.sv + 1
+        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.sv + 1
 
     @property
     def rows(self) -> int:
@@ -97,17 +102,18 @@ class DepthwiseKernel:
 
     def name(self) -> str:
         x = "u8" if self.unsigned_x else "i8"
-        return (f"dq_depthwise_{x}_q{self.out}_n{self.n}_h{self.hp}_w{self.wp}_c{self.c}_k{self.kh}x{self.kw}"
-                f"_s{self.sh}x{self.sv}{'_b' if self.bias else ''}{'_t' if self.table else ''}{'_l16' if self.lanes == WIDE else ''}")  # fmt: skip
+        pads = "_p" + "x".join(map(str, self.pads)) if any(self.pads) else ""
+        return (f"dq_depthwise_{x}_q{self.out}_n{self.n}_h{self.h}_w{self.w}_c{self.c}_k{self.kh}x{self.kw}"
+                f"_s{self.sh}x{self.sv}{pads}{'_b' if self.bias else ''}{'_t' if self.table else ''}{'_l16' if self.lanes == WIDE else ''}")  # fmt: skip
 
     def types(self) -> dict:
         i8, f32 = ir.IntegerType.get_signless(8), ir.F32Type.get()
-        out = {"xq": ir.MemRefType.get([self.n, self.hp, self.wp, self.c], i8),
+        out = {"xq": ir.MemRefType.get([self.n, self.h, self.w, self.c], i8),
                "w": ir.MemRefType.get([self.kh * self.kw, self.c], f32),
                "c": ir.MemRefType.get([self.c], f32), "s": ir.MemRefType.get([self.c], f32)}  # fmt: skip
         if self.bias:
             out["b"] = ir.MemRefType.get([self.c], f32)
-        out["r"] = ir.MemRefType.get([2], f32)
+        out["r"] = ir.MemRefType.get([3 if any(self.pads) else 2], f32)  # sy, zy (and zx, the padding's code)
         if self.table:
             out["t"] = ir.MemRefType.get([CODES], i8)
         out["y"] = ir.MemRefType.get([self.n, self.ho, self.wo, self.c], i8)
@@ -127,7 +133,7 @@ class _Body(Requantize, Hoisted):
         self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
         self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
         self.small = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
-        self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(2)]
+        self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(3 if any(kernel.pads) else 2)]
 
     def emit(self) -> None:
         k = self.k
@@ -140,6 +146,7 @@ class _Body(Requantize, Hoisted):
             r = rows.induction_variable
             n, h = arith.divui(r, self.const(k.ho)), arith.remui(r, self.const(k.ho))
             top = arith.muli(h, self.const(k.sh))
+            top = arith.subi(top, self.const(k.pads[0])) if k.pads[0] else top  # the padding's rows: above x
             self.row(n, h, top)
             scf.YieldOp([])
 
@@ -181,18 +188,51 @@ class _Body(Requantize, Hoisted):
 
     def columns(self, n, h, top, c0, col0, count: int, taps: list, per_channel: dict) -> None:
         """Outputs (n, h, col0 ... col0 + count - 1) of channels [c0, c0 + lanes), from their
-        taps' weights and their c, s (and b) vectors."""
+        taps' weights and their c, s (and b) vectors: the tile's inputs read as they are where
+        they all lie in x, else through `padded` (the borders)."""
+        k = self.k
+        left = arith.subi(arith.muli(col0, self.const(k.sv)), self.const(k.pads[1])) if k.pads[1] else arith.muli(col0, self.const(k.sv))
+        if not any(k.pads):
+            self.tile(n, h, top, left, c0, col0, count, taps, per_channel, self.inside)
+            return
+        span = (count - 1) * k.sv + k.kw
+        sge, sle = arith.CmpIPredicate.sge, arith.CmpIPredicate.sle
+        inside = [arith.cmpi(sge, top, self.const(0)), arith.cmpi(sle, arith.addi(top, self.const(k.kh)), self.const(k.h)),
+                  arith.cmpi(sge, left, self.const(0)), arith.cmpi(sle, arith.addi(left, self.const(span)), self.const(k.w))]  # fmt: skip
+        branch = scf.IfOp(arith.andi(arith.andi(inside[0], inside[1]), arith.andi(inside[2], inside[3])), has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            self.tile(n, h, top, left, c0, col0, count, taps, per_channel, self.inside)
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            self.tile(n, h, top, left, c0, col0, count, taps, per_channel, self.padded)
+            scf.YieldOp([])
+
+    def inside(self, n, row, col, c0) -> ir.Value:
+        """x[n, row, col, c0 ...] (in x), widened and converted to f32."""
+        widen = arith.extui if self.k.unsigned_x else arith.extsi
+        return arith.sitofp(self.f32, widen(self.i32, vector.load(self.small, self.v["xq"], [n, row, col, c0])))
+
+    def padded(self, n, row, col, c0) -> ir.Value:
+        """x[n, row, col, c0 ...] of the padded input: at row and column clamped into x, and zx
+        (r[2]) where either was outside; no address outside x is read."""
+        k = self.k
+        ok = []
+        at = []
+        for i, size in ((row, k.h), (col, k.w)):
+            ok.append(arith.andi(arith.cmpi(arith.CmpIPredicate.sge, i, self.const(0)), arith.cmpi(arith.CmpIPredicate.slt, i, self.const(size))))
+            at.append(arith.minsi(arith.maxsi(i, self.const(0)), self.const(size - 1)))
+        return arith.select(arith.andi(ok[0], ok[1]), self.inside(n, at[0], at[1], c0), self.r[2])
+
+    def tile(self, n, h, top, left, c0, col0, count: int, taps: list, per_channel: dict, read) -> None:
+        """The outputs `columns` says, each input column read by `read(n, row, col, c0)`."""
         k, v = self.k, self.v
-        widen = arith.extui if k.unsigned_x else arith.extsi
         cols = [arith.addi(col0, self.const(u)) if u else col0 for u in range(count)]
-        left = arith.muli(col0, self.const(k.sv))
         acc = [per_channel["c"]] * count
         for i in range(k.kh):
             row = arith.addi(top, self.const(i)) if i else top
             xs = {}  # each input column the tile reads in this kernel row, widened and converted once
             for o in sorted({u * k.sv + j for u in range(count) for j in range(k.kw)}):
-                at = arith.addi(left, self.const(o)) if o else left
-                xs[o] = arith.sitofp(self.f32, widen(self.i32, vector.load(self.small, v["xq"], [n, row, at, c0])))
+                xs[o] = read(n, row, arith.addi(left, self.const(o)) if o else left, c0)
             for j in range(k.kw):
                 for u in range(count):
                     acc[u] = math.fma(xs[u * k.sv + j], taps[i * k.kw + j], acc[u])

@@ -2,9 +2,9 @@
 
 // torch-onnx-dq-depthwise-iree-cpu: the stage's dequant.QLinearDepthwiseConv node (python/qdq_depthwise.py
 // writes it; IREE's importer names it onnx.QLinearDepthwiseConv) becomes one dispatch of dq's depthwise
-// kernel (passes/kernels/depthwise.py) on the padded NHWC codes.
+// kernel (passes/kernels/depthwise.py) on the NHWC codes.
 
-// uint8 x [1, 6, 6, 8] (padded), sx = 0.5, zx = 130; int8 weights 3 everywhere, zw = 1 per channel,
+// uint8 x [1, 6, 6, 8] (no pads), sx = 0.5, zx = 130; int8 weights 3 everywhere, zw = 1 per channel,
 // sw = 0.25, stride 2: y [1, 2, 2, 8], sy = 0.1, zy = 120, bias 2.0. The constants, by hand: wc = 3 - 1 =
 // 2.0 (0x40000000) [9, 8]; c = -zx * sum of wc over the 9 taps = -130 * 18 = -2340.0 (0xC5124000);
 // s = sx * sw = 0.125 (0x3E000000); b = 2.0; r = [sy, zy].
@@ -86,3 +86,62 @@ func.func @depthwise_wide(%x: !torch.vtensor<[1,6,6,16],ui8>) -> !torch.vtensor<
   "func.return"(%y) : (!torch.vtensor<[1,2,2,16],ui8>) -> ()
 }
 }
+
+// -----
+
+// The same convolution on the unpadded x [1, 4, 4, 8] with pads [1, 1, 1, 1] (the node's own, as
+// python/qdq_depthwise.py writes it; no padded copy): r = [sy, zy, zx]. A tile whose inputs all
+// lie in x (rows top to top + 3, columns left to left + 3 within 0 ... 4) reads them as they are;
+// any other reads each at its row and column clamped into x, zx's value (r[2]) where either was
+// outside.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h4_w4_c8_k3x3_s2x2_p1x1x1x1_b]](
+// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x4x4x8xi8>
+// CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<3xf32>
+// CHECK: %[[ZX:.*]] = memref.load %[[R]][%c2] : memref<3xf32>
+// CHECK-NEXT: %[[ZXV:.*]] = vector.broadcast %[[ZX]] : f32 to vector<8xf32>
+// CHECK: %[[TOP:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK: %[[LEFT:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK-NEXT: %[[A:.*]] = arith.cmpi sge, %[[TOP]], %c0 : index
+// CHECK-NEXT: %[[TOP3:.*]] = arith.addi %[[TOP]], %c3 : index
+// CHECK-NEXT: %[[B:.*]] = arith.cmpi sle, %[[TOP3]], %c4 : index
+// CHECK-NEXT: %[[C:.*]] = arith.cmpi sge, %[[LEFT]], %c0 : index
+// CHECK-NEXT: %[[LEFT3:.*]] = arith.addi %[[LEFT]], %c3 : index
+// CHECK-NEXT: %[[D:.*]] = arith.cmpi sle, %[[LEFT3]], %c4 : index
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: vector.load %[[X]][%{{.*}}, %[[TOP]], %[[LEFT]], %{{.*}}] : memref<1x4x4x8xi8>, vector<8xi8>
+// CHECK: } else {
+// CHECK-NEXT: %[[RIN0:.*]] = arith.cmpi sge, %[[TOP]], %c0 : index
+// CHECK-NEXT: %[[RIN1:.*]] = arith.cmpi slt, %[[TOP]], %c4 : index
+// CHECK-NEXT: %[[RIN:.*]] = arith.andi %[[RIN0]], %[[RIN1]] : i1
+// CHECK-NEXT: %[[RLO:.*]] = arith.maxsi %[[TOP]], %c0 : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.minsi %[[RLO]], %c3 : index
+// CHECK-NEXT: %[[CIN0:.*]] = arith.cmpi sge, %[[LEFT]], %c0 : index
+// CHECK-NEXT: %[[CIN1:.*]] = arith.cmpi slt, %[[LEFT]], %c4 : index
+// CHECK-NEXT: %[[CIN:.*]] = arith.andi %[[CIN0]], %[[CIN1]] : i1
+// CHECK-NEXT: %[[CLO:.*]] = arith.maxsi %[[LEFT]], %c0 : index
+// CHECK-NEXT: %[[COL:.*]] = arith.minsi %[[CLO]], %c3 : index
+// CHECK-NEXT: %[[IN:.*]] = arith.andi %[[RIN]], %[[CIN]] : i1
+// CHECK-NEXT: %[[XB:.*]] = vector.load %[[X]][%{{.*}}, %[[ROW]], %[[COL]], %{{.*}}] : memref<1x4x4x8xi8>, vector<8xi8>
+// CHECK-NEXT: %[[XI:.*]] = arith.extui %[[XB]]
+// CHECK-NEXT: %[[XF:.*]] = arith.sitofp %[[XI]]
+// CHECK-NEXT: arith.select %[[IN]], %[[XF]], %[[ZXV]] : vector<8xf32>
+// CHECK-LABEL: func.func @depthwise_padded
+// CHECK: arith.constant dense<[1.000000e-01, 1.200000e+02, 1.300000e+02]> : tensor<3xf32>
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K]]::@[[K]]]
+// CHECK-SAME: (index, tensor<1x4x4x8xi8>,
+module attributes {dq.avx2} {
+func.func @depthwise_padded(%x: !torch.vtensor<[1,4,4,8],ui8>) -> !torch.vtensor<[1,2,2,8],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<3x3x8xsi8>} : () -> !torch.vtensor<[3,3,8],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
+  %zw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<1> : tensor<8xsi8>} : () -> !torch.vtensor<[8],si8>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.1> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<120> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %b = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<2.0> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
+  %y = "torch.operator"(%x, %sx, %zx, %w, %sw, %zw, %sy, %zy, %b) <{name = "onnx.QLinearDepthwiseConv"}> {torch.onnx.pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64], torch.onnx.strides = [2 : si64, 2 : si64]} : (!torch.vtensor<[1,4,4,8],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[3,3,8],si8>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[1,2,2,8],ui8>
+  "func.return"(%y) : (!torch.vtensor<[1,2,2,8],ui8>) -> ()
+}
+}
+

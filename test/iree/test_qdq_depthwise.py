@@ -150,7 +150,7 @@ def test_depthwise_convs_the_kernel_does_not_take_are_left(tmp_path):
 def test_node_has_the_dequant_domain(tmp_path):
     """The rewritten model declares the `dequant` domain, states the node's output type (ONNX's
     shape inference does not know the node) and passes onnx's checker; the codes reach it NHWC,
-    padded with zx, and leave it NHWC."""
+    unpadded (the node's `pads`: the kernel reads the padding as zx), and leave it NHWC."""
     path = depthwise_model(tmp_path / "m.onnx", 16, 3, 2, 15, (1, 1, 1, 1), per_channel=True)
     model, count = qdq_conv_matmuls.rewrite(onnx.load(path), (AVX2,))
     assert count == 1
@@ -159,8 +159,10 @@ def test_node_has_the_dequant_domain(tmp_path):
     node = next(n for n in model.graph.node if n.op_type == qdq_depthwise.OP)
     out = next(v for v in model.graph.value_info if v.name == node.output[0])
     assert [d.dim_value for d in out.type.tensor_type.shape.dim] == [1, 8, 8, 16]
-    pad = next(n for n in model.graph.node if n.output[0] == node.input[0])
-    assert pad.op_type == "Pad" and pad.input[2] == node.input[2]  # the pad value is zx
+    before = next(n for n in model.graph.node if n.output[0] == node.input[0])
+    assert before.op_type == "Transpose" and list(before.attribute[0].ints) == qdq_depthwise.NHWC
+    assert not any(n.op_type == "Pad" for n in model.graph.node)
+    assert next(list(a.ints) for a in node.attribute if a.name == "pads") == [1, 1, 1, 1]
 
 
 @needs_iree
