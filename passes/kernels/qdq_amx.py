@@ -37,6 +37,9 @@ from .qdq import QdqKernel, _QdqBody
 
 TILE_ROWS = 32  # rows of x per AMX tile step: two tiles of 16 (QdqKernel.ROW_STEP is a multiple)
 BYTES = 64  # a tile row's bytes: 16 i32 sums, or 64 bytes of xq, or 4 rows x 16 columns of weights
+# rows of the sums per step of the epilogue: a table's lookups take 32 bytes (two rows of one
+# group) at once, and the divisions of four rows overlap (docs/iree.md#the-amx-kernel)
+EPILOGUE_ROWS = 4
 MIN_KC = 16  # fewer bytes of K per tdpbusd and the VNNI body is faster: `kc`
 # Linux's arch_prctl syscall, its request for a dynamically enabled state component, and the
 # component AMX's tile data is (arch/x86/include/uapi/asm/prctl.h, asm/fpu/types.h)
@@ -165,12 +168,12 @@ class _AmxBody(_QdqBody):
         zero = self.const(0)
         start = [self.x_corrected(vector.load(self.i32, self.v["c"], [self.wg, zero, self.const(g * LANES)])) for g in gs]
         scales = [vector.load(self.f32, self.v["s"], [self.wg, zero, self.const(g * LANES)]) for g in gs]
-        rows = scf.ForOp(zero, self.const(TILE_ROWS), self.const(1))
+        rows = scf.ForOp(zero, self.const(TILE_ROWS), self.const(EPILOGUE_ROWS))
         with ir.InsertionPoint(rows.body):
-            i = rows.induction_variable
-            d = [arith.addi(vector.load(self.i32, sums, [i, self.const(LANES * g)]), start[g]) for g in range(len(gs))]
-            pairs = [(0, g) for g in range(len(gs))]
-            out = [self.output(y, gs[g]) for g, y in enumerate(self.scaled(scales, [i], zero, pairs, d, None))]
-            for g, y in enumerate(self.looked_up(out)):
-                self.store(y, arith.addi(r0, i), gs[g])
+            rs = [arith.addi(rows.induction_variable, self.const(h)) if h else rows.induction_variable for h in range(EPILOGUE_ROWS)]
+            pairs = [(h, g) for h in range(EPILOGUE_ROWS) for g in range(len(gs))]
+            d = [arith.addi(vector.load(self.i32, sums, [rs[h], self.const(LANES * g)]), start[g]) for h, g in pairs]
+            out = [self.output(y, gs[g]) for (_, g), y in zip(pairs, self.scaled(scales, rs, zero, pairs, d, None))]
+            for (h, g), y in zip(pairs, self.looked_up(out)):
+                self.store(y, arith.addi(r0, rs[h]), gs[g])
             scf.YieldOp([])

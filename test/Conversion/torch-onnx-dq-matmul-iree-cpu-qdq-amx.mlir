@@ -38,9 +38,11 @@
 // CHECK: llvm.call_intrinsic "llvm.x86.tdpbusd"(%c2_i8{{[_0-9]*}}, %c5_i8{{[_0-9]*}}, %c6_i8{{[_0-9]*}})
 // CHECK: llvm.call_intrinsic "llvm.x86.tdpbusd"(%c3_i8{{[_0-9]*}}, %c5_i8{{[_0-9]*}}, %c7_i8{{[_0-9]*}})
 // CHECK-COUNT-4: llvm.call_intrinsic "llvm.x86.tilestored64"({{.*}}, %c128_i64{{[_0-9]*}})
-// The pair's epilogue, 32 rows from the sums on the stack, plain stores:
-// CHECK: scf.for
-// CHECK-COUNT-2: vector.store %{{.*}} : memref<?x40xf32>, vector<16xf32>
+// The pair's epilogue, 32 rows from the sums on the stack 4 at a time (qdq_amx.EPILOGUE_ROWS),
+// plain stores:
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c4 {
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<32x32xi32>, vector<16xi32>
+// CHECK-COUNT-8: vector.store %{{.*}} : memref<?x40xf32>, vector<16xf32>
 // The third group alone: accumulators 0 and 2, its weights in tile 6, a masked store.
 // CHECK: llvm.call_intrinsic "llvm.x86.tilezero"(%c0_i8{{[_0-9]*}})
 // CHECK-NEXT: arith.constant 2 : i8
