@@ -94,6 +94,9 @@ class _AmxBody(_QdqBody):
     """QdqKernel's VNNI body with the rows' whole TILE_ROWS tiles taken by AMX first."""
 
     def emit_groups(self, at=None) -> None:
+        """Every row of `self.groups`: the whole TILE_ROWS tiles with AMX where Linux grants its
+        state, then the rest (all of them if refused) with the VNNI body."""
+        assert at is None  # ColumnTail's call: all the rows
         index, i64 = ir.IndexType.get(), ir.IntegerType.get_signless(64)
         full = self.whole_tiles(self.m, TILE_ROWS)
         some = arith.cmpi(arith.CmpIPredicate.ugt, full, self.const(0))
@@ -128,13 +131,11 @@ class _AmxBody(_QdqBody):
 
     def amx_rows(self, full) -> None:
         """Rows 0 to `full` (whole TILE_ROWS tiles) of the groups `self.groups`, two at a time."""
-        i8, i64 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(64)
+        i8 = ir.IntegerType.get_signless(8)
         config_t = ir.VectorType.get([64], i8)
         config = memref.alloca(ir.MemRefType.get([64], i8), [], [])
         vector.store(arith.constant(config_t, ir.DenseElementsAttr.get(tile_config(self.k.k).view(np.int8), type=config_t)), config, [self.const(0)])
         sums = memref.alloca(ir.MemRefType.get([TILE_ROWS, 2 * LANES], ir.IntegerType.get_signless(32)), [], [])
-        self.reg = lambda r: arith.constant(i8, r)  # noqa: E731 (a tile register: an immediate)
-        self.stride = lambda s: arith.constant(i64, s)  # noqa: E731
         _amx("ldtilecfg", self.pointer(config, [self.const(0)]))
         pairs = [self.groups[i : i + 2] for i in range(0, len(self.groups), 2)]
         loop = scf.ForOp(self.const(0), full, self.const(TILE_ROWS))
@@ -143,6 +144,16 @@ class _AmxBody(_QdqBody):
                 self.amx_tile(loop.induction_variable, gs, sums)
             scf.YieldOp([])
         _amx("tilerelease")
+
+    @staticmethod
+    def reg(r: int) -> ir.Value:
+        """Tile register r: an immediate operand."""
+        return arith.constant(ir.IntegerType.get_signless(8), r)
+
+    @staticmethod
+    def stride(s: int) -> ir.Value:
+        """A tile load's or store's row stride in bytes."""
+        return arith.constant(ir.IntegerType.get_signless(64), s)
 
     def amx_tile(self, r0, gs: list, sums) -> None:
         """y[r0 : r0 + 32, columns of gs] (one or two groups): accumulator tile 2 * half + g of
