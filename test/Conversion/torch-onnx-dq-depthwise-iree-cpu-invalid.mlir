@@ -43,3 +43,18 @@ func.func @output_shape(%x: !torch.vtensor<[1,6,6,8],ui8>) -> !torch.vtensor<[1,
   %y = "torch.operator"(%x, %sx, %zx, %w, %sw, %zw, %sy, %zy) <{name = "onnx.QLinearDepthwiseConv"}> : (!torch.vtensor<[1,6,6,8],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[3,3,8],si8>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[1,3,3,8],ui8>
   "func.return"(%y) : (!torch.vtensor<[1,3,3,8],ui8>) -> ()
 }
+
+// -----
+
+func.func @negative_pads(%x: !torch.vtensor<[1,6,6,8],ui8>) -> !torch.vtensor<[1,4,4,8],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<3x3x8xsi8>} : () -> !torch.vtensor<[3,3,8],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
+  %zw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0> : tensor<8xsi8>} : () -> !torch.vtensor<[8],si8>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.1> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<80> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  // expected-error@+1 {{dequant.QLinearDepthwiseConv: its pads [0, -1, 0, 0] (4, top, left, bottom, right) and strides [1, 1] must be non-negative, the strides positive}}
+  %y = "torch.operator"(%x, %sx, %zx, %w, %sw, %zw, %sy, %zy) <{name = "onnx.QLinearDepthwiseConv"}> {torch.onnx.pads = [0 : si64, -1 : si64, 0 : si64, 0 : si64]} : (!torch.vtensor<[1,6,6,8],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>, !torch.vtensor<[3,3,8],si8>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],si8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[1,4,4,8],ui8>
+  "func.return"(%y) : (!torch.vtensor<[1,4,4,8],ui8>) -> ()
+}
