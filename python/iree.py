@@ -208,7 +208,10 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     formats_needed = formats.needs_rewrite(proto)
     if not formats_needed and not (target == "llvm-cpu" and (qdq_convs.applies(proto) or qdq_convs.has_pairs(proto))):
         return os.fspath(model)
-    onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(model)))
+    try:
+        onnx.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(model)))
+    except Exception as e:  # onnx's ValidationError, OSError: a location outside the folder, a missing file
+        raise IreeStageError(f"cannot read the external data of '{os.fspath(model)}': {e}") from None
     try:
         if formats_needed:
             proto, _ = formats.normalise(proto)

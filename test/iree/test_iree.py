@@ -829,6 +829,19 @@ def test_dequant_iree_bad_inputs_are_one_error_line(tmp_path):
     m.graph.initializer[0].raw_data = m.graph.initializer[0].raw_data[:-1]
     onnx.save(m, path)
     one_error_line(dequant_iree(path, "-o", str(tmp_path / "x.vmfb")), "ValidationError", "raw_data size (1023 bytes) is too small")
+    # a model the stage rewrites (MatMulNBits) whose external data lies outside its folder, or
+    # has no location (the stage fuzzer's findings stage:53:1053 and stage:53:750)
+    for where in ([("location", "sub/../../weights.bin")], [("offset", "0"), ("length", "64")]):
+        path = iree_models.matmul_nbits(tmp_path / "nbits.onnx", 64, 32)
+        m = onnx.load(path)
+        init = m.graph.initializer[0]
+        init.ClearField("raw_data")  # its bytes "outside": nothing for onnx.save to write
+        init.data_location = onnx.TensorProto.EXTERNAL
+        del init.external_data[:]
+        for key, value in where:
+            init.external_data.add(key=key, value=value)
+        onnx.save(m, path)
+        one_error_line(dequant_iree(path, "-o", str(tmp_path / "x.vmfb")), "cannot read the external data", "nbits.onnx")
 
 
 @pytest.mark.parametrize("dtype", ["FLOAT4E2M1", "INT2", "UINT2"])
