@@ -83,8 +83,8 @@ def _weights(graph: Graph, node: onnx.NodeProto) -> np.ndarray | None:
     if s.size != 1 or z.size != 1:
         if q.ndim == 0 or s.ndim != 1 or z.shape not in ((), (1,), s.shape):
             return None
-        axis = int(attrs.get("axis", 1))
-        if not -q.ndim <= axis < q.ndim or s.size != q.shape[axis]:
+        axis = attrs.get("axis", 1)
+        if not isinstance(axis, int) or not -q.ndim <= axis < q.ndim or s.size != q.shape[axis]:
             return None
         axis %= q.ndim
         shape = [1] * q.ndim
@@ -181,7 +181,9 @@ def weight_parameters(graph: Graph, w_dq, wq: np.ndarray, axis: int = 0):
     attrs = {x.name: helper.get_attribute_value(x) for x in w_dq.attribute}
     if s is None or z is None or s.dtype != np.float32 or z.dtype != wq.dtype or set(attrs) - {"axis"} or not np.isfinite(s).all():
         return None, None
-    along = int(attrs.get("axis", 1))
+    along = attrs.get("axis", 1)
+    if not isinstance(along, int):
+        return None, None
     if s.size != 1 and (s.ndim != 1 or s.size != n or not -wq.ndim <= along < wq.ndim or along % wq.ndim != axis or z.size not in (1, n)):
         return None, None
     return np.broadcast_to(s.reshape(-1), (n,)).astype(np.float32), np.broadcast_to(z.reshape(-1), (n,)).astype(wq.dtype)

@@ -36,6 +36,15 @@ def _attrs(node: onnx.NodeProto, drop=()) -> dict:
     return {a.name: helper.get_attribute_value(a) for a in node.attribute if a.name not in drop}
 
 
+def _number(r, attrs: dict, name: str, default, kind=int):
+    """Attribute `name` (or `default`) as `kind`; a value of another type (a tensor, a string) is
+    the node's error."""
+    value = attrs.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
+        r.fail(f"its attribute '{name}' must be {'an integer' if kind is int else 'a number'}")
+    return kind(value)
+
+
 def _elem_type(graph: Graph, name: str, depth: int = 0) -> int | None:
     """The ONNX element type of a value: a constant's, a graph input's or value_info's, or what
     the node making it gives (a quantizing op's zero point type); None when unknown."""
@@ -267,8 +276,8 @@ def _qgemm(r: _Rewriter, node):
     """QGemm(A, sa, za, B, sb, zb[, C][, sy, zy]) -> [Q](Gemm(DQ(A), DQ(B), DQ(C, sa*sb),
     alpha, beta=alpha)): onnxruntime's kernel computes alpha * sa * sb * (A'B' + C)."""
     attrs = _attrs(node)
-    alpha = float(attrs.get("alpha", 1.0))
-    trans_b = int(attrs.get("transB", 0))
+    alpha = _number(r, attrs, "alpha", 1.0, float)
+    trans_b = _number(r, attrs, "transB", 0)
     quantized_out = bool(_input(node, 7))
     if _input(node, 8) and not quantized_out:
         r.fail("y_zero_point without y_scale")
@@ -331,7 +340,7 @@ def _qlinear_softmax(r: _Rewriter, node):
     """Softmax between DQ and Q; the `opset` attribute's Softmax (before 13: over the dims from
     `axis` on, flattened) is the model's only where axis is the last dim."""
     attrs = _attrs(node)
-    axis, opset = int(attrs.get("axis", -1)), int(attrs.get("opset", 13))
+    axis, opset = _number(r, attrs, "axis", -1), _number(r, attrs, "opset", 13)
     if (opset < 13) != (r.graph.opset < 13) and axis != -1:
         r.fail(f"axis {axis} of a Softmax of opset {opset} in a model of opset {r.graph.opset}: only axis -1 means the same in both")
     r.scale(1, "X_scale")

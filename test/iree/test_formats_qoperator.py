@@ -337,6 +337,17 @@ def test_bad_input_refused(case):
     assert str(e.value) == f"QLinearConv node 'y': {message}"
 
 
+def test_attribute_of_another_type_refused():
+    """A QGemm whose transB is a string, not an integer: the node's error (not a TypeError)."""
+    rng = np.random.default_rng(0)
+    gemm = {"sa": np.float32(0.02), "za": np.array(128, U8), "b": rng.integers(-127, 128, (8, 16)).astype(I8),
+            "sb": np.full(8, 0.01, np.float32), "zb": np.zeros(8, I8)}  # fmt: skip
+    model = node_model("QGemm", {"a": q(rng, (2, 16), U8)}, gemm, np.float32, domain=MS, transB="yes")
+    with pytest.raises(formats.FormatError) as e:
+        formats.normalise(model)
+    assert str(e.value).endswith("its attribute 'transB' must be an integer")
+
+
 @pytest.mark.parametrize("case", ["zero scale", "x zero point out of range", "weight zero point out of range", "per-channel scale length", "bias length"])
 def test_bad_input_one_error_line(tmp_path, case):
     change, message = BAD[case]

@@ -842,6 +842,15 @@ def test_dequant_iree_bad_inputs_are_one_error_line(tmp_path):
             init.external_data.add(key=key, value=value)
         onnx.save(m, path)
         one_error_line(dequant_iree(path, "-o", str(tmp_path / "x.vmfb")), "cannot read the external data", "nbits.onnx")
+    # a QDQ Conv's weight DequantizeLinear whose axis is a graph, not an integer (the stage
+    # fuzzer's stage:59:260): the stage leaves it, IREE's importer names it
+    path = iree_models.qdq_conv_model(tmp_path / "conv.onnx", tmp_path)
+    m = onnx.load(path)
+    dq = next(n for n in m.graph.node if n.op_type == "DequantizeLinear" and any(a.name == "axis" for a in n.attribute))
+    axis = next(a for a in dq.attribute if a.name == "axis")
+    axis.type = onnx.AttributeProto.GRAPH
+    onnx.save(m, path)
+    one_error_line(dequant_iree(path, "-o", str(tmp_path / "x.vmfb")), "axis", "DequantizeLinear")
 
 
 @pytest.mark.parametrize("dtype", ["FLOAT4E2M1", "INT2", "UINT2"])
