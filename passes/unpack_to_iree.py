@@ -16,7 +16,8 @@ dq-unpack-to-iree-cpu, the llvm-cpu pipeline's, takes only the tensors whose las
 multiple of 64 or a power of two: IREE's CPU codegen (3.13) reads any other i4 tensor with masked
 `vector<Nxi4>` loads at the end of each row, which it cannot legalize ("failed to legalize
 operation 'vector.maskedload'"; zero points [2, 33], [K / B, 500], [64, 2050] at every vector
-width, weights [256, 31] read by a dequantize alone, N-major [N, 33]). Those keep dq's in-place
+width, weights [256, 31] read by a dequantize alone, N-major [N, 33], weights [200, 1] blocked by
+128: IREE drops the unit dim). Those keep dq's in-place
 read of the bytes, which IREE compiles at any dims (slower in the fused contraction, so the
 others keep the bitcast: docs/iree.md#what-the-stage-does).
 """
@@ -39,8 +40,10 @@ BITCAST = "iree_tensor_ext.bitcast"
 
 def cpu_reads(shape: list) -> bool:
     """Whether IREE's CPU codegen reads an i4/i2 tensor of this static shape without masked
-    loads: its last dim a multiple of 64 or a power of two (every vector tile divides it)."""
-    d = shape[-1] if shape else 1
+    loads: its last dim a multiple of 64 or a power of two (every vector tile divides it), unit
+    dims dropped first as IREE drops them ([200, 1] is read as 200 values)."""
+    dims = [d for d in shape if d != 1]
+    d = dims[-1] if dims else 1
     return d % 64 == 0 or d & (d - 1) == 0
 
 

@@ -1091,6 +1091,8 @@ ODD_I4_DIMS = {
     "int4-blocked-zero-point-n500-m8": (dict(k=64, n=500, dtype=ml_dtypes.int4, block=32, zero_point=True, rows=8), "haswell"),
     "int4-per-tensor-f16-scale-cast-n31": (dict(k=256, n=31, dtype=ml_dtypes.int4, block=-1, scale_dtype=np.float16, cast=True), "haswell"),
     "int4-per-column-k33-m1": (dict(k=33, n=40, dtype=ml_dtypes.int4, block=0, zero_point=True, rows=1), "haswell"),
+    # N = 1 (the stage fuzzer's stage:61:309): IREE drops the unit dim and reads K = 200 values
+    "int4-blocked-k200-n1-m1": (dict(k=200, n=1, dtype=ml_dtypes.int4, block=128, rows=1), "haswell"),
 }
 
 
