@@ -57,7 +57,10 @@ class Graph:
         Reshape), or None."""
         t = self.constants.get(name)
         if t is not None:
-            return numpy_helper.to_array(t, base_dir="")
+            try:
+                return numpy_helper.to_array(t, base_dir="")
+            except (TypeError, ValueError, KeyError):  # an element type onnx does not know, bytes of the wrong size
+                return None  # not a constant the rewrites read: the importer names what is wrong
         node = self._producers.get(name)
         if node is None or node.domain not in ("", "ai.onnx") or node.op_type not in _FOLDED:
             return None
@@ -121,8 +124,16 @@ def inferred_types(model: onnx.ModelProto) -> dict:
         t = v.type.tensor_type
         if t.HasField("shape"):
             dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
-            out[v.name] = (dims, helper.tensor_dtype_to_np_dtype(t.elem_type) if t.elem_type else None)
+            out[v.name] = (dims, _np_dtype(t.elem_type))
     return out
+
+
+def _np_dtype(elem_type: int):
+    """numpy's dtype of an ONNX element type, or None (undefined, or a number onnx does not know)."""
+    try:
+        return helper.tensor_dtype_to_np_dtype(elem_type) if elem_type else None
+    except KeyError:
+        return None
 
 
 _FOLDED = ("Reshape", "Identity")  # shape ops `Graph.value` reads constants through

@@ -851,6 +851,16 @@ def test_dequant_iree_bad_inputs_are_one_error_line(tmp_path):
     axis.type = onnx.AttributeProto.GRAPH
     onnx.save(m, path)
     one_error_line(dequant_iree(path, "-o", str(tmp_path / "x.vmfb")), "axis", "DequantizeLinear")
+    # an initializer of an element type onnx does not know, or UNDEFINED with no bytes (the stage
+    # fuzzer's stage:71:65 and stage:71:721): the stage reads neither, the importer names it
+    for data_type, words in ((2147483647, "data_type"), (onnx.TensorProto.UNDEFINED, "UNDEFINED")):
+        m = onnx.load(iree_models.qdq_conv_model(tmp_path / "conv.onnx", tmp_path))
+        init = next(t for t in m.graph.initializer if t.name == "x_zero_point")
+        init.data_type = data_type
+        if data_type == onnx.TensorProto.UNDEFINED:
+            init.ClearField("int32_data")
+        onnx.save(m, path)
+        one_error_line(dequant_iree(path, "-o", str(tmp_path / "x.vmfb")), words, init.name)
 
 
 @pytest.mark.parametrize("dtype", ["FLOAT4E2M1", "INT2", "UINT2"])
