@@ -94,17 +94,19 @@ def host_has_avx512vnni() -> bool:
     return host_has_avx512bw() and bool(_features().get("AVX512VNNI"))
 
 
-def host_has_amx_int8() -> bool:
-    """AVX-512 VNNI, AMX-TILE and AMX-INT8 on this host, a Linux one (numpy does not say; the
-    kernel's flags in /proc/cpuinfo do: what the CPU has and the kernel supports)."""
-    if not (sys.platform == "linux" and host_has_avx512vnni()):
-        return False
+def linux_cpu_flags() -> set:
+    """The CPU flags Linux lists in /proc/cpuinfo (what the CPU has and the kernel supports;
+    none elsewhere): the features numpy's table does not name, as AMX's."""
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+            return set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
     except OSError:
-        return False
-    return "amx_tile" in flags and "amx_int8" in flags
+        return set()
+
+
+def host_has_amx_int8() -> bool:
+    """AVX-512 VNNI, AMX-TILE and AMX-INT8 on this host, a Linux one (`linux_cpu_flags`)."""
+    return host_has_avx512vnni() and {"amx_tile", "amx_int8"} <= linux_cpu_flags()
 
 
 TARGET_CPU = "dq.target_cpu"

@@ -10,7 +10,8 @@ module holds (1.3 s of CPU for one MatMul, 1.7 s for four).
 What of dq's internals the tests rely on, all here: the tag names of dq-target-features (`CPUS`),
 the stage's pipeline less dq-target-features and the kernel pass's option (`stage`), and the
 executable names the kernels give themselves (`kernel_name`, `x_dispatch_name`: each kernel's
-`name()` spells its static parameters), by which a test tells which kernel the stage chose.
+`name()` spells its static parameters), by which a test tells which kernel the stage chose, and
+the CPU flags Linux lists (`linux_cpu_flags`, for the features numpy's table does not name).
 Everything else goes through `dequant.iree` (import_onnx, run_stage and its Summary, COMPILE,
 TARGETS).
 """
@@ -63,18 +64,11 @@ def _host_features() -> dict:
     return features
 
 
-def _linux_flags() -> set:
-    """The CPU flags Linux lists in /proc/cpuinfo (none elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
-    except OSError:
-        return set()
-
-
 def skip_unless_host_runs(cpu: str) -> None:
     """Skip the test, naming what is missing, where this host cannot run code compiled for `cpu`."""
-    flags = _linux_flags()
+    from dequant.passes.target_features import linux_cpu_flags
+
+    flags = linux_cpu_flags()
     lacking = [f for f in CPUS[cpu].needs if not (_host_features().get(f) or f in flags)]
     if lacking:
         pytest.skip(f"code for {cpu} needs {CPUS[cpu].what}, which this host lacks ({', '.join(lacking)})")
