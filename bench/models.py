@@ -83,7 +83,7 @@ import report  # noqa: E402  (bench/, this script's folder)
 
 from dequant import check  # noqa: E402
 from dequant import iree as stage  # noqa: E402
-from dequant.passes.target_features import host_has_avx512vnni  # noqa: E402
+from dequant.passes.target_features import host_has_amx_int8, host_has_avx512vnni  # noqa: E402
 
 ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort u8u8", "ort exact", "ort float"]
 # Idle time before each route's turn: onnxruntime's pool threads spin after a run
@@ -336,7 +336,7 @@ def main(argv=None) -> int:
     if args.out:
         # one kind of result a host class (dq's VNNI kernels or its AVX2 ones; VNNI hosts with AMX,
         # whose tiles onnxruntime's int8 GEMMs take, apart): each keeps its latest
-        kind = "models-amx" if report.has_amx() else "models" if host_has_avx512vnni() else "models-avx2"
+        kind = "models-amx" if host_has_amx_int8() else "models" if host_has_avx512vnni() else "models-avx2"
         report.write(args.out, kind, lines, {n: vars(r) for n, r in results.items()})
     return status
 

@@ -40,8 +40,3 @@ def cpu_line() -> str:
     """One line naming the CPU, its core count and flags, for a result's header."""
     name, flags = cpu()
     return f"CPU: {name}, {os.cpu_count()} cores; flags: {flags}."
-
-
-def has_amx() -> bool:
-    """Whether lscpu lists AMX's int8 tiles (`amx_int8`): onnxruntime's int8 GEMMs take them."""
-    return "amx_int8" in cpu()[1].split()
