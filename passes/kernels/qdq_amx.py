@@ -23,7 +23,6 @@ What AMX needs of the process and the CPU (docs/iree.md#the-amx-kernel):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 from mlir import ir
