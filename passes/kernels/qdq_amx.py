@@ -17,7 +17,7 @@ What AMX needs of the process and the CPU (docs/iree.md#the-amx-kernel):
   makes no such request. The body makes it itself (a `syscall`: idempotent, process-wide) before
   its tiles, and takes the VNNI body for every row if it is refused (an older kernel, a guest
   without the state): a module is tagged `dq.amxint8` only on a Linux host.
-- `ldtilecfg` loads the tiles' shapes (TILE_CONFIG) and `tilerelease` frees the state after.
+- `ldtilecfg` loads the tiles' shapes (`tile_config`) and `tilerelease` frees the state after.
 """
 
 from __future__ import annotations
