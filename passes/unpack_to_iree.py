@@ -17,9 +17,9 @@ multiple of 64 or a power of two: IREE's CPU codegen (3.13) reads any other i4 t
 `vector<Nxi4>` loads at the end of each row, which it cannot legalize ("failed to legalize
 operation 'vector.maskedload'"; zero points [2, 33], [K / B, 500], [64, 2050] at every vector
 width, weights [256, 31] read by a dequantize alone, N-major [N, 33], weights [200, 1] blocked by
-128: IREE drops the unit dim). Those keep dq's in-place
-read of the bytes, which IREE compiles at any dims (slower in the fused contraction, so the
-others keep the bitcast: docs/iree.md#what-the-stage-does).
+128: IREE drops the unit dim). Those keep dq's in-place read of the bytes, which IREE compiles at
+any dims (slower in the fused contraction, so the others keep the bitcast:
+docs/iree.md#what-the-stage-does).
 """
 
 from __future__ import annotations
