@@ -7,7 +7,8 @@ written by python/qdq_depthwise.py) becomes one dispatch of dq's depthwise kerne
 
 with its constants made once when the stage runs: wc = W - zw [kh * kw, C] f32, c = -zx * sum
 over taps of wc, s = f32(sx * sw), b, r = [sy, zy] (and zx where the node's `pads` pad x: the
-kernel reads the padding, docs/iree.md#the-depthwise-kernel), and t,
+kernel reads the padding, docs/iree.md#the-depthwise-kernel; then sy's split reciprocal zh, zl
+where kernels/reciprocal.py finds it gives the division's codes, `_rcp`), and t,
 the [256] bytes of a table lookup reading the node's codes (an activation python/qdq_tables.py
 wrote as a Gather; qdq_matmul.lookup), which the kernel then computes too. The node has no other
 lowering, so one this pass cannot take is an error at its location naming the rule.
@@ -25,6 +26,7 @@ from . import Pass
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, resource, table_constant
 from .kernels.depthwise import WIDE, DepthwiseKernel
+from .kernels.reciprocal import reciprocals
 from .kernels.target import Target
 from .model_constants import torch_constant
 from .qdq_matmul import lookup
@@ -64,7 +66,11 @@ def _kernel(op) -> tuple | str:
         return f"its output is {list(y.shape)}, not [{n}, {kernel.ho}, {kernel.wo}, {c}]"
     consts = [wc.astype(np.float32), (-zx * wc.sum(axis=0)).astype(np.float32), (np.float32(sx.reshape(())) * sw.astype(np.float32)).astype(np.float32)]
     consts += [b[0].astype(np.float32)] if b else []
-    return kernel, consts + [np.array([sy.reshape(()), zy.reshape(())] + ([zx] if any(pads) else []), np.float32)]
+    r = np.array([sy.reshape(()), zy.reshape(())] + ([zx] if any(pads) else []), np.float32)
+    pairs = reciprocals(r, [kernel.out])
+    if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
+        kernel, r = dataclasses.replace(kernel, reciprocal=True), np.concatenate([r, pairs])
+    return kernel, consts + [r]
 
 
 def _rewrite(op, module) -> str | None:

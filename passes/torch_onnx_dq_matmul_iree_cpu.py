@@ -64,12 +64,14 @@ tensor to int8 or uint8 with constant scale and zero point, or one after a const
 (y + b, or DQ(Q(y)) + DQ(bq) as quantize_static writes a bias; `requantize`), the kernel
 computes those nodes too and the dispatch's result, xq of the next layer, stands for the last:
 
-    %r = arith.constant dense<[sy, zy(, sy', zy', s'', z'')]> : tensor<2xf32> (or 6)
+    %r = arith.constant dense<[sy, zy(, sy', zy', s'', z'')(, zh, zl(, zh', zl'))]> : tensor<2xf32> (up to 10)
     %q2 = flow.dispatch @dq_matmul_qdq_..._qu8(%xq, %w, %s[, %z], %c[, %b], %r[, %t], %m) -> [M', N] i8
 
-and where a table lookup reads those codes (`lookup`: an activation python/qdq_tables.py wrote as
-a Gather of 256 codes), the kernel looks the codes up too (t: the table's [256] bytes, `_t`) and
-the dispatch stands for the Gather.
+with each sy's split reciprocal (zh, zl) where kernels/reciprocal.py finds it gives the division's
+codes (`_rcp`: the kernel computes y / sy as fma(y, zh, y * zl)); and where a table lookup reads
+those codes (`lookup`: an activation python/qdq_tables.py wrote as a Gather of 256 codes), the
+kernel looks the codes up too (t: the table's [256] bytes, `_t`) and the dispatch stands for the
+Gather.
 
 On the same targets, a dynamic int8 MatMul (quantize_dynamic's DynamicQuantizeLinear +
 MatMulInteger of constant 8-bit weights + Cast + Mul by sx * sw; passes/dynamic_matmul.py) becomes
@@ -103,6 +105,7 @@ from .kernels.dynamic_quantize import DynamicQuantize, DynamicRange, workgroups
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
+from .kernels.reciprocal import reciprocals
 from .kernels.routes import ROUTES, choose
 from .kernels.target import Target
 from .model_constants import constant, stored
@@ -360,6 +363,10 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
         epilogue = None
     else:  # the same kernel, its epilogue the QuantizeLinear reading y (after a bias)
         kernel = dataclasses.replace(kernel, requantize=epilogue.out, mid=epilogue.mid, bias_add=epilogue.bias is not None, table=epilogue.table is not None)
+        pairs = reciprocals(epilogue.r, [epilogue.out] + ([epilogue.mid] if epilogue.mid else []))
+        if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
+            kernel = dataclasses.replace(kernel, reciprocal=True)
+            epilogue = epilogue._replace(r=np.concatenate([epilogue.r, pairs]))
     name = executable(kernel, module)
     also, out = [], f32
     with m.matmul.location, ir.InsertionPoint(m.matmul):

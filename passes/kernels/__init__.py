@@ -25,6 +25,9 @@ Exact and approximate.
   Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
 - No kernel takes a term off a sum in f32 (`p - z' * sum x`): an integer zero point comes off
   in integers, before any conversion (issue 45); a float one off each weight (issue 42).
+- A requantize divides by sy, or takes sy's split reciprocal (`reciprocal.split`) only where the
+  stage has checked that it gives every code the division gives
+  (docs/semantics.md#the-requantizes-division).
 
 Layout. The stage repacks constants once (`repack`); a kernel reads only its own layout:
 - per workgroup (GROUPS column groups of `lanes` columns) one contiguous stream of weights, rows
@@ -62,6 +65,8 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   2.5x the kernel's time: one dispatch per convolution on NHWC codes, its requantize fused.
 - `digits_avx2.DigitAvx2Kernel` is needed because the f32 body's conversions bind it at one row
   on AVX2 too: the digits' integer sums take fewer instructions per weight there as well.
+- `reciprocal.split` is needed because the requantize's `vdivps` bound the small-K kernels: a
+  product and an FMA take its place, with the same codes.
 - `lookup.LookupKernel` is needed because IREE's own lowering of a table's Gather gathers single
   bytes with a branch a lane wherever a dispatch's tiles are not whole vectors (up to 100 ns a
   byte); it runs only the lookups no kernel's epilogue took.

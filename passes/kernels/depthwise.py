@@ -20,8 +20,9 @@ only for a module tagged `dq.avx2` or `dq.avx512vnni` (python/qdq_depthwise.py),
 measured on.
 
 Layout: xq [N, H, W, C] bytes, wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32, r = [sy,
-zy] f32 (and zx with pads), (with `table`: t [256] bytes, each code's byte b stored as t[b], as
-the QDQ kernels' epilogue), y [N, Ho, Wo, C] bytes. Workgroups split the N * Ho output rows; per
+zy] f32 (and zx with pads, then sy's split reciprocal zh, zl with `reciprocal`), (with `table`:
+t [256] bytes, each code's byte b stored as t[b], as the QDQ kernels' epilogue), y [N, Ho, Wo,
+C] bytes. Workgroups split the N * Ho output rows; per
 row, TILE output columns at a time (then the rest one at a time), each group of `lanes` channels
 with its taps' weights: each input column the tile reads in a kernel row is widened and
 converted once, and the TILE sums are independent chains of FMAs. A tile whose inputs all lie in
@@ -68,6 +69,14 @@ class DepthwiseKernel:
     table: bool = False
     lanes: int = LANES
     pads: tuple = (0, 0, 0, 0)
+    reciprocal: bool = False  # r ends with sy's split reciprocal (qdq.py's QdqKernel)
+
+    quantizations = 1  # QuantizeLinears the epilogue computes (qdq.py's Requantize)
+
+    @property
+    def r_size(self) -> int:
+        """r's values: sy, zy, zx where x is padded, and the split reciprocal."""
+        return (3 if any(self.pads) else 2) + (2 if self.reciprocal else 0)
 
     @property
     def ho(self) -> int:
@@ -104,7 +113,8 @@ class DepthwiseKernel:
         x = "u8" if self.unsigned_x else "i8"
         pads = "_p" + "x".join(map(str, self.pads)) if any(self.pads) else ""
         return (f"dq_depthwise_{x}_q{self.out}_n{self.n}_h{self.h}_w{self.w}_c{self.c}_k{self.kh}x{self.kw}"
-                f"_s{self.sh}x{self.sv}{pads}{'_b' if self.bias else ''}{'_t' if self.table else ''}{'_l16' if self.lanes == WIDE else ''}")  # fmt: skip
+                f"_s{self.sh}x{self.sv}{pads}{'_b' if self.bias else ''}{'_t' if self.table else ''}{'_l16' if self.lanes == WIDE else ''}"
+                f"{'_rcp' if self.reciprocal else ''}")  # fmt: skip
 
     def types(self) -> dict:
         i8, f32 = ir.IntegerType.get_signless(8), ir.F32Type.get()
@@ -113,7 +123,7 @@ class DepthwiseKernel:
                "c": ir.MemRefType.get([self.c], f32), "s": ir.MemRefType.get([self.c], f32)}  # fmt: skip
         if self.bias:
             out["b"] = ir.MemRefType.get([self.c], f32)
-        out["r"] = ir.MemRefType.get([3 if any(self.pads) else 2], f32)  # sy, zy (and zx, the padding's code)
+        out["r"] = ir.MemRefType.get([self.r_size], f32)
         if self.table:
             out["t"] = ir.MemRefType.get([CODES], i8)
         out["y"] = ir.MemRefType.get([self.n, self.ho, self.wo, self.c], i8)
@@ -133,7 +143,7 @@ class _Body(Requantize, Hoisted):
         self.f32 = ir.VectorType.get([lanes], ir.F32Type.get())
         self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
         self.small = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
-        self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(3 if any(kernel.pads) else 2)]
+        self.load_r()
 
     def emit(self) -> None:
         k = self.k
@@ -240,4 +250,4 @@ class _Body(Requantize, Hoisted):
             y = arith.mulf(per_channel["s"], acc[u])
             if "b" in per_channel:  # the product rounded before the bias is added (no FMA)
                 y = arith.addf(fenced(y), per_channel["b"])
-            vector.store(self.coded(self.quantized(y, self.r[0], self.r[1], k.out)), v["y"], [n, h, cols[u], c0])
+            vector.store(self.coded(self.quantized(y, self.r[0], self.r[1], k.out, self.split(0))), v["y"], [n, h, cols[u], c0])

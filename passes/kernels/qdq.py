@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, memref, scf, vector
+from mlir.dialects import arith, math, memref, scf, vector
 
 from ..lazy import llvm
 from .f32 import GROUPS, Packed
@@ -19,6 +19,7 @@ from .int8 import LANES, QDQ_HALF, Int8Kernel, _Body
 from .lookup import CODES
 from .loops import fenced, vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
+from .reciprocal import RANGES
 from .tail import ColumnTail, pad
 
 # The workgroups a QDQ dispatch aims at, columns times rows: docs/iree.md#rows-across-workgroups.
@@ -48,7 +49,10 @@ class QdqKernel(Int8Kernel):
     first quantized and dequantized per tensor (r = [sy, zy, sy', zy', s'', z'']: y becomes
     (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias.
     With `table` too, each code's byte b is stored as t[b] (t [256] bytes: the activation the
-    QuantizeLinear's reader computes, as a table of codes; python/qdq_tables.py).
+    QuantizeLinear's reader computes, as a table of codes; python/qdq_tables.py). With
+    `reciprocal`, r ends with the split reciprocal (zh, zl) of each quantization's sy (the
+    output's, then the mid one's), and y / sy is computed as fma(y, zh, y * zl), which the stage
+    found gives every code the division gives (passes/kernels/reciprocal.py).
 
     `direct` (uint8 xq, int8 weights without a zero point: what quantize_static writes): v = xq
     itself as vpdpbusd's unsigned bytes and u = wq as its signed ones, so that
@@ -67,6 +71,18 @@ class QdqKernel(Int8Kernel):
     bias_add: bool = False
     mid: str | None = None
     table: bool = False
+    reciprocal: bool = False
+
+    @property
+    def quantizations(self) -> int:
+        """QuantizeLinears the epilogue computes: the output's, and the mid one."""
+        return 1 + bool(self.mid)
+
+    @property
+    def r_size(self) -> int:
+        """r's values: sy and zy of each quantization, the mid one's dequantization, and the split
+        reciprocals."""
+        return (6 if self.mid else 2) + (2 * self.quantizations if self.reciprocal else 0)
 
     @property
     def unsigned_x(self) -> bool:
@@ -128,7 +144,7 @@ class QdqKernel(Int8Kernel):
     def name(self) -> str:
         kind = ("i" if self.signed else "u") + "8"
         out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
-        out += "_t" if self.table else ""
+        out += ("_t" if self.table else "") + ("_rcp" if self.reciprocal else "")
         dyn = "_dyn" if self.dynamic else ""
         return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{dyn}{out}"
 
@@ -167,7 +183,7 @@ class QdqKernel(Int8Kernel):
         if self.bias_add:
             out["b"] = ir.MemRefType.get([self.workgroups, 1, self.width], ir.F32Type.get())
         if self.requantize:
-            out["r"] = ir.MemRefType.get([6 if self.mid else 2], ir.F32Type.get())
+            out["r"] = ir.MemRefType.get([self.r_size], ir.F32Type.get())
             if self.table:
                 out["t"] = ir.MemRefType.get([CODES], i8)
             out["y"] = ir.MemRefType.get([dyn, self.n], i8)
@@ -207,7 +223,20 @@ class Requantize:
     """QdqKernel's epilogue, shared by its bodies (vpdpbusd here, vpmaddwd in qdq_avx2.py) and the
     depthwise kernel: what y becomes after the integer sum (`output`), and the table of codes
     its bytes go through (`looked_up`, a tile's outputs at once), with the body's `k` (the
-    kernel), `v`, `r`, `wg`, `const`, `splat` and vector types."""
+    kernel: `quantizations`, `r_size`, `reciprocal`), `v`, `wg`, `const`, `splat` and vector
+    types; `load_r` defines `r`."""
+
+    def load_r(self) -> None:
+        """r's values, each broadcast to a vector once (r is not defined at the body's top)."""
+        self.r = [vector.broadcast(self.f32, memref.load(self.v["r"], [self.const(i)])) for i in range(self.k.r_size)]
+
+    def split(self, i: int) -> tuple | None:
+        """The split reciprocal (zh, zl) of the i-th quantization's sy (0: the output's, 1: the
+        mid one's), r's last pairs in that order; None where the kernel divides."""
+        if not self.k.reciprocal:
+            return None
+        at = self.k.r_size - 2 * (self.k.quantizations - i)
+        return self.r[at], self.r[at + 1]
 
     def output(self, y: ir.Value, group: int) -> ir.Value:
         """y, or its requantized bytes (after the mid requantization and the bias, if any)."""
@@ -215,10 +244,10 @@ class Requantize:
             return y
         r = self.r
         if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
-            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid), r[5]), r[4])
+            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid, self.split(1)), r[5]), r[4])
         if self.k.bias_add:  # the product rounded before the bias is added (no FMA: `fenced`)
             y = arith.addf(fenced(y), vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * self.k.lanes)]))
-        return self.coded(self.quantized(y, r[0], r[1], self.k.requantize))
+        return self.coded(self.quantized(y, r[0], r[1], self.k.requantize, self.split(0)))
 
     def coded(self, q: ir.Value) -> ir.Value:
         """The bytes of codes q (`quantized`'s f32 integers)."""
@@ -265,15 +294,17 @@ class Requantize:
             pick = [arith.select(chosen, b, a) for a, b in zip(pick[::2], pick[1::2])]
         return pick[0]
 
-    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str) -> ir.Value:
+    def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
         """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"), computed as
         roundeven(clamp(y / sy, low - zy, high - zy)) + zy: zy is an integer of the range, so
         clamping to integer bounds before rounding is clamping after, the clamped value is small
         enough for `roundeven`'s two additions, and the addition of zy is exact. The clamps
-        assume no NaN (`nnan`): every finite or infinite y / sy is clamped exactly as without."""
-        low, high = (0, 255) if kind == "u8" else (-128, 127)
+        assume no NaN (`nnan`): every finite or infinite y / sy is clamped exactly as without.
+        With `split`, sy's split reciprocal (zh, zl), y / sy is fma(y, zh, y * zl), the product
+        fenced as reciprocal.py computes it (the same codes: passes/kernels/reciprocal.py)."""
+        low, high = RANGES[kind]
         f32 = ir.FloatAttr.get_f32
-        q = arith.divf(y, sy)
+        q = arith.divf(y, sy) if split is None else math.fma(y, split[0], fenced(arith.mulf(y, split[1])))
         lo = arith.subf(self.splat(self.f32, f32(low), ("low", low)), zy)
         hi = arith.subf(self.splat(self.f32, f32(high), ("high", high)), zy)
         # nnan: one vmaxps / vminps each, no NaN compare and blend; a NaN y has no code either way
@@ -292,8 +323,8 @@ class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
 
     def __init__(self, kernel: QdqKernel, v: dict, m, workgroup):
         super().__init__(kernel, v, m, workgroup)
-        if kernel.requantize:  # r's scales and zero points, loaded once (r is not defined at self.top)
-            self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(6 if kernel.mid else 2)]
+        if kernel.requantize:
+            self.load_r()
         self.run_time_x()
 
     def flip(self, v: ir.Value) -> ir.Value:

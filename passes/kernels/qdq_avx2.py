@@ -104,8 +104,8 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         self.bytes = ir.VectorType.get([2 * LANES], self.t8)
         self.small = ir.VectorType.get([LANES], self.t8)
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
-        if kernel.requantize:  # r's scales and zero points, loaded once
-            self.r = [vector.broadcast(self.f32, memref.load(v["r"], [self.const(i)])) for i in range(6 if kernel.mid else 2)]
+        if kernel.requantize:
+            self.load_r()
         self.run_time_x()
 
     def madd(self, acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:

@@ -7,11 +7,12 @@
 // uint8 x [1, 6, 6, 8] (no pads), sx = 0.5, zx = 130; int8 weights 3 everywhere, zw = 1 per channel,
 // sw = 0.25, stride 2: y [1, 2, 2, 8], sy = 0.1, zy = 120, bias 2.0. The constants, by hand: wc = 3 - 1 =
 // 2.0 (0x40000000) [9, 8]; c = -zx * sum of wc over the 9 taps = -130 * 18 = -2340.0 (0xC5124000);
-// s = sx * sw = 0.125 (0x3E000000); b = 2.0; r = [sy, zy].
+// s = sx * sw = 0.125 (0x3E000000); b = 2.0; r = [sy, zy, zh, zl], sy's split reciprocal zh =
+// f32(1 / sy) = 10 and zl = f32(1 / sy - zh) = -1.49011612e-7 (passes/kernels/reciprocal.py).
 // Two output rows: two workgroups, each its own rows.
 // CHECK-LABEL: "stream.executable"() ({
 // CHECK: "stream.return"(%[[TWO:.*]], %[[ONE:.*]], %[[ONE]])
-// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_b]](
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_b_rcp]](
 // CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x6x6x8xi8>
 // CHECK-DAG: %[[W:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<9x8xf32>
 // CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x2x2x8xi8>
@@ -24,21 +25,23 @@
 // CHECK: %[[XF:.*]] = arith.sitofp %[[XI]] : vector<8xi32> to vector<8xf32>
 // CHECK: math.fma %[[XF]], %[[T0]], %[[C]] : vector<8xf32>
 // CHECK-COUNT-8: math.fma
-// The QDQ kernels' epilogue: s * d rounded (a fence: no FMA), + b, a true division by sy, clamp,
-// round half to even, + zy.
+// The QDQ kernels' epilogue: s * d rounded (a fence: no FMA), + b, y / sy as fma(y, zh, y * zl)
+// (the product fenced), clamp, round half to even, + zy.
 // CHECK: %[[SD:.*]] = arith.mulf
 // CHECK-NEXT: %[[SDF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[SD]]) : (vector<8xf32>) -> vector<8xf32>
-// CHECK-NEXT: arith.addf %[[SDF]]
-// CHECK-NEXT: arith.divf
+// CHECK-NEXT: %[[YB:.*]] = arith.addf %[[SDF]]
+// CHECK-NEXT: %[[YL:.*]] = arith.mulf %[[YB]], %{{.*}} : vector<8xf32>
+// CHECK-NEXT: %[[YLF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[YL]])
+// CHECK-NEXT: math.fma %[[YB]], %{{.*}}, %[[YLF]] : vector<8xf32>
 // CHECK: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
 // CHECK-NEXT: %[[Q:.*]] = arith.trunci %{{.*}} : vector<8xi32> to vector<8xi8>
 // CHECK-NEXT: vector.store %[[Q]], %[[Y]][%{{[^]]+}}] : memref<1x2x2x8xi8>, vector<8xi8>
 // CHECK-LABEL: func.func @depthwise
 // CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[1,6,6,8],ui8>) -> tensor<1x6x6x8xi8>
-// CHECK: %[[R:.*]] = arith.constant dense<[1.000000e-01, 1.200000e+02]> : tensor<2xf32>
+// CHECK: %[[R:.*]] = arith.constant dense<[1.000000e-01, 1.200000e+02, 1.000000e+01, -1.49011612E-7]> : tensor<4xf32>
 // CHECK: %[[ROWS:.*]] = arith.constant 2 : index
 // CHECK: %[[D:.*]] = "flow.dispatch"(%[[ROWS]], %[[XQ]], {{.*}}, %[[R]], %[[ROWS]]) {entry_points = [@[[K]]::@[[K]]]
-// CHECK-SAME: (index, tensor<1x6x6x8xi8>, tensor<9x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2xf32>, index) -> tensor<1x2x2x8xi8>
+// CHECK-SAME: (index, tensor<1x6x6x8xi8>, tensor<9x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>, index) -> tensor<1x2x2x8xi8>
 // CHECK: %[[OUT:.*]] = "torch_c.from_builtin_tensor"(%[[D]]) : (tensor<1x2x2x8xi8>) -> !torch.vtensor<[1,2,2,8],ui8>
 // CHECK: return %[[OUT]]
 // CHECK-NOT: onnx.QLinearDepthwiseConv
@@ -64,11 +67,11 @@ func.func @depthwise(%x: !torch.vtensor<[1,6,6,8],ui8>) -> !torch.vtensor<[1,2,2
 
 // 16 channels on a module tagged AVX-512BW: AVX-512's 16 lanes (the name says `_l16`).
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c16_k3x3_s2x2_b_l16]](
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c16_k3x3_s2x2_b_l16_rcp]](
 // CHECK: %[[XB:.*]] = vector.load %{{.*}} : memref<1x6x6x16xi8>, vector<16xi8>
 // CHECK: %[[XI:.*]] = arith.extui %[[XB]] : vector<16xi8> to vector<16xi32>
 // CHECK: arith.sitofp %[[XI]] : vector<16xi32> to vector<16xf32>
-// CHECK: arith.divf %{{.*}} : vector<16xf32>
+// CHECK: math.fma %{{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}} : memref<1x2x2x16xi8>, vector<16xi8>
 // CHECK-LABEL: func.func @depthwise_wide
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K]]::@[[K]]]
@@ -95,10 +98,10 @@ func.func @depthwise_wide(%x: !torch.vtensor<[1,6,6,16],ui8>) -> !torch.vtensor<
 // any other reads each at its row and column clamped into x, zx's value (r[2]) where either was
 // outside.
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h4_w4_c8_k3x3_s2x2_p1x1x1x1_b]](
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h4_w4_c8_k3x3_s2x2_p1x1x1x1_b_rcp]](
 // CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x4x4x8xi8>
-// CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<3xf32>
-// CHECK: %[[ZX:.*]] = memref.load %[[R]][%c2] : memref<3xf32>
+// CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<5xf32>
+// CHECK: %[[ZX:.*]] = memref.load %[[R]][%c2] : memref<5xf32>
 // CHECK-NEXT: %[[ZXV:.*]] = vector.broadcast %[[ZX]] : f32 to vector<8xf32>
 // CHECK: %[[TOP:.*]] = arith.subi %{{.*}}, %c1 : index
 // CHECK: %[[LEFT:.*]] = arith.subi %{{.*}}, %c1 : index
@@ -127,7 +130,7 @@ func.func @depthwise_wide(%x: !torch.vtensor<[1,6,6,16],ui8>) -> !torch.vtensor<
 // CHECK-NEXT: %[[XF:.*]] = arith.sitofp %[[XI]]
 // CHECK-NEXT: arith.select %[[IN]], %[[XF]], %[[ZXV]] : vector<8xf32>
 // CHECK-LABEL: func.func @depthwise_padded
-// CHECK: arith.constant dense<[1.000000e-01, 1.200000e+02, 1.300000e+02]> : tensor<3xf32>
+// CHECK: arith.constant dense<[1.000000e-01, 1.200000e+02, 1.300000e+02, 1.000000e+01, -1.49011612E-7]> : tensor<5xf32>
 // CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K]]::@[[K]]]
 // CHECK-SAME: (index, tensor<1x4x4x8xi8>,
 module attributes {dq.avx2} {

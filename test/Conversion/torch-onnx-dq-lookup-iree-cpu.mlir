@@ -11,9 +11,9 @@
 // table's 16 rows chosen by the codes' high nibble (passes/kernels/qdq.py, `looked_up`); the
 // Cast, Add and Gather are gone and the dispatch stands for the Gather (uint8 codes).
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_matmul_qdq_avx2_u8_i8_k64_n256_qi8_t]]
+// CHECK: func.func @[[K:dq_matmul_qdq_avx2_u8_i8_k64_n256_qi8_t_rcp]]
 // CHECK: %[[T:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<256xi8>
-// CHECK: arith.divf
+// CHECK: math.fma
 // CHECK: vector.load %[[T]][%{{[^]]+}}] : memref<256xi8>, vector<16xi8>
 // CHECK-COUNT-16: llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"
 // CHECK-COUNT-15: arith.select
@@ -51,7 +51,7 @@ func.func @matmul_lookup(%a: !torch.vtensor<[32,64],f32>) -> !torch.vtensor<[32,
 
 // The VNNI QDQ kernel's epilogue: 16 lanes, two of its byte vectors a lookup's 32 bytes.
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n256_qi8_t]]
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n256_qi8_t_rcp]]
 // CHECK: memref<256xi8>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xi8>, vector<16xi8>
 // CHECK-COUNT-16: llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"
@@ -87,7 +87,7 @@ func.func @matmul_lookup_vnni(%a: !torch.vtensor<[32,64],f32>) -> !torch.vtensor
 // the row's sums hold the vector registers), uint8 codes read as they are; T here is -128, ...,
 // 127 (int8 codes out: 0x80...FF00...7F).
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_t]](
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_t_rcp]](
 // CHECK: %[[T:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<256xi8>
 // CHECK: %[[Y:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x2x2x8xi8>
 // CHECK: vector.store %{{.*}}, %[[Y]]

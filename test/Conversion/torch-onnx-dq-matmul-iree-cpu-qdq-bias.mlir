@@ -4,13 +4,14 @@
 // QDQ MatMul whose bias is written as quantize_static writes it: y's own QuantizeLinear (0.25,
 // 128) and DequantizeLinear, + DQ(bq = 110, 0.5, 100) = 5.0 (0x40A00000), then the
 // QuantizeLinear to int8 (0.375, -7). The kernel's epilogue computes all of it (r = [sy, zy,
-// sy', zy', s'', z'']); the four nodes and the bias's DequantizeLinear are gone. 32 x 64 @ 64 x
+// sy', zy', s'', z'', zh, zl, zh', zl'], each division by a split reciprocal: f32(8 / 3) and
+// -2^-22 / 3 for sy, 4 and 0 for sy'); the four nodes and the bias's DequantizeLinear are gone. 32 x 64 @ 64 x
 // 256 is 2^19 multiply-adds, the least the stage gives the integer kernel.
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n256_qi8_mu8_b]]
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n256_qi8_mu8_b_rcp]]
 // CHECK: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<4x1x64xf32>
-// CHECK: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<6xf32>
-// CHECK: %[[Q1:.*]] = arith.divf
+// CHECK: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<10xf32>
+// CHECK: %[[Q1:.*]] = math.fma
 // CHECK: %[[A1:.*]] = arith.maximumf %[[Q1]]
 // CHECK-NEXT: %[[B1:.*]] = arith.minimumf %[[A1]]
 // CHECK-NEXT: %[[U1:.*]] = arith.addf %[[B1]], %[[MAGIC:[^ ]*]] :
@@ -19,12 +20,14 @@
 // CHECK-NEXT: %[[D:.*]] = arith.subf %[[P1]]
 // CHECK-NEXT: %[[F:.*]] = arith.mulf %[[D]]
 // CHECK-NEXT: %[[FF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[F]]) : (vector<16xf32>) -> vector<16xf32>
-// CHECK: arith.addf %[[FF]]
-// CHECK-NEXT: arith.divf
+// CHECK: %[[YB:.*]] = arith.addf %[[FF]]
+// CHECK-NEXT: arith.mulf %[[YB]]
+// CHECK-NEXT: llvm.call_intrinsic "llvm.arithmetic.fence"
+// CHECK-NEXT: math.fma %[[YB]]
 // CHECK-LABEL: func.func @qdq_bias_requantize
 // CHECK-NOT: onnx.DequantizeLinear
 // CHECK: %[[BC:.*]] = arith.constant dense_resource<[[BBLOB:dq_kernel_b[^>]*]]> : tensor<4x1x64xf32>
-// CHECK-NEXT: %[[RC:.*]] = arith.constant dense<[3.750000e-01, -7.000000e+00, 2.500000e-01, 1.280000e+02, 2.500000e-01, 1.280000e+02]> : tensor<6xf32>
+// CHECK-NEXT: %[[RC:.*]] = arith.constant dense<[3.750000e-01, -7.000000e+00, 2.500000e-01, 1.280000e+02, 2.500000e-01, 1.280000e+02, 2.66666675, -7.9472862E-8, 4.000000e+00, 0.000000e+00]> : tensor<10xf32>
 // CHECK: "flow.dispatch"(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BC]], %[[RC]], %{{.*}}) {entry_points = [@[[K]]::@[[K]]]
 // CHECK-SAME: -> tensor<32x256xi8>
 // CHECK-NOT: onnx.Add

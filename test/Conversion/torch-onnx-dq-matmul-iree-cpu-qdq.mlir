@@ -167,20 +167,27 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
 // -----
 
 // The MatMul's only reader a QuantizeLinear to int8 (sy = 0.375, zy = -7, per tensor): the
-// kernel's epilogue, saturate(roundeven(y / sy) + zy) with a true division, computed as
-// roundeven(clamp(y / sy, -128 - zy, 127 - zy)) + zy (rounded by adding and subtracting 1.5 *
-// 2^23), its result the dispatch's i8 tensor, read where the QuantizeLinear's result was; r =
-// [sy, zy] in f32.
+// kernel's epilogue, saturate(roundeven(y / sy) + zy), computed as roundeven(clamp(q, -128 - zy,
+// 127 - zy)) + zy (rounded by adding and subtracting 1.5 * 2^23), its result the dispatch's i8
+// tensor, read where the QuantizeLinear's result was. q = y / sy is fma(y, zh, y * zl) with sy's
+// split reciprocal zh = f32(1 / sy) = f32(8 / 3) and zl = f32(8 / 3 - zh) = -2^-22 / 3, which give
+// every code the division gives (passes/kernels/reciprocal.py), the product fenced so that no
+// FMA takes it in: r = [sy, zy, zh, zl] in f32.
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qi8]](%{{.*}}: !stream.binding, %[[RB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qi8_rcp]](%{{.*}}: !stream.binding, %[[RB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
 // CHECK-DAG: %[[LOW:.*]] = arith.constant dense<-1.280000e+02> : vector<16xf32>
 // CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<1.270000e+02> : vector<16xf32>
 // CHECK-DAG: %[[MAGIC:.*]] = arith.constant dense<0x4B400000> : vector<16xf32>
-// CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2xf32>
+// CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<4xf32>
 // CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %{{[^)]+}}) : (!stream.binding, index, index) -> memref<?x64xi8>
-// CHECK: %[[SY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK: %[[ZY:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
-// CHECK: %[[Q:.*]] = arith.divf %{{.*}}, %[[SY]] : vector<16xf32>
+// CHECK: %[[ZH:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: %[[ZL:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-NOT: arith.divf
+// CHECK: %[[P:.*]] = arith.mulf %[[S:.*]], %[[ZL]] : vector<16xf32>
+// CHECK-NEXT: %[[F:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[P]])
+// CHECK-NEXT: %[[Q:.*]] = math.fma %[[S]], %[[ZH]], %[[F]] : vector<16xf32>
 // CHECK-NEXT: %[[LO:.*]] = arith.subf %[[LOW]], %[[ZY]] : vector<16xf32>
 // CHECK-NEXT: %[[HI:.*]] = arith.subf %[[HIGH]], %[[ZY]] : vector<16xf32>
 // The clamps assume no NaN (one instruction each; a NaN has no code either way).
@@ -194,7 +201,7 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
 // CHECK: vector.store %[[T]], %[[Y]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
 // CHECK-LABEL: func.func @requantize
 // CHECK: "onnx.QuantizeLinear"
-// CHECK: %[[RC:.*]] = arith.constant dense<[3.750000e-01, -7.000000e+00]> : tensor<2xf32>
+// CHECK: %[[RC:.*]] = arith.constant dense<[3.750000e-01, -7.000000e+00, 2.66666675, -7.9472862E-8]> : tensor<4xf32>
 // CHECK: %[[YQ:.*]] = "flow.dispatch"(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[RC]], %{{.*}}) {entry_points = [@[[K]]::@[[K]]]
 // CHECK-SAME: -> tensor<?x64xi8>
 // CHECK-NEXT: %[[YT:.*]] = "torch_c.from_builtin_tensor"(%[[YQ]]) : (tensor<?x64xi8>) -> !torch.vtensor<[?,64],si8>
@@ -251,18 +258,21 @@ func.func @requantize_in_f16(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[
 // -----
 
 // A constant bias Add between the MatMul and its QuantizeLinear (to uint8, sy = 0.375, zy = 7):
-// b[n] = 0.5 (0x3F000000) laid out as c, added to y before the division.
+// b[n] = 0.5 (0x3F000000) laid out as c, added to y before the division (by sy's split
+// reciprocal, as above).
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qu8_b]](%{{.*}}: !stream.binding, %[[BB:[^:]+]]: !stream.binding, %[[RB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qu8_b_rcp]](%{{.*}}: !stream.binding, %[[BB:[^:]+]]: !stream.binding, %[[RB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
 // CHECK-DAG: %[[HIGH:.*]] = arith.constant dense<2.550000e+02> : vector<16xf32>
 // CHECK-DAG: %[[B:.*]] = "stream.binding.subspan"(%[[BB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<1x1x64xf32>
-// CHECK-DAG: "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2xf32>
+// CHECK-DAG: "stream.binding.subspan"(%[[RB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<4xf32>
 // CHECK: %[[BV:.*]] = vector.load %[[B]][%{{[^]]+}}] : memref<1x1x64xf32>, vector<16xf32>
 // CHECK-NEXT: %[[YB2:.*]] = arith.addf %{{.*}}, %[[BV]] : vector<16xf32>
-// CHECK-NEXT: arith.divf %[[YB2]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.mulf %[[YB2]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: llvm.call_intrinsic "llvm.arithmetic.fence"
+// CHECK-NEXT: math.fma %[[YB2]], %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-LABEL: func.func @bias_requantize
 // CHECK-DAG: %[[BC:.*]] = arith.constant dense_resource<[[BBLOB:dq_kernel_b[^>]*]]> : tensor<1x1x64xf32>
-// CHECK-DAG: %[[RC:.*]] = arith.constant dense<[3.750000e-01, 7.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[RC:.*]] = arith.constant dense<[3.750000e-01, 7.000000e+00, 2.66666675, -7.9472862E-8]> : tensor<4xf32>
 // CHECK: "flow.dispatch"(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BC]], %[[RC]], %{{.*}}) {entry_points = [@[[K]]::@[[K]]]
 // CHECK-SAME: -> tensor<?x64xi8>
 // CHECK-NOT: onnx.Add
@@ -284,6 +294,35 @@ func.func @bias_requantize(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,
   %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
   %yb = "torch.operator"(%y, %b) <{name = "onnx.Add"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[?,64],f32>
   %yq = "torch.operator"(%yb, %sy, %zy) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  "func.return"(%yq) : (!torch.vtensor<[?,64],ui8>) -> ()
+}
+}
+
+// -----
+
+// A scale past the split reciprocal's range (|sy| > 2^100: kernels/reciprocal.py's LIMIT, sy =
+// f32(1e33) here) is divided, y / sy a true division, and r = [sy, zy].
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_qu8]](
+// CHECK-DAG: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<2xf32>
+// CHECK-NOT: math.fma
+// CHECK: arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-LABEL: func.func @requantize_by_division
+// CHECK: arith.constant dense<[9.99999994E+32, 7.000000e+00]> : tensor<2xf32>
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@[[K]]::@[[K]]]
+module attributes {dq.avx512bw, dq.avx512vnni} {
+func.func @requantize_by_division(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<1.0e33> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<7> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
+  %yq = "torch.operator"(%y, %sy, %zy) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
   "func.return"(%yq) : (!torch.vtensor<[?,64],ui8>) -> ()
 }
 }

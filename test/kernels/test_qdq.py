@@ -204,9 +204,11 @@ def qdq_model(cases: list, path, seed: int = 0) -> list:
 
 def kernel_name(case: Case, cpu: str) -> str:
     """The executable of the QDQ kernel for `case` (its name spells the epilogue, passes/kernels/qdq.py;
-    a bias Add alone stays IREE's)."""
+    a bias Add alone stays IREE's; each QuantizeLinear's scale here is one the requantize divides by
+    its split reciprocal, passes/kernels/reciprocal.py)."""
     base, act = activated(case.epilogue)
     out = {None: "", "bias": "", "q-u8": "_qu8", "q-i8": "_qi8", "bias-q-u8": "_qu8_b", "mid": "_qu8_mu8_b"}[base] + ("_t" if act else "")
+    out += "_rcp" if out else ""
     name = harness.kernel_name("qdq", case.form, unsigned_x=case.unsigned_x) + out
     kind = {"haswell": "avx2_", "sapphirerapids": "amx_"}.get(cpu, "")
     return name.replace("dq_matmul_qdq_", f"dq_matmul_qdq_{kind}")

@@ -5,7 +5,9 @@ QDQ MatMul whose x is all zero (xq = zx, so d = 0 and y = b exactly) followed by
 a QuantizeLinear, the epilogue the kernel fuses: the codes of b chosen at every half-integer
 boundary of b / sy, within a few ulps of it, and on it (ties), held to onnx.reference's
 QuantizeLinear. Among them are values where y * f32(1 / sy) rounds to another code (asserted): a
-kernel multiplying by the reciprocal fails here; and a scale whose reciprocal is subnormal.
+kernel multiplying by the reciprocal alone fails here. The ordinary and negative scales' kernels
+compute y / sy by the split reciprocal (fma(y, zh, y * zl): passes/kernels/reciprocal.py), the
+scale whose reciprocal is subnormal (past its range) by a division.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ ZY = np.uint8(20)  # codes of b / sy from -20 to 235 unsaturated
 # and a negative one (ONNX does not forbid it)
 SCALES = {"ordinary": np.float32(0.0371), "large": np.float32(1.5 * 2.0**126), "negative": np.float32(-0.0371)}
 CODES = {"ordinary": range(-25, 240), "large": range(-2, 2), "negative": range(-25, 240)}
+SPLIT = {"ordinary": "_rcp", "large": "", "negative": "_rcp"}  # the kernels' names: by the split reciprocal or a division
 ULPS = {"ordinary": 6, "large": 40, "negative": 6}
 
 
@@ -73,7 +76,7 @@ def model(path) -> list:
 def built(request, tmp_path_factory):
     cpu = request.param
     avx2 = cpu == "haswell"
-    names = [f"dq_matmul_qdq{'_avx2' if avx2 else ''}_u8_i8_k{K}_n{b.size}_qu8_b" for b in map(boundaries, SCALES)]
+    names = [f"dq_matmul_qdq{'_avx2' if avx2 else ''}_u8_i8_k{K}_n{boundaries(s).size}_qu8_b{SPLIT[s]}" for s in SCALES]
     bs, run = harness.built(tmp_path_factory, f"requantize-{cpu}", cpu, model, harness.dispatches(len(SCALES), names),
                             tags=("dq.avx2",) if avx2 else ())  # fmt: skip
     xs = [np.zeros((ROWS, K), np.float32) for _ in bs]  # xq = zx: d = 0, y = b
@@ -160,7 +163,7 @@ def test_bias_added_to_the_rounded_product(tmp_path_factory, cpu):
     avx2 = cpu == "haswell"
     n = product_cases()[0].size
     assert n > 50
-    name = f"dq_matmul_qdq{'_avx2' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_b"
+    name = f"dq_matmul_qdq{'_avx2' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_b_rcp"  # SY = 1: zh = 1, zl = 0
     (w0, b), run = harness.built(tmp_path_factory, f"bias-product-{cpu}", cpu, product_model, harness.dispatches(1, [name]),
                                  tags=("dq.avx2",) if avx2 else ())  # fmt: skip
     x = np.zeros((P_ROWS, K), np.float32)
