@@ -250,4 +250,4 @@ class _Body(Requantize, Hoisted):
             y = arith.mulf(per_channel["s"], acc[u])
             if "b" in per_channel:  # the product rounded before the bias is added (no FMA)
                 y = arith.addf(fenced(y), per_channel["b"])
-            vector.store(self.coded(self.quantized(y, self.r[0], self.r[1], k.out, self.split(0))), v["y"], [n, h, cols[u], c0])
+            vector.store(self.code_bytes(y, self.r[0], self.r[1], k.out, self.split(0)), v["y"], [n, h, cols[u], c0])

@@ -17,7 +17,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed
 from .int8 import LANES, QDQ_HALF, Int8Kernel, _Body
 from .lookup import CODES
-from .loops import fenced, vpdpbusd
+from .loops import ROUND, fenced, vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
 from .reciprocal import RANGES
 from .tail import ColumnTail, pad
@@ -247,11 +247,17 @@ class Requantize:
             y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid, self.split(1)), r[5]), r[4])
         if self.k.bias_add:  # the product rounded before the bias is added (no FMA: `fenced`)
             y = arith.addf(fenced(y), vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * self.k.lanes)]))
-        return self.coded(self.quantized(y, r[0], r[1], self.k.requantize, self.split(0)))
+        return self.code_bytes(y, r[0], r[1], self.k.requantize, self.split(0))
 
-    def coded(self, q: ir.Value) -> ir.Value:
-        """The bytes of codes q (`quantized`'s f32 integers)."""
-        return arith.trunci(self.small, arith.fptosi(self.i32, q))
+    def code_bytes(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
+        """The bytes of `quantized`'s codes, without converting them: q = `clamped`'s value plus
+        1.5 * 2^23 lies in [2^23, 2^24), where f32's ulp is 1, so it is rounded to 1.5 * 2^23 +
+        roundeven(q) (ties to even: 1.5 * 2^23 is even), and its bits are 0x4B400000 +
+        roundeven(q), whose low byte is roundeven(q) mod 256; zy added to that byte (mod 256) is
+        the code, which the clamp keeps in the byte's range."""
+        q = arith.addf(self.clamped(y, sy, zy, kind, split), self.splat(self.f32, ir.FloatAttr.get_f32(ROUND), ("round", str(self.f32))))
+        low = arith.trunci(self.small, vector.bitcast(self.i32, q))
+        return arith.addi(low, arith.trunci(self.small, arith.fptosi(self.i32, zy)))
 
     def looked_up(self, codes: list) -> list:
         """Byte vectors `codes` (of 8 or 16 bytes each) through the epilogue's table t (with
@@ -296,22 +302,25 @@ class Requantize:
 
     def quantized(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
         """saturate(roundeven(y / sy) + zy) in f32, kind's range ("u8" or "i8"), computed as
-        roundeven(clamp(y / sy, low - zy, high - zy)) + zy: zy is an integer of the range, so
-        clamping to integer bounds before rounding is clamping after, the clamped value is small
-        enough for `roundeven`'s two additions, and the addition of zy is exact. The clamps
-        assume no NaN (`nnan`): every finite or infinite y / sy is clamped exactly as without.
-        With `split`, sy's split reciprocal (zh, zl), y / sy is fma(y, zh, y * zl), the product
-        fenced as reciprocal.py computes it (the same codes: passes/kernels/reciprocal.py)."""
+        roundeven(clamp(y / sy, low - zy, high - zy)) + zy (`clamped`): zy is an integer of the
+        range, so clamping to integer bounds before rounding is clamping after, the clamped value
+        is small enough for `roundeven`'s two additions, and the addition of zy is exact."""
+        return arith.addf(self.roundeven(self.clamped(y, sy, zy, kind, split)), zy)
+
+    def clamped(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None) -> ir.Value:
+        """clamp(y / sy, low - zy, high - zy) for kind's range ("u8" or "i8"). The clamps assume
+        no NaN (`nnan`): every finite or infinite y / sy is clamped exactly as without. With
+        `split`, sy's split reciprocal (zh, zl), y / sy is fma(y, zh, y * zl), the product fenced
+        as reciprocal.py computes it (the same codes: passes/kernels/reciprocal.py)."""
         low, high = RANGES[kind]
         f32 = ir.FloatAttr.get_f32
         q = arith.divf(y, sy) if split is None else math.fma(y, split[0], fenced(arith.mulf(y, split[1])))
         lo = arith.subf(self.splat(self.f32, f32(low), ("low", low)), zy)
         hi = arith.subf(self.splat(self.f32, f32(high), ("high", high)), zy)
         # nnan: one vmaxps / vminps each, no NaN compare and blend; a NaN y has no code either way
-        # (fptosi of NaN; docs/semantics.md#the-integer-route-of-qdq-matmuls)
+        # (its byte is arbitrary, as fptosi of NaN was; docs/semantics.md#the-integer-route-of-qdq-matmuls)
         nnan = ir.Attribute.parse("#arith.fastmath<nnan>")
-        q = arith.minimumf(arith.maximumf(q, lo, fastmath=nnan), hi, fastmath=nnan)
-        return arith.addf(self.roundeven(q), zy)
+        return arith.minimumf(arith.maximumf(q, lo, fastmath=nnan), hi, fastmath=nnan)
 
 
 class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):

@@ -26,15 +26,16 @@
 // CHECK: math.fma %[[XF]], %[[T0]], %[[C]] : vector<8xf32>
 // CHECK-COUNT-8: math.fma
 // The QDQ kernels' epilogue: s * d rounded (a fence: no FMA), + b, y / sy as fma(y, zh, y * zl)
-// (the product fenced), clamp, round half to even, + zy.
+// (the product fenced), clamp, round half to even (+ 1.5 * 2^23, the sum's low byte), + zy's byte.
 // CHECK: %[[SD:.*]] = arith.mulf
 // CHECK-NEXT: %[[SDF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[SD]]) : (vector<8xf32>) -> vector<8xf32>
 // CHECK-NEXT: %[[YB:.*]] = arith.addf %[[SDF]]
 // CHECK-NEXT: %[[YL:.*]] = arith.mulf %[[YB]], %{{.*}} : vector<8xf32>
 // CHECK-NEXT: %[[YLF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[YL]])
 // CHECK-NEXT: math.fma %[[YB]], %{{.*}}, %[[YLF]] : vector<8xf32>
-// CHECK: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
-// CHECK-NEXT: %[[Q:.*]] = arith.trunci %{{.*}} : vector<8xi32> to vector<8xi8>
+// CHECK: %[[BITS:.*]] = vector.bitcast %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK-NEXT: %[[LOWB:.*]] = arith.trunci %[[BITS]] : vector<8xi32> to vector<8xi8>
+// CHECK: %[[Q:.*]] = arith.addi %[[LOWB]], %{{.*}} : vector<8xi8>
 // CHECK-NEXT: vector.store %[[Q]], %[[Y]][%{{[^]]+}}] : memref<1x2x2x8xi8>, vector<8xi8>
 // CHECK-LABEL: func.func @depthwise
 // CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[1,6,6,8],ui8>) -> tensor<1x6x6x8xi8>

@@ -167,9 +167,9 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
 // -----
 
 // The MatMul's only reader a QuantizeLinear to int8 (sy = 0.375, zy = -7, per tensor): the
-// kernel's epilogue, saturate(roundeven(y / sy) + zy), computed as roundeven(clamp(q, -128 - zy,
-// 127 - zy)) + zy (rounded by adding and subtracting 1.5 * 2^23), its result the dispatch's i8
-// tensor, read where the QuantizeLinear's result was. q = y / sy is fma(y, zh, y * zl) with sy's
+// kernel's epilogue, saturate(roundeven(y / sy) + zy), computed as the low byte of clamp(q, -128
+// - zy, 127 - zy) + 1.5 * 2^23 (that sum's bits are 0x4B400000 + roundeven of the clamped q) plus
+// zy's byte, its result the dispatch's i8 tensor, read where the QuantizeLinear's result was. q = y / sy is fma(y, zh, y * zl) with sy's
 // split reciprocal zh = f32(1 / sy) = f32(8 / 3) and zl = f32(8 / 3 - zh) = -2^-22 / 3, which give
 // every code the division gives (passes/kernels/reciprocal.py), the product fenced so that no
 // FMA takes it in: r = [sy, zy, zh, zl] in f32.
@@ -194,10 +194,11 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
 // CHECK-NEXT: %[[A:.*]] = arith.maximumf %[[Q]], %[[LO]] fastmath<nnan> : vector<16xf32>
 // CHECK-NEXT: %[[B:.*]] = arith.minimumf %[[A]], %[[HI]] fastmath<nnan> : vector<16xf32>
 // CHECK-NEXT: %[[UP:.*]] = arith.addf %[[B]], %[[MAGIC]] : vector<16xf32>
-// CHECK-NEXT: %[[E:.*]] = arith.subf %[[UP]], %[[MAGIC]] : vector<16xf32>
-// CHECK-NEXT: %[[Z:.*]] = arith.addf %[[E]], %[[ZY]] : vector<16xf32>
-// CHECK-NEXT: %[[I:.*]] = arith.fptosi %[[Z]] : vector<16xf32> to vector<16xi32>
-// CHECK-NEXT: %[[T:.*]] = arith.trunci %[[I]] : vector<16xi32> to vector<16xi8>
+// CHECK-NEXT: %[[BITS:.*]] = vector.bitcast %[[UP]] : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT: %[[LOWB:.*]] = arith.trunci %[[BITS]] : vector<16xi32> to vector<16xi8>
+// CHECK-NEXT: %[[ZI:.*]] = arith.fptosi %[[ZY]] : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT: %[[ZB:.*]] = arith.trunci %[[ZI]] : vector<16xi32> to vector<16xi8>
+// CHECK-NEXT: %[[T:.*]] = arith.addi %[[LOWB]], %[[ZB]] : vector<16xi8>
 // CHECK: vector.store %[[T]], %[[Y]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
 // CHECK-LABEL: func.func @requantize
 // CHECK: "onnx.QuantizeLinear"
