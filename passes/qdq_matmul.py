@@ -87,10 +87,11 @@ _QUANTIZE_ATTRS = {"axis": lambda v: True, "saturate": lambda v: True, "block_si
 
 
 class Epilogue(NamedTuple):
-    """What the QDQ kernel computes after y (QdqKernel's requantize, mid and bias_add): the ops it
-    stands for (the last first, then back to the MatMul's reader), r = [sy, zy(, sy', zy', s'',
-    z'')] f32, the output's kind, the mid requantization's kind or None, b [N] f32 or None, and
-    the bias's own DequantizeLinear (erased when nothing else reads it) or None."""
+    """What the QDQ kernel computes after y (QdqKernel's requantize, mid, bias_add and residual):
+    the ops it stands for (the last first, then back to the MatMul's reader), r = [sy, zy(, sy',
+    zy', s'', z'')(, sq, zq, s1, z1, s2, z2)] f32, the output's kind, the mid requantization's
+    kind or None, b [N] f32 or None, and the bias's own DequantizeLinear (erased when nothing
+    else reads it) or None; a `Residual` or None."""
 
     ops: list
     r: np.ndarray
@@ -99,6 +100,64 @@ class Epilogue(NamedTuple):
     bias: np.ndarray | None = None
     bias_op: object = None
     table: np.ndarray | None = None  # [256] bytes: the codes' Lookup after the QuantizeLinear
+    residual: Residual | None = None
+
+
+class Residual(NamedTuple):
+    """A residual Add after the epilogue's QuantizeLinear, Q3(DQ1(codes) + DQ2(other)) (python/
+    qdq_convs.py's `of_residual`): the ops it stands for (Q3 first, back to the reader of the
+    codes), the other operand's codes (a torch tensor of the Add's shape) and their kind, [s1, z1,
+    s2, z2] f32, Q3's (sy, zy, kind), DQ2 (erased when nothing else reads it), and the kind of
+    the codes the epilogue's own QuantizeLinear makes (`requantize` sets it)."""
+
+    ops: list
+    codes: ir.Value
+    kind: str
+    r: np.ndarray
+    final: tuple
+    dq: object
+    first: str = ""
+
+
+_SHAPE_ONLY = ("onnx.Reshape", "onnx.Identity")  # ops between the codes and DQ1 that keep [M, N]'s order
+
+
+def residual(codes: ir.Value, m: Match) -> Residual | None:
+    """The residual Add reading the epilogue's codes [M, N] (`codes`, the QuantizeLinear's
+    result, of a MatMul of a 2-D activation of static shape; its only reader a chain of Reshape
+    and Identity to the Add's static shape [..., N], or DQ1 itself): DQ1 (per tensor) the Add's one operand, DQ2 (per tensor, of 8-bit codes of
+    the same shape) its other, the Add's only reader a QuantizeLinear per tensor to 8 bits with
+    default attributes; each op the only reader of the one before; or None."""
+    ops, v = [], codes
+    while (op := _reader(v)) is not None and t.onnx_name(op) in _SHAPE_ONLY and len(op.results) == 1:
+        ops, v = [op, *ops], op.results[0]
+    dq1 = _reader(v)
+    add = _reader(dq1.results[0], None) if dq1 is not None and t.onnx_name(dq1) == "onnx.DequantizeLinear" else None
+    if add is None or t.onnx_name(add) != "onnx.Add" or len(add.operands) != 2 or len(add.results) != 1:
+        return None
+    other = add.operands[1] if add.operands[0] == dq1.results[0] else add.operands[0]
+    dq2 = other.owner if isinstance(other.owner, (ir.Operation, ir.OpView)) else None
+    shape, n = t.tensor_of(add.results[0].type), m.kn[1]
+    if dq2 is None or t.onnx_name(dq2) != "onnx.DequantizeLinear" or isinstance(shape, str) or None in shape.shape or shape.shape[-1:] != (n,):
+        return None
+    if len(m.a.shape) != 2 or None in m.a.shape or int(np.prod(shape.shape[:-1])) != m.a.shape[0]:  # y [M, N] of M static rows
+        return None
+    made = dq2.operands[0].owner  # the dispatch, at the MatMul, reads the other codes: defined before it
+    if isinstance(made, (ir.Operation, ir.OpView)) and (made.operation.block != m.matmul.operation.block or not made.operation.is_before_in_block(m.matmul.operation)):
+        return None
+    their, mine = t.tensor_of(dq2.operands[0].type), t.tensor_of(dq1.results[0].type)
+    if isinstance(their, str) or their.shape != shape.shape or their.element.kind != "int" or their.element.bits != 8 or mine != shape or t.tensor_of(other.type) != shape:
+        return None
+    scales = [_per_tensor(dq) for dq in (dq1, dq2)]
+    attrs = [read_attrs(dq) for dq in (dq1, dq2)]
+    if any(isinstance(x, str) for x in scales + attrs) or any(set(a) - {"axis"} for a in attrs):
+        return None
+    q3 = _reader(add.results[0])
+    final = _quantize_linear(q3, shape)
+    if not isinstance(final, tuple):
+        return None
+    r = np.array([*scales[0], *scales[1]], np.float32)
+    return Residual([q3, add, dq1, *ops], dq2.operands[0], "i8" if their.element.signed else "u8", r, final, dq2)
 
 
 class Lookup(NamedTuple):
@@ -210,9 +269,15 @@ def _bias(add, value: ir.Value, n: int) -> tuple | None:
 def requantize(m: Match) -> Epilogue | str | None:
     """The epilogue of a MatMul whose result y only a QuantizeLinear reads (`_quantize_linear`),
     after a constant bias Add (y + b), or after its own QuantizeLinear and DequantizeLinear per
-    tensor (DQ(Q(y)) + b, as quantize_static writes it), and the `lookup` reading its codes if
-    any; why a QuantizeLinear reading y alone is not taken; or None."""
+    tensor (DQ(Q(y)) + b, as quantize_static writes it), the `residual` Add reading its codes
+    and the `lookup` reading the last codes, if any; why a QuantizeLinear reading y alone is not
+    taken; or None."""
     got = _requantize(m)
+    if isinstance(got, Epilogue) and (res := residual(got.ops[0].results[0], m)) is not None:
+        # the Add's QuantizeLinear is the output now: r = [its sy, zy, the mid's, Q's sy, zy, DQ1's, DQ2's]
+        mid = got.r[2:6] if got.mid else []
+        r = np.array([*res.final[:2], *mid, *got.r[:2], *res.r], np.float32)
+        got = got._replace(ops=res.ops + got.ops, r=r, out=res.final[2], residual=res._replace(first=got.out))
     if not isinstance(got, Epilogue) or (table := lookup(got.ops[0].results[0])) is None:
         return got
     return got._replace(ops=table.ops + got.ops, table=table.table)

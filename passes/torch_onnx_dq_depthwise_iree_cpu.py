@@ -67,7 +67,7 @@ def _kernel(op) -> tuple | str:
     consts = [wc.astype(np.float32), (-zx * wc.sum(axis=0)).astype(np.float32), (np.float32(sx.reshape(())) * sw.astype(np.float32)).astype(np.float32)]
     consts += [b[0].astype(np.float32)] if b else []
     r = np.array([sy.reshape(()), zy.reshape(())] + ([zx] if any(pads) else []), np.float32)
-    pairs = reciprocals(r, [kernel.out])
+    pairs = reciprocals(r, kernel.divisors)
     if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
         kernel, r = dataclasses.replace(kernel, reciprocal=True), np.concatenate([r, pairs])
     return kernel, consts + [r]

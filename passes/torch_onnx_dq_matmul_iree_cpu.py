@@ -269,6 +269,9 @@ def _replace(m: Match, a_nd: ir.Value, call, also: list = (), flat: ir.Value | N
             sizes = [tensor.dim(a_nd, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
             y = expand(y, sizes + [n], [list(range(len(lead))), [len(lead)]])
         replaced = [*also, m.matmul]
+        stands = t.tensor_of(replaced[0].results[0].type)  # a residual Add's QuantizeLinear: [..., N] of y's M' rows
+        if len(lead) == 1 and not isinstance(stands, str) and len(stands.shape) > 2:
+            y = expand(y, list(stands.shape), [list(range(len(stands.shape) - 1)), [len(stands.shape) - 1]])
         out = t.from_builtin(y, replaced[0].results[0].type)
     for op in replaced:
         op.results[0].replace_all_uses_with(out)
@@ -362,15 +365,25 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
     if not isinstance(epilogue, Epilogue):
         epilogue = None
     else:  # the same kernel, its epilogue the QuantizeLinear reading y (after a bias)
-        kernel = dataclasses.replace(kernel, requantize=epilogue.out, mid=epilogue.mid, bias_add=epilogue.bias is not None, table=epilogue.table is not None)
-        pairs = reciprocals(epilogue.r, [epilogue.out] + ([epilogue.mid] if epilogue.mid else []))
+        res = epilogue.residual
+        kernel = dataclasses.replace(kernel, requantize=epilogue.out, mid=epilogue.mid, bias_add=epilogue.bias is not None, table=epilogue.table is not None,
+                                     residual=(res.first, res.kind) if res is not None else None)  # fmt: skip
+        pairs = reciprocals(epilogue.r, kernel.divisors)
         if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
             kernel = dataclasses.replace(kernel, reciprocal=True)
             epilogue = epilogue._replace(r=np.concatenate([epilogue.r, pairs]))
     name = executable(kernel, module)
     also, out = [], f32
+    inputs = []
     with m.matmul.location, ir.InsertionPoint(m.matmul):
         xq = act.codes()
+        if epilogue is not None and epilogue.residual is not None:  # the other codes [M', N], as y
+            theirs = epilogue.residual.codes
+            codes = ir.Operation.create(t.TO_BUILTIN, results=[t.tensor_of(theirs.type).builtin()], operands=[theirs]).result
+            shape = ir.RankedTensorType(codes.type).shape
+            rows = int(np.prod(shape[:-1]))
+            flat = tensor.collapse_shape(ir.RankedTensorType.get([rows, m.kn[1]], i8), codes, [list(range(len(shape) - 1)), [len(shape) - 1]]) if len(shape) != 2 else codes
+            inputs = [flat]
         if epilogue is not None:  # this MatMul's own bias, scales and zero points
             also, out, r = epilogue.ops, i8, epilogue.r
             if epilogue.bias is not None:
@@ -378,10 +391,18 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
             consts = consts + [arith.constant(ir.RankedTensorType.get([r.size], f32), ir.DenseElementsAttr.get(r))]
             if epilogue.table is not None:
                 consts.append(table_constant(epilogue.table))
-    done = _replace(m, xq, lambda a, rows_v, dyn: dispatch(name, [a] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], out)])[0], also)
-    if epilogue is not None and epilogue.bias_op is not None and not list(epilogue.bias_op.results[0].uses):
-        epilogue.bias_op.erase()
+    done = _replace(m, xq, lambda a, rows_v, dyn: dispatch(name, [a, *(_rows(v, dyn) for v in inputs)] + consts, rows_v, [ir.RankedTensorType.get([dyn, m.kn[1]], out)])[0], also)
+    for dq in (epilogue.bias_op, epilogue.residual.dq if epilogue.residual else None) if epilogue is not None else ():
+        if dq is not None and not list(dq.results[0].uses):
+            dq.erase()
     return done
+
+
+def _rows(value: ir.Value, dyn) -> ir.Value:
+    """A tensor [M', N] typed with the dispatch's row dim `dyn` (dynamic, or M' itself)."""
+    have = ir.RankedTensorType(value.type)
+    want = ir.RankedTensorType.get([dyn, have.shape[1]], have.element_type)
+    return value if want == have else tensor.cast(want, value)
 
 
 _QDQ_ROUTE = tuple(r for r in ROUTES if r.name == "qdq")

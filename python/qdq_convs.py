@@ -216,25 +216,56 @@ def of_matmul(graph: Graph, producers: dict, y: str) -> bool:
     result directly, or through its own QuantizeLinear and DequantizeLinear, as quantize_static
     writes a bias): a QuantizeLinear of it is the epilogue of dq's QDQ kernel where that kernel
     takes the MatMul."""
+    return matmul_of(graph, producers, y) is not None
+
+
+def matmul_of(graph: Graph, producers: dict, y: str) -> onnx.NodeProto | None:
+    """The MatMul `of_matmul` finds `y` the result of, or None."""
 
     def made(v: str, op_type: str):
         node = producers.get(v)
         return node if node is not None and node.op_type == op_type and default_domain(node) else None
 
-    def weighted(v: str) -> bool:
+    def weighted(v: str):
         matmul = made(v, "MatMul")
         w = made(matmul.input[1], "DequantizeLinear") if matmul is not None and len(matmul.input) == 2 else None
-        return w is not None and w.input[0] in graph.constants
+        return matmul if w is not None and w.input[0] in graph.constants else None
 
     if (add := made(y, "Add")) is None:
         return weighted(y)
     if len(add.input) != 2:
-        return False
+        return None
     for v, b in (add.input, add.input[::-1]):
         if (dq := made(v, "DequantizeLinear")) is not None and (q := made(dq.input[0], "QuantizeLinear")) is not None:
             v = q.input[0]
         bias = b in graph.constants or ((dq := made(b, "DequantizeLinear")) is not None and dq.input[0] in graph.constants)
-        if bias and weighted(v):
+        if bias and (matmul := weighted(v)) is not None:
+            return matmul
+    return None
+
+
+def of_residual(graph: Graph, producers: dict, y: str, types: dict) -> bool:
+    """Whether `y` is a residual Add dq's QDQ kernel may compute in its epilogue after its own
+    requantize: Add(DQ(Q(m)), DQ(codes)) in either order, Q(m) a QuantizeLinear of the result of
+    a MatMul of constant weights (`of_matmul`; reshaped between Q and DQ or not) whose activation
+    is 2-D of static shape (`types`: static_types; the kernel's condition: a convolution's
+    im2col'd codes); passes/qdq_matmul.py's `residual` checks the rest."""
+
+    def made(v: str, op_type: str):
+        node = producers.get(v)
+        return node if node is not None and node.op_type == op_type and default_domain(node) else None
+
+    add = made(y, "Add")
+    if add is None or len(add.input) != 2:
+        return False
+    for own, other in (add.input, add.input[::-1]):
+        dq = made(own, "DequantizeLinear")
+        v = dq.input[0] if dq is not None else ""
+        while (shaped := made(v, "Reshape") or made(v, "Identity")) is not None:
+            v = shaped.input[0]
+        q = made(v, "QuantizeLinear")
+        matmul = matmul_of(graph, producers, q.input[0]) if q is not None and made(other, "DequantizeLinear") is not None else None
+        if matmul is not None and len(types.get(matmul.input[0], ((),))[0]) == 2:
             return True
     return False
 
@@ -243,8 +274,9 @@ def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelPr
     """The model (in place) with its QDQ convolutions' weights and activation pairs in float, as
     the module docstring says; and how many DequantizeLinear of constants and of pairs it took.
     With `kernels` (dq's QDQ kernel takes the CPU's MatMuls), a pair whose QuantizeLinear reads the
-    result of a MatMul of constant weights (`of_matmul`) stays: the kernel computes it in its
-    epilogue."""
+    result of a MatMul of constant weights (`of_matmul`), or of a residual Add after one
+    (`of_residual`), stays: the kernel computes it in its epilogue, and the pair's
+    DequantizeLinear reads the codes it stores."""
     graph = Graph(model)
     g = model.graph
     outputs = {v.name for v in g.output}
@@ -254,6 +286,7 @@ def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelPr
         for v in n.input:
             readers.setdefault(v, []).append(n)
     nodes, folded, pairs = [], 0, 0
+    types = static_types(model) if kernels else {}
     for node in g.node:
         if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
             nodes.append(node)
@@ -270,7 +303,7 @@ def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelPr
         quantize = producers.get(node.input[0])
         if quantize is not None and quantize.op_type == "QuantizeLinear" and quantize.domain in ("", "ai.onnx") and not any(
             r.op_type in ("MatMul", "Gemm") for r in read_by
-        ) and not (kernels and of_matmul(graph, producers, quantize.input[0])):
+        ) and not (kernels and (of_matmul(graph, producers, quantize.input[0]) or of_residual(graph, producers, quantize.input[0], types))):
             dq, q = _pair_parameters(graph, node), _pair_parameters(graph, quantize)
             if dq is not None and q is not None and dq[0] == q[0] and dq[1] == q[1] and dq[1].dtype == q[1].dtype:
                 nodes.extend(_pair(graph, quantize.input[0], *q, node))

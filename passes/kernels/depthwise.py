@@ -71,7 +71,11 @@ class DepthwiseKernel:
     pads: tuple = (0, 0, 0, 0)
     reciprocal: bool = False  # r ends with sy's split reciprocal (qdq.py's QdqKernel)
 
-    quantizations = 1  # QuantizeLinears the epilogue computes (qdq.py's Requantize)
+    @property
+    def divisors(self) -> tuple:
+        """(position in r of sy, kind) of the QuantizeLinear the epilogue computes (qdq.py's
+        Requantize)."""
+        return ((0, self.out),)
 
     @property
     def r_size(self) -> int:

@@ -208,7 +208,7 @@ class _Body(Hoisted):
                 scf.YieldOp(d)
             scales = [vector.load(self.f32, v["s"], [self.wg, kb, self.const(g * LANES)]) for g in gs]
             scf.YieldOp(self.scaled(scales, rs, kb, pairs, list(inner.results), acc))
-        out = [self.output(blocks.results[i], gs[g]) for i, (_, g) in enumerate(pairs)]
+        out = [self.output(blocks.results[i], rs[r], gs[g]) for i, (r, g) in enumerate(pairs)]
         for (r, g), y in zip(pairs, self.looked_up(out)):
             self.store(y, rs[r], gs[g])
 
@@ -249,8 +249,8 @@ class _Body(Hoisted):
         xs = [vector.broadcast(self.f32, memref.load(self.v["xs"], [r, kb])) for r in rs]
         return [vector.fma(arith.mulf(scales[g], xs[r]), arith.sitofp(self.f32, d[i]), acc[i]) for i, (r, g) in enumerate(pairs)]
 
-    def output(self, y: ir.Value, group: int) -> ir.Value:
-        """What is stored of 16 columns of y (f32; column group `group`): y itself."""
+    def output(self, y: ir.Value, row, group: int) -> ir.Value:
+        """What is stored of 16 columns of y (f32; row `row`, column group `group`): y itself."""
         return y
 
     def looked_up(self, values: list) -> list:

@@ -48,11 +48,16 @@ class QdqKernel(Int8Kernel):
     constant b[n] (f32, laid out as c) is added to y first; with `mid` ("i8" or "u8") too, y is
     first quantized and dequantized per tensor (r = [sy, zy, sy', zy', s'', z'']: y becomes
     (saturate(roundeven(y / sy') + zy') - z'') * s''), as quantize_static writes a MatMul's bias.
-    With `table` too, each code's byte b is stored as t[b] (t [256] bytes: the activation the
-    QuantizeLinear's reader computes, as a table of codes; python/qdq_tables.py). With
-    `reciprocal`, r ends with the split reciprocal (zh, zl) of each quantization's sy (the
-    output's, then the mid one's), and y / sy is computed as fma(y, zh, y * zl), which the stage
-    found gives every code the division gives (passes/kernels/reciprocal.py).
+    With `residual` (the first QuantizeLinear's kind, the other codes' kind), a residual Add
+    follows that QuantizeLinear, Q3(DQ1(q) + DQ2(a)), a [M, N] another tensor's codes (an operand
+    read as y is written): r's values go on with [sq, zq, s1, z1, s2, z2] (q's scale and zero
+    point, DQ1's, DQ2's) and r[0], r[1] are Q3's; each product (q - z1) * s1 and (a - z2) * s2 is
+    rounded, then their sum, as the nodes compute them. With `table` too, each code's byte b is
+    stored as t[b] (t [256] bytes: the activation the last QuantizeLinear's reader computes, as a
+    table of codes; python/qdq_tables.py). With `reciprocal`, r ends with the split reciprocal
+    (zh, zl) of each quantization's sy (in `divisors`' order), and y / sy is computed as fma(y,
+    zh, y * zl), which the stage found gives every code the division gives
+    (passes/kernels/reciprocal.py).
 
     `direct` (uint8 xq, int8 weights without a zero point: what quantize_static writes): v = xq
     itself as vpdpbusd's unsigned bytes and u = wq as its signed ones, so that
@@ -72,17 +77,23 @@ class QdqKernel(Int8Kernel):
     mid: str | None = None
     table: bool = False
     reciprocal: bool = False
+    residual: tuple | None = None  # (the first QuantizeLinear's kind, the other codes' kind)
 
     @property
-    def quantizations(self) -> int:
-        """QuantizeLinears the epilogue computes: the output's, and the mid one."""
-        return 1 + bool(self.mid)
+    def divisors(self) -> tuple:
+        """(position in r of sy, kind) of each QuantizeLinear the epilogue computes: the output's,
+        the mid one, the residual's first; their split reciprocals follow r's values in this
+        order."""
+        out = [(0, self.requantize), *([(2, self.mid)] if self.mid else [])]
+        return tuple(out + ([(6 if self.mid else 2, self.residual[0])] if self.residual else []))
 
     @property
     def r_size(self) -> int:
-        """r's values: sy and zy of each quantization, the mid one's dequantization, and the split
-        reciprocals."""
-        return (6 if self.mid else 2) + (2 * self.quantizations if self.reciprocal else 0)
+        """r's values: sy and zy of the output, the mid requantization and its dequantization, the
+        residual's (the first QuantizeLinear's sy and zy, DQ1's and DQ2's scales and zero
+        points), then the split reciprocals."""
+        values = (6 if self.mid else 2) + (6 if self.residual else 0)
+        return values + (2 * len(self.divisors) if self.reciprocal else 0)
 
     @property
     def unsigned_x(self) -> bool:
@@ -144,7 +155,7 @@ class QdqKernel(Int8Kernel):
     def name(self) -> str:
         kind = ("i" if self.signed else "u") + "8"
         out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
-        out += ("_t" if self.table else "") + ("_rcp" if self.reciprocal else "")
+        out += (f"_r{''.join(self.residual)}" if self.residual else "") + ("_t" if self.table else "") + ("_rcp" if self.reciprocal else "")
         dyn = "_dyn" if self.dynamic else ""
         return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{dyn}{out}"
 
@@ -176,6 +187,8 @@ class QdqKernel(Int8Kernel):
         table = super().types(m)
         i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
         out = {"xq": ir.MemRefType.get([dyn, self.k], i8)}
+        if self.residual:
+            out["a"] = ir.MemRefType.get([dyn, self.n], i8)  # the residual Add's other codes
         if self.dynamic:
             out.update(sx=ir.MemRefType.get([1], ir.F32Type.get()), zx=ir.MemRefType.get([1], i8))
         out.update({role: table[role] for role in ("w", "s", "z") if role in table})
@@ -223,30 +236,40 @@ class Requantize:
     """QdqKernel's epilogue, shared by its bodies (vpdpbusd here, vpmaddwd in qdq_avx2.py) and the
     depthwise kernel: what y becomes after the integer sum (`output`), and the table of codes
     its bytes go through (`looked_up`, a tile's outputs at once), with the body's `k` (the
-    kernel: `quantizations`, `r_size`, `reciprocal`), `v`, `wg`, `const`, `splat` and vector
-    types; `load_r` defines `r`."""
+    kernel: `divisors`, `r_size`, `reciprocal`, `residual`), `v`, `wg`, `const`, `splat`,
+    `load_row` (ColumnTail's) and vector types; `load_r` defines `r`."""
 
     def load_r(self) -> None:
         """r's values, each broadcast to a vector once (r is not defined at the body's top)."""
         self.r = [vector.broadcast(self.f32, memref.load(self.v["r"], [self.const(i)])) for i in range(self.k.r_size)]
 
-    def split(self, i: int) -> tuple | None:
-        """The split reciprocal (zh, zl) of the i-th quantization's sy (0: the output's, 1: the
-        mid one's), r's last pairs in that order; None where the kernel divides."""
+    def split(self, at: int) -> tuple | None:
+        """The split reciprocal (zh, zl) of the sy at r[at] (one of the kernel's `divisors`), r's
+        last pairs in their order; None where the kernel divides."""
         if not self.k.reciprocal:
             return None
-        at = self.k.r_size - 2 * (self.k.quantizations - i)
-        return self.r[at], self.r[at + 1]
+        divisors = [p for p, _ in self.k.divisors]
+        i = self.k.r_size - 2 * (len(divisors) - divisors.index(at))
+        return self.r[i], self.r[i + 1]
 
-    def output(self, y: ir.Value, group: int) -> ir.Value:
-        """y, or its requantized bytes (after the mid requantization and the bias, if any)."""
+    def output(self, y: ir.Value, row, group: int) -> ir.Value:
+        """y, or its requantized bytes (after the mid requantization, the bias and the residual
+        Add, if any) of row `row`."""
         if not self.k.requantize:
             return y
         r = self.r
         if self.k.mid:  # (q' - z'') * s'': q' - z'' is exact in f32, the product rounded once
-            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid, self.split(1)), r[5]), r[4])
+            y = arith.mulf(arith.subf(self.quantized(y, r[2], r[3], self.k.mid, self.split(2)), r[5]), r[4])
         if self.k.bias_add:  # the product rounded before the bias is added (no FMA: `fenced`)
             y = arith.addf(fenced(y), vector.load(self.f32, self.v["b"], [self.wg, self.const(0), self.const(group * self.k.lanes)]))
+        if self.k.residual:  # DQ1(Q(y)) + DQ2(a): each product rounded once, then the sum
+            at = 6 if self.k.mid else 2
+            first, kind = self.k.residual
+            sq, zq, s1, z1, s2, z2 = r[at : at + 6]
+            own = fenced(arith.mulf(arith.subf(self.quantized(y, sq, zq, first, self.split(at)), z1), s1))
+            wide = (arith.extsi if kind == "i8" else arith.extui)(self.i32, self.load_row(self.v["a"], row, group))
+            other = fenced(arith.mulf(arith.subf(arith.sitofp(self.f32, wide), z2), s2))
+            y = arith.addf(other, own)
         return self.code_bytes(y, r[0], r[1], self.k.requantize, self.split(0))
 
     def code_bytes(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:

@@ -183,7 +183,7 @@ class _AmxBody(_QdqBody):
             rs = [arith.addi(rows.induction_variable, self.const(h)) if h else rows.induction_variable for h in range(EPILOGUE_ROWS)]
             pairs = [(h, g) for h in range(EPILOGUE_ROWS) for g in range(len(gs))]
             d = [arith.addi(vector.load(self.i32, sums, [rs[h], self.const(LANES * g)]), start[g]) for h, g in pairs]
-            out = [self.output(y, gs[g]) for (_, g), y in zip(pairs, self.scaled(scales, rs, zero, pairs, d, None))]
+            out = [self.output(y, arith.addi(r0, rs[h]), gs[g]) for (h, g), y in zip(pairs, self.scaled(scales, rs, zero, pairs, d, None))]
             for (h, g), y in zip(pairs, self.looked_up(out)):
                 self.store(y, arith.addi(r0, rs[h]), gs[g])
             scf.YieldOp([])

@@ -191,7 +191,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
                     d[i] = total
             scf.YieldOp(d)
         scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
-        out = [self.output(arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i])), gs[g]) for i, (_, g) in enumerate(pairs)]
+        out = [self.output(arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i])), rs[r], gs[g]) for i, (r, g) in enumerate(pairs)]
         for (r, g), y in zip(pairs, self.looked_up(out)):
             self.store(y, rs[r], gs[g])
 

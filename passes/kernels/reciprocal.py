@@ -40,11 +40,11 @@ def split(sy, zy, kind: str) -> tuple[np.float32, np.float32] | None:
     return (zh, zl) if differing(sy, zy, kind, zh, zl).size == 0 else None
 
 
-def reciprocals(r: np.ndarray, kinds: list) -> np.ndarray | None:
-    """The split reciprocals of a kernel's quantizations, [zh, zl] each in order, r ([sy, zy] of
-    the i-th at 2i, 2i + 1) to be followed by them; or None where any is refused (the kernel
-    divides)."""
-    pairs = [split(r[2 * i], r[2 * i + 1], kind) for i, kind in enumerate(kinds)]
+def reciprocals(r: np.ndarray, divisors) -> np.ndarray | None:
+    """The split reciprocals of a kernel's quantizations, [zh, zl] each in order, r to be followed
+    by them; `divisors`: (position of sy in r, zy after it, kind) each (the kernels' `divisors`);
+    or None where any is refused (the kernel divides)."""
+    pairs = [split(r[at], r[at + 1], kind) for at, kind in divisors]
     return None if None in pairs else np.array(pairs, np.float32).reshape(-1)
 
 

@@ -56,6 +56,16 @@ class ColumnTail:
         self.groups, self.edge = groups, edge
         self.emit_groups()
 
+    def load_row(self, memref: ir.Value, row, group: int) -> ir.Value:
+        """A group's `lanes` bytes of row `row` of memref [M, N] (as y's columns): masked to the
+        live lanes in the group across N (zeros past it, never read)."""
+        col, t = arith.addi(self.col0, self.const(group * self.k.lanes)), self.small
+        if self.edge is None or group != self.groups[-1]:
+            return vector.load(t, memref, [row, col])
+        mask = ir.VectorType.get(t.shape, ir.IntegerType.get_signless(1))
+        zero = arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, 0)))
+        return vector.maskedload(t, memref, [row, col], vector.constant_mask(mask, [self.edge]), zero)
+
     def store(self, value: ir.Value, row, group: int) -> None:
         """value (a group's `lanes` columns of y) into y's row `row`: masked to the live lanes in
         the group across N."""
