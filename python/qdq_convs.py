@@ -22,6 +22,8 @@ of the convolution before it. The pairs alone are taken on QDQ models without co
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import onnx
 from onnx import helper
@@ -210,6 +212,12 @@ def has_pairs(model: onnx.ModelProto) -> bool:
     return opset >= 13 and any(n.op_type == "DequantizeLinear" and n.input and n.input[0] in q and not set(n.output) & matmuls for n in g.node)
 
 
+def _made(producers: dict, v: str, op_type: str) -> onnx.NodeProto | None:
+    """The node of `op_type` (ONNX's domain) producing `v`, or None."""
+    node = producers.get(v)
+    return node if node is not None and node.op_type == op_type and default_domain(node) else None
+
+
 def of_matmul(graph: Graph, producers: dict, y: str) -> bool:
     """Whether `y` is the result of a MatMul of constant weights (B a DequantizeLinear of a
     constant), or one plus a constant bias (f32 or a DequantizeLinear of a constant; the MatMul's
@@ -222,9 +230,7 @@ def of_matmul(graph: Graph, producers: dict, y: str) -> bool:
 def matmul_of(graph: Graph, producers: dict, y: str) -> onnx.NodeProto | None:
     """The MatMul `of_matmul` finds `y` the result of, or None."""
 
-    def made(v: str, op_type: str):
-        node = producers.get(v)
-        return node if node is not None and node.op_type == op_type and default_domain(node) else None
+    made = functools.partial(_made, producers)
 
     def weighted(v: str):
         matmul = made(v, "MatMul")
@@ -251,9 +257,7 @@ def of_residual(graph: Graph, producers: dict, y: str, types: dict) -> bool:
     is 2-D of static shape (`types`: static_types; the kernel's condition: a convolution's
     im2col'd codes); passes/qdq_matmul.py's `residual` checks the rest."""
 
-    def made(v: str, op_type: str):
-        node = producers.get(v)
-        return node if node is not None and node.op_type == op_type and default_domain(node) else None
+    made = functools.partial(_made, producers)
 
     add = made(y, "Add")
     if add is None or len(add.input) != 2:

@@ -22,10 +22,10 @@ measured on.
 Layout: xq [N, H, W, C] bytes, wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32, r = [sy,
 zy] f32 (and zx with pads, then sy's split reciprocal zh, zl with `reciprocal`), (with `table`:
 t [256] bytes, each code's byte b stored as t[b], as the QDQ kernels' epilogue), y [N, Ho, Wo,
-C] bytes. Workgroups split the N * Ho output rows; per
-row, TILE output columns at a time (then the rest one at a time), each group of `lanes` channels
-with its taps' weights: each input column the tile reads in a kernel row is widened and
-converted once, and the TILE sums are independent chains of FMAs. A tile whose inputs all lie in
+C] bytes. Workgroups split the N * Ho output rows; per row, TILE output columns at a time (then
+the rest one at a time), each group of `lanes` channels with its taps' weights: each input
+column the tile reads in a kernel row is widened and converted once, and the TILE sums are
+independent chains of FMAs. A tile whose inputs all lie in
 x reads them as they are; one reading the padding (the borders) reads each input at its row and
 column clamped into x and takes zx's value where they were outside.
 """

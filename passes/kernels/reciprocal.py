@@ -42,7 +42,7 @@ def split(sy, zy, kind: str) -> tuple[np.float32, np.float32] | None:
 
 def reciprocals(r: np.ndarray, divisors) -> np.ndarray | None:
     """The split reciprocals of a kernel's quantizations, [zh, zl] each in order, r to be followed
-    by them; `divisors`: (position of sy in r, zy after it, kind) each (the kernels' `divisors`);
+    by them; `divisors`: (position of sy in r, kind) each, zy after sy (the kernels' `divisors`);
     or None where any is refused (the kernel divides)."""
     pairs = [split(r[at], r[at + 1], kind) for at, kind in divisors]
     return None if None in pairs else np.array(pairs, np.float32).reshape(-1)
