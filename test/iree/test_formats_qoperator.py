@@ -469,35 +469,34 @@ def test_cnn_per_layer(tmp_path, case):
 
 
 @needs_iree
-@pytest.mark.parametrize("cpu", ["host", "haswell"])
-def test_residual_adds_in_the_epilogue(tmp_path, cpu):
+def test_residual_adds_in_the_epilogue(tmp_path):
     """quantize_static's MobileNetV2-style CNN at 160 x 160 (each 1 x 1 projection dq's integer
     MatMul): each of its 10 residual Adds, Q(DQ(codes) + DQ(other codes)), is computed in the
-    projection's kernel epilogue (passes/qdq_matmul.py's `residual`), its output bit for bit the
-    same model's with every requantized tensor a graph output too (which keeps each Add apart: the
-    kernel's own codes have another reader; that route is held to onnxruntime per layer above).
-    (Against the float model this random-weight net at this size lands further than onnxruntime's
-    either way: the two routes' rare one-step differences, there before any Add, compound.)"""
+    projection's kernel epilogue (passes/qdq_matmul.py's `residual`), for the host (VNNI or AMX)
+    and for haswell (the AVX2 body), the output of both bit for bit the same model's for the host
+    with every requantized tensor a graph output too (which keeps each Add apart: the kernel's own
+    codes have another reader; that route is held to onnxruntime per layer above). (Against the
+    float model this random-weight net at this size lands further than onnxruntime's either way:
+    the two routes' rare one-step differences, there before any Add, compound.)"""
     from dequant import iree as stage
     from dequant.passes.target_features import host_has_avx2
 
-    if cpu == "haswell" and not host_has_avx2():
-        pytest.skip("the host lacks AVX2")
-    flags = () if cpu == "host" else ("--iree-llvmcpu-target-cpu=haswell",)  # haswell: the AVX2 body
     _, path = quantized_cnn(tmp_path, "mobilenet-160", "QDQ", True, "uint8")
     model = onnx.load(str(path))
     made = {o: n.op_type for n in model.graph.node for o in n.output}
     adds = sum(n.op_type == "Add" and [made.get(v) for v in n.input] == ["DequantizeLinear"] * 2 for n in model.graph.node)
-    staged = stage.run_stage(stage.import_onnx(str(path), "llvm-cpu", cpu), cpu=cpu)[0]
-    body = "avx2_" if cpu == "haswell" else ""  # the host's: VNNI or AMX (both its names)
-    assert adds == 10 == len(re.findall(rf"entry_points = \[@dq_matmul_qdq_{body}\w*_ru8u8\w*::", staged))
     layers = tmp_path / "layers.onnx"
     with_layer_outputs(path, layers)
-    assert "_ru8u8" not in stage.run_stage(stage.import_onnx(str(layers), "llvm-cpu", cpu), cpu=cpu)[0]
+    assert "_ru8u8" not in stage.prepare(stage.import_onnx(str(layers), "llvm-cpu"))
     x = np.random.default_rng(1).standard_normal((1, 3, 160, 160)).astype(np.float32)
-    got = run_iree(stage.compile_onnx(str(path), extra_args=flags), model.graph.name, x)[0]
-    apart = run_iree(stage.compile_onnx(layers, extra_args=flags), onnx.load(str(layers)).graph.name, x)[0]
-    np.testing.assert_array_equal(got, apart)
+    apart = run_iree(stage.compile_onnx(layers), onnx.load(str(layers)).graph.name, x)[0]
+    for cpu in ["host", *(["haswell"] if host_has_avx2() else [])]:
+        staged = stage.run_stage(stage.import_onnx(str(path), "llvm-cpu", cpu), cpu=cpu)[0]
+        body = "avx2_" if cpu == "haswell" else ""  # the host's: VNNI or AMX (both its names)
+        assert adds == 10 == len(re.findall(rf"entry_points = \[@dq_matmul_qdq_{body}\w*_ru8u8\w*::", staged)), cpu
+        flags = () if cpu == "host" else ("--iree-llvmcpu-target-cpu=haswell",)
+        got = run_iree(stage.compile_onnx(str(path), extra_args=flags), model.graph.name, x)[0]
+        np.testing.assert_array_equal(got, apart, err_msg=cpu)
 
 
 @needs_iree
