@@ -23,8 +23,9 @@ RANGES = {"u8": (0, 255), "i8": (-128, 127)}  # a code kind's saturation bounds
 # |sy| in [2^-LIMIT, 2^LIMIT]: every y near a boundary (|y / sy| >= 1/2), and y * zl there, normal
 # in f32, where the bound above holds; a scale outside is divided
 LIMIT = 100
-# y within so many ulps of h * sy: past 2 of them, y / sy is more than 4 of h's ulps from h (an ulp of
-# y is at most twice an ulp of h, relative), farther than either rounding can move
+# y within so many ulps of h * sy: past them, y / sy is more than 2 of h's ulps from h (an ulp of h
+# is at most twice an ulp of y, relative), farther than either rounding moves it (half an ulp, and
+# 2^-46 of it); docs/semantics.md#the-requantizes-division
 ULPS = 4
 
 
