@@ -250,12 +250,12 @@ def matmul_of(graph: Graph, producers: dict, y: str) -> onnx.NodeProto | None:
     return None
 
 
-def of_residual(graph: Graph, producers: dict, y: str, types: dict) -> bool:
+def of_residual(graph: Graph, producers: dict, y: str, types) -> bool:
     """Whether `y` is a residual Add dq's QDQ kernel may compute in its epilogue after its own
     requantize: Add(DQ(Q(m)), DQ(codes)) in either order, Q(m) a QuantizeLinear of the result of
     a MatMul of constant weights (`of_matmul`; reshaped between Q and DQ or not) whose activation
-    is 2-D of static shape (`types`: static_types; the kernel's condition: a convolution's
-    im2col'd codes); passes/qdq_matmul.py's `residual` checks the rest."""
+    is 2-D of static shape (`types()`: static_types, asked only here; the kernel's condition: a
+    convolution's im2col'd codes); passes/qdq_matmul.py's `residual` checks the rest."""
 
     made = functools.partial(_made, producers)
 
@@ -269,7 +269,7 @@ def of_residual(graph: Graph, producers: dict, y: str, types: dict) -> bool:
             v = shaped.input[0]
         q = made(v, "QuantizeLinear")
         matmul = matmul_of(graph, producers, q.input[0]) if q is not None and made(other, "DequantizeLinear") is not None else None
-        if matmul is not None and len(types.get(matmul.input[0], ((),))[0]) == 2:
+        if matmul is not None and len(types().get(matmul.input[0], ((),))[0]) == 2:
             return True
     return False
 
@@ -290,7 +290,7 @@ def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelPr
         for v in n.input:
             readers.setdefault(v, []).append(n)
     nodes, folded, pairs = [], 0, 0
-    types = static_types(model) if kernels else {}
+    types = functools.cache(lambda: static_types(model))  # shape inference, where a residual Add asks
     for node in g.node:
         if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.input) < 2 or len(node.output) != 1:
             nodes.append(node)

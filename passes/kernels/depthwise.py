@@ -25,9 +25,9 @@ t [256] bytes, each code's byte b stored as t[b], as the QDQ kernels' epilogue),
 C] bytes. Workgroups split the N * Ho output rows; per row, TILE output columns at a time (then
 the rest one at a time), each group of `lanes` channels with its taps' weights: each input
 column the tile reads in a kernel row is widened and converted once, and the TILE sums are
-independent chains of FMAs. A tile whose inputs all lie in
-x reads them as they are; one reading the padding (the borders) reads each input at its row and
-column clamped into x and takes zx's value where they were outside.
+independent chains of FMAs. A tile whose inputs all lie in x reads them as they are; one
+reading the padding (the borders) reads each input at its row and column clamped into x and
+takes zx's value where they were outside.
 """
 
 from __future__ import annotations
