@@ -340,10 +340,12 @@ class Requantize:
         q = arith.divf(y, sy) if split is None else math.fma(y, split[0], fenced(arith.mulf(y, split[1])))
         lo = arith.subf(self.splat(self.f32, f32(low), ("low", low)), zy)
         hi = arith.subf(self.splat(self.f32, f32(high), ("high", high)), zy)
-        # nnan: one vmaxps / vminps each, no NaN compare and blend; a NaN y has no code either way
-        # (its byte is arbitrary, as fptosi of NaN was; docs/semantics.md#the-integer-route-of-qdq-matmuls)
-        nnan = ir.Attribute.parse("#arith.fastmath<nnan>")
-        return arith.minimumf(arith.maximumf(q, lo, fastmath=nnan), hi, fastmath=nnan)
+        # nnan: no NaN compare and blend; a NaN y has no code either way (its byte is arbitrary, as
+        # fptosi of NaN was; docs/semantics.md#the-integer-route-of-qdq-matmuls). nsz: no fix-up of
+        # -0 against +0 (two vpternlogd, or four and/or on AVX2, a vector); the clamped value is
+        # only added to ROUND or zy, which give -0 and +0 one sum. One vmaxps and one vminps.
+        fast = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
+        return arith.minimumf(arith.maximumf(q, lo, fastmath=fast), hi, fastmath=fast)
 
 
 class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):

@@ -191,8 +191,8 @@ func.func @without_vnni(%a: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,64],
 // CHECK-NEXT: %[[LO:.*]] = arith.subf %[[LOW]], %[[ZY]] : vector<16xf32>
 // CHECK-NEXT: %[[HI:.*]] = arith.subf %[[HIGH]], %[[ZY]] : vector<16xf32>
 // The clamps assume no NaN (one instruction each; a NaN has no code either way).
-// CHECK-NEXT: %[[A:.*]] = arith.maximumf %[[Q]], %[[LO]] fastmath<nnan> : vector<16xf32>
-// CHECK-NEXT: %[[B:.*]] = arith.minimumf %[[A]], %[[HI]] fastmath<nnan> : vector<16xf32>
+// CHECK-NEXT: %[[A:.*]] = arith.maximumf %[[Q]], %[[LO]] fastmath<nnan,nsz> : vector<16xf32>
+// CHECK-NEXT: %[[B:.*]] = arith.minimumf %[[A]], %[[HI]] fastmath<nnan,nsz> : vector<16xf32>
 // CHECK-NEXT: %[[UP:.*]] = arith.addf %[[B]], %[[MAGIC]] : vector<16xf32>
 // CHECK-NEXT: %[[BITS:.*]] = vector.bitcast %[[UP]] : vector<16xf32> to vector<16xi32>
 // CHECK-NEXT: %[[LOWB:.*]] = arith.trunci %[[BITS]] : vector<16xi32> to vector<16xi8>
