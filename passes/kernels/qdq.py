@@ -17,7 +17,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed
 from .int8 import LANES, QDQ_HALF, Int8Kernel, _Body
 from .lookup import CODES
-from .loops import ROUND, fenced, vpdpbusd
+from .loops import ROUND, ROUND_BITS, fenced, vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
 from .reciprocal import RANGES
 from .tail import ColumnTail, pad
@@ -239,6 +239,10 @@ class Requantize:
     kernel: `divisors`, `r_size`, `reciprocal`, `residual`), `v`, `wg`, `const`, `splat`,
     `load_row` (ColumnTail's) and vector types; `load_r` defines `r`."""
 
+    # Whether `output` gives a requantized code as an i32 lane (`code_words`) rather than its byte
+    # (`code_bytes`): the AVX2 body packs a row's words into bytes at once (qdq_avx2.py).
+    wide_codes = False
+
     def load_r(self) -> None:
         """r's values, each broadcast to a vector once (r is not defined at the body's top)."""
         self.r = [vector.broadcast(self.f32, memref.load(self.v["r"], [self.const(i)])) for i in range(self.k.r_size)]
@@ -270,7 +274,15 @@ class Requantize:
             wide = (arith.extsi if kind == "i8" else arith.extui)(self.i32, self.load_row(self.v["a"], row, group))
             other = fenced(arith.mulf(arith.subf(arith.sitofp(self.f32, wide), z2), s2))
             y = arith.addf(other, own)
-        return self.code_bytes(y, r[0], r[1], self.k.requantize, self.split(0))
+        code = self.code_words if self.wide_codes else self.code_bytes
+        return code(y, r[0], r[1], self.k.requantize, self.split(0))
+
+    def code_words(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
+        """The codes of `code_bytes` as i32 lanes: the rounding sum's bits, 0x4B400000 +
+        roundeven(q), plus zy - 0x4B400000 (exact in i32): the code, within kind's range."""
+        q = arith.addf(self.clamped(y, sy, zy, kind, split), self.splat(self.f32, ir.FloatAttr.get_f32(ROUND), ("round", str(self.f32))))
+        offset = arith.subi(arith.fptosi(self.i32, zy), self.splat(self.i32, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), ROUND_BITS), "round_bits"))
+        return arith.addi(vector.bitcast(self.i32, q), offset)
 
     def code_bytes(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
         """The bytes of `quantized`'s codes, without converting them: q = `clamped`'s value plus

@@ -37,6 +37,9 @@ from .qdq import QdqKernel, Requantize, RunTimeX
 from .tail import ColumnTail
 
 VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1] * b[2i+1] (i16)
+# i32 to i16 and i16 to 8 bits with saturation, within each 128-bit half: a, b -> a0-3 b0-3 a4-7 b4-7
+PACK_WORDS = "llvm.x86.avx2.packssdw"
+PACK_BYTES = {"u8": "llvm.x86.avx2.packuswb", "i8": "llvm.x86.avx2.packsswb"}
 LANES = 8
 PAIRS = 8  # pairs of K rows (16 bytes of x) widened at a time
 # Rows of x per register tile by column groups per pass over the weights: ROWS x HALF i32
@@ -93,6 +96,8 @@ class QdqAvx2Kernel(QdqKernel):
 
 class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
     """The ops of one AVX2 QDQ kernel body."""
+
+    wide_codes = True  # a row's codes packed at once (`packed`)
 
     def __init__(self, kernel: QdqAvx2Kernel, v: dict, m, workgroup):
         super().__init__()
@@ -192,8 +197,27 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
             scf.YieldOp(d)
         scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
         out = [self.output(arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i])), rs[r], gs[g]) for i, (r, g) in enumerate(pairs)]
-        for (r, g), y in zip(pairs, self.looked_up(out)):
-            self.store(y, rs[r], gs[g])
+        if not kern.requantize:
+            for (r, g), y in zip(pairs, out):
+                self.store(y, rs[r], gs[g])
+            return
+        codes = self.looked_up([self.packed(out[ri * len(gs) : (ri + 1) * len(gs)]) for ri in range(rows)])
+        live = LANES * len(gs)
+        for r, y in zip(rs, codes):
+            self.store_groups(y if live == GROUPS * LANES else vector.shuffle(y, y, list(range(live))), r, gs)
+
+    def packed(self, words: list) -> ir.Value:
+        """The codes of a row's groups (`words`, i32 lanes within the code's range, up to four)
+        as their bytes in order, 8 a group, in 32 bytes (past the groups, the last one's again):
+        two packs with saturation, exact in range (`vpackssdw`, then `vpackuswb` or
+        `vpacksswb`), then the dwords put in order (the packs work within each 128-bit half):
+        docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd."""
+        four = words + [words[-1]] * (GROUPS - len(words))
+        halves = [llvm.call_intrinsic(self.words, PACK_WORDS, [a, b], [], []) for a, b in (four[:2], four[2:])]
+        wide = ir.VectorType.get([GROUPS * LANES], self.t8)
+        packs = llvm.call_intrinsic(wide, PACK_BYTES[self.k.requantize], halves, [], [])
+        dwords = vector.bitcast(self.i32, packs)
+        return vector.bitcast(wide, vector.shuffle(dwords, dwords, [0, 4, 1, 5, 2, 6, 3, 7]))
 
     def pass_body(self, loop, kc, buf, rows: int, gs: list) -> None:
         """The body of a pass over 2 * PAIRS values of K from kc + the loop's index: d of each

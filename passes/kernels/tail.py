@@ -3,9 +3,9 @@ columns, ceil(N / width) of them (docs/iree.md#the-matmul-kernel-cpu).
 
 The constants are padded to whole workgroups when the stage repacks them (`pad`: the padding's
 values are never stored); y stays [M, N]. A body computes the column groups `groups` and stores
-each through `store`: a group wholly below N with a plain store; the group across N with a mask
-(`vector.maskedstore`), made once when the kernel is built (its live columns are static); a
-group past N not at all. With one workgroup only its live groups are computed (N = 16 costs one
+each through `store` (or a row's consecutive groups at once, `store_groups`): a group wholly
+below N with a plain store; the group across N with a mask (`vector.maskedstore`), made once
+when the kernel is built (its live columns are static); a group past N not at all. With one workgroup only its live groups are computed (N = 16 costs one
 group of 16 lanes, not four). With several, a partial last workgroup runs the body of its own
 live groups (`scf.if` on the workgroup id, both bodies built), the others the body of all
 groups, plain stores only.
@@ -69,9 +69,14 @@ class ColumnTail:
     def store(self, value: ir.Value, row, group: int) -> None:
         """value (a group's `lanes` columns of y) into y's row `row`: masked to the live lanes in
         the group across N."""
-        y, col = self.v["y"], arith.addi(self.col0, self.const(group * self.k.lanes))
-        if self.edge is None or group != self.groups[-1]:
+        self.store_groups(value, row, [group])
+
+    def store_groups(self, value: ir.Value, row, groups: list) -> None:
+        """value (the `lanes` columns of each of `groups`, consecutive, in order) into y's row
+        `row`: one store, masked to the live lanes where the last group is the one across N."""
+        y, col = self.v["y"], arith.addi(self.col0, self.const(groups[0] * self.k.lanes))
+        if self.edge is None or groups[-1] != self.groups[-1]:
             vector.store(value, y, [row, col])
             return
         mask = ir.VectorType.get(ir.VectorType(value.type).shape, ir.IntegerType.get_signless(1))
-        vector.maskedstore(y, [row, col], vector.constant_mask(mask, [self.edge]), value)
+        vector.maskedstore(y, [row, col], vector.constant_mask(mask, [(len(groups) - 1) * self.k.lanes + self.edge]), value)

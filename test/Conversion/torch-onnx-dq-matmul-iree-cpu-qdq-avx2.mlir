@@ -121,3 +121,43 @@ func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32
   %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
   "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
 }
+
+// -----
+
+// The requantize's codes (uint8, sy = 0.0625, zy = 3) of N = 20 columns: one workgroup of three
+// groups, the last one's 4 columns live. Each group's codes are i32 lanes (the rounding sum's
+// bits plus zy less 0x4B400000, 1262485504), a row's three packed at once (the last
+// again as the fourth): vpackssdw twice, vpackuswb, the dwords put in order; then the row's 24
+// bytes in one store masked to 8 + 8 + 4 = 20 columns.
+// CHECK-LABEL: func.func @dq_matmul_qdq_avx2_u8_i8_k64_n20_qu8
+// CHECK: %[[BITS:.*]] = arith.constant dense<1262485504> : vector<8xi32>
+// CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: %[[ZY:.*]] = arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK: %[[OFF:.*]] = arith.subi %[[ZY]], %[[BITS]] : vector<8xi32>
+// CHECK: %[[SUMBITS:.*]] = vector.bitcast %[[SUM]] : vector<8xf32> to vector<8xi32>
+// CHECK: arith.addi %[[SUMBITS]], %[[OFF]] : vector<8xi32>
+// CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C0:[^,]+]], %[[C1:[^)]+]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
+// CHECK: %[[B:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C2:[^,]+]], %[[C2]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
+// CHECK: %[[P:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packuswb"(%[[A]], %[[B]]) : (vector<16xi16>, vector<16xi16>) -> vector<32xi8>
+// CHECK: %[[D:.*]] = vector.bitcast %[[P]] : vector<32xi8> to vector<8xi32>
+// CHECK: %[[O:.*]] = vector.shuffle %[[D]], %[[D]] [0, 4, 1, 5, 2, 6, 3, 7] : vector<8xi32>, vector<8xi32>
+// CHECK: %[[R:.*]] = vector.bitcast %[[O]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[LIVE:.*]] = vector.shuffle %[[R]], %[[R]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23] : vector<32xi8>, vector<32xi8>
+// CHECK: %[[MASK:.*]] = vector.constant_mask [20] : vector<24xi1>
+// CHECK: vector.maskedstore %{{[^[]+}}[%{{[^]]+}}], %[[MASK]], %[[LIVE]] : memref<?x20xi8>, vector<24xi1>, vector<24xi8>
+module attributes {dq.avx2} {
+func.func @requantized(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,20],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x20xsi8>} : () -> !torch.vtensor<[64,20],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<20xf32>} : () -> !torch.vtensor<[20],f32>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.0625> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,20],si8>, !torch.vtensor<[20],f32>) -> !torch.vtensor<[64,20],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,20],f32>) -> !torch.vtensor<[?,20],f32>
+  %q = "torch.operator"(%y, %sy, %zy) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,20],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,20],ui8>
+  "func.return"(%q) : (!torch.vtensor<[?,20],ui8>) -> ()
+}
+}
