@@ -13,14 +13,17 @@ constant 8-bit weights per tensor or per output channel; a bias absent, f32 or a
 of a constant; the Conv read only by a per-tensor 8-bit QuantizeLinear) of any number of output
 channels becomes
 
-    P = im2col(Pad(xq in NHWC, zx))  [N * Ho * Wo, K]   the codes, K = kh * kw * C (tap-major),
-                                                padded with zx to a multiple of 16
+    P = dequant.Im2col(xq in NHWC, zx)  [N * Ho * Wo, K]   the codes, K = kh * kw * C
+                                                (tap-major), padded with zx to a multiple of 16
     q = Q(MatMul(DQ(P, sx, zx), DQ(W, sw, zw)) + b, sy, zy)   W [K, Cout]: wq's rows, the
                                                 padding rows zw (they add 0)
     Transpose(Reshape(q, [N, Ho, Wo, Cout]), [0, 3, 1, 2])
 
 which the stage's QDQ MatMul route takes whole (docs/semantics.md#qdq-convolutions-as-int8-matmuls).
-Padding with the code zx is padding with 0 after DequantizeLinear, as the Conv pads; every
+dequant.Im2col is the stage's own node (attributes kernel_shape, strides, pads and columns, K
+padded; torch-onnx-dq-im2col-iree-cpu makes it one dispatch of dq's im2col kernel,
+passes/kernels/im2col.py): the padded codes' rows under each output position's taps, then zx up
+to K; a 1 x 1 Conv of stride 1 whose K needs no padding is a Reshape instead. Padding with the code zx is padding with 0 after DequantizeLinear, as the Conv pads; every
 product of the Conv is a product of the MatMul, so the integer sum is the Conv's exact sum.
 Any Cout: the kernel takes any N (its column tail, passes/kernels/tail.py), and the MobileNets' 1 x 1
 convolutions of 16 to 320 channels run faster through it, the model as a whole too; a minimum K
@@ -50,6 +53,7 @@ from .formats import Graph
 from .formats.emit import Emit
 from .qdq_convs import qdq_conv, static_types
 
+IM2COL = "Im2col"  # the stage's own node (in qdq_depthwise.DOMAIN), torch-onnx-dq-im2col-iree-cpu's
 K_MULTIPLE = 16  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
 NHWC, NCHW = qdq_depthwise.NHWC, qdq_depthwise.NCHW
 # elementwise ops a Transpose to NCHW sinks through, where their other inputs are scalars
@@ -109,7 +113,7 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
             nodes.extend(qdq_depthwise.nodes(graph, node, depthwise[id(node)]))
         elif id(node) not in gone:
             nodes.append(node)
-    if depthwise:
+    if depthwise or any(n.op_type == IM2COL and n.domain == qdq_depthwise.DOMAIN for n in nodes):
         qdq_depthwise.declare(model)
     outputs = {v.name for v in g.output}
     nodes = _sink(graph, nodes, outputs)
@@ -134,16 +138,14 @@ def _matmul(graph: Graph, node, f: dict) -> list:
 
     zx = graph.constant(f"{hint}_zx", f["zx"].reshape(()))
     x = e.op("Transpose", f["xq"], perm=NHWC)  # cancelled where xq is an NCHW view of NHWC codes (_sink)
-    if any(pads):
-        x = e.op("Pad", x, e.ints(0, pads[0], pads[1], 0, 0, pads[2], pads[3], 0), zx)
-    if (kh, kw, sh, sv) != (1, 1, 1, 1):
-        axes, steps = e.ints(1, 2), e.ints(sh, sv)
-        taps = [e.op("Slice", x, e.ints(i, j), e.ints(i + sh * (ho - 1) + 1, j + sv * (wo - 1) + 1), axes, steps)
-                for i in range(kh) for j in range(kw)]  # fmt: skip
-        x = taps[0] if len(taps) == 1 else e.op("Concat", *taps, axis=3)  # [N, Ho, Wo, kh * kw * C], tap-major
-    rows = e.op("Reshape", x, e.ints(n * ho * wo, k))
-    if kp != k:
-        rows = e.op("Pad", rows, e.ints(0, 0, 0, kp - k), zx)
+    if (kh, kw, sh, sv) == (1, 1, 1, 1) and not any(pads) and kp == k:
+        rows = e.op("Reshape", x, e.ints(n * ho * wo, k))
+    else:  # [N * Ho * Wo, kp]: tap-major, padded with zx (passes/kernels/im2col.py)
+        rows = graph.fresh(f"{hint}_rows")
+        e.nodes.append(helper.make_node(IM2COL, [x, zx], [rows], name=graph.fresh(f"{e.hint}/{IM2COL}"), domain=qdq_depthwise.DOMAIN,
+                                        kernel_shape=[int(kh), int(kw)], strides=[int(sh), int(sv)], pads=[int(p) for p in pads], columns=int(kp)))  # fmt: skip
+        elem = helper.np_dtype_to_tensor_dtype(f["zx"].dtype)
+        graph.model.graph.value_info.append(helper.make_tensor_value_info(rows, elem, [n * ho * wo, kp]))
     a = e.op("DequantizeLinear", rows, *f["x_dq"].input[1:3])
     wq, zw = f["wq"], f["zw"]
     wmat = np.full((kp, cout), zw, wq.dtype)  # padding rows: zw, which the kernel's wq - zw makes 0

@@ -20,6 +20,8 @@ import onnxruntime_reference  # noqa: E402
 from qdq_reference import compiled, quantize, save  # noqa: E402
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+from onnx.reference.op_run import OpRun  # noqa: E402
 
 import iree_models  # noqa: E402
 
@@ -81,6 +83,28 @@ def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
 def exact(path, x: np.ndarray) -> np.ndarray:
     """onnxruntime on the QDQ graph as written (no QDQ fusion into integer kernels)."""
     return onnxruntime_reference.session(path).run(None, {"x": x})[0]
+
+
+class Im2col(OpRun):
+    """The stage's dequant.Im2col node (python/qdq_conv_matmuls.py), as its docstring defines it,
+    for onnx.reference: x [N, H, W, C] padded with zx, each output position's taps tap-major,
+    the rows padded with zx to `columns`."""
+
+    op_domain = "dequant"
+
+    def _run(self, x, zx, kernel_shape=None, strides=None, pads=None, columns=None):
+        (kh, kw), (sh, sv), (top, left, bottom, right) = kernel_shape, strides, pads
+        xp = np.pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)], constant_values=zx)
+        ho, wo = (xp.shape[1] - kh) // sh + 1, (xp.shape[2] - kw) // sv + 1
+        taps = [xp[:, i : i + sh * (ho - 1) + 1 : sh, j : j + sv * (wo - 1) + 1 : sv, :] for i in range(kh) for j in range(kw)]
+        rows = np.concatenate(taps, axis=3).reshape(-1, kh * kw * x.shape[3])
+        return (np.pad(rows, [(0, 0), (0, columns - rows.shape[1])], constant_values=zx),)
+
+
+def rewritten(model, x: np.ndarray) -> np.ndarray:
+    """onnx.reference on a rewritten model (its dequant.Im2col nodes by `Im2col`; onnxruntime
+    does not know them)."""
+    return ReferenceEvaluator(model, new_ops=[Im2col]).run(None, {"x": x})[0]
 
 
 def run(path, *flags) -> tuple:
@@ -150,17 +174,16 @@ def test_convs_the_kernel_does_not_take_are_left(tmp_path):
 
 
 def test_rewritten_model_computes_the_conv(tmp_path):
-    """The rewritten model under onnxruntime (a float MatMul of the im2col'd, dequantized codes)
+    """The rewritten model under onnx.reference (a float MatMul of the im2col'd, dequantized codes)
     against the Conv as written: within one output step, equal but for rare roundings of the
     two f32 sums, and no Conv left; padding (the stem's 7 x 7) reads zx, which dequantizes to 0."""
     path = conv_model(tmp_path / "m.onnx", 3, 64, 7, 2, 32, per_channel=False)
     model, count = qdq_conv_matmuls.rewrite(onnx.load(path), (AVX512VNNI,))
     assert count == 1 and not any(n.op_type == "Conv" for n in model.graph.node)
     onnx.checker.check_model(model)
-    out = tmp_path / "rw.onnx"
-    onnx.save(model, str(out))
+    assert [n.op_type for n in model.graph.node].count("Im2col") == 1
     for x in inputs((1, 3, 32, 32)):
-        got, want = exact(out, x), exact(path, x)
+        got, want = rewritten(model, x), exact(path, x)
         assert np.abs(got - want).max() <= F32(0.21) * 1.0001 and np.mean(got != want) <= 0.01
 
 
@@ -188,7 +211,7 @@ def test_resnet_through_the_int8_kernel(tmp_path, per_channel=True):
 def test_resnet_codes_stay_nhwc_between_convolutions(tmp_path):
     """The ResNet-18-style model rewritten: no Transpose reads a Transpose, the NCHW views of the
     convolutions' NHWC codes moved past the pairs and residual Adds (fewer Transposes than
-    rewritten Convs); onnxruntime on the rewritten model as far from the QDQ graph as written as
+    rewritten Convs); onnx.reference on the rewritten model as far from the QDQ graph as written as
     its own integer kernels are (the float MatMuls sum in another order than the Convs)."""
     logging.disable(logging.WARNING)
     path = iree_models.quantize_static_file(iree_models.resnet(tmp_path / "f.onnx", 64, 10), tmp_path / "m.onnx", (1, 3, 64, 64),
@@ -199,10 +222,8 @@ def test_resnet_codes_stay_nhwc_between_convolutions(tmp_path):
     transposes = [n for n in model.graph.node if n.op_type == "Transpose"]
     assert count == 20 and len(transposes) < count
     assert not any(producers.get(n.input[0]) is not None and producers[n.input[0]].op_type == "Transpose" for n in transposes)
-    out = tmp_path / "rw.onnx"
-    onnx.save(model, str(out))
     fused = onnxruntime_reference.session(path, optimized=True)
     for x in [np.random.default_rng(s).standard_normal((1, 3, 64, 64)).astype(F32) for s in range(3)]:
         want = exact(path, x)
-        ours, theirs = np.abs(exact(out, x) - want).max(), np.abs(fused.run(None, {"x": x})[0] - want).max()
+        ours, theirs = np.abs(rewritten(model, x) - want).max(), np.abs(fused.run(None, {"x": x})[0] - want).max()
         assert ours <= max(theirs, 0.03 * np.abs(want).max())
