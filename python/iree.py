@@ -193,8 +193,8 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     (dequant.qdq_depthwise), the activations after those kernels as tables of codes
     (dequant.qdq_tables), the others in float (dequant.qdq_convs), the depthwise ones of these as
     sums of shifted slices (dequant.depthwise), and on a QDQ model without them its activations'
-    tables and QDQ pairs in f32 (dequant.qdq_convs); on AVX2 CPUs without VNNI, its QDQ pairs
-    around layout ops dropped (dequant.qdq_layout) and its QDQ MatMuls of two activations as f32
+    tables and QDQ pairs in f32 (dequant.qdq_convs); on AVX2 CPUs (and VNNI ones), its QDQ pairs
+    around layout ops and MaxPools dropped (dequant.qdq_layout) and its QDQ MatMuls of two activations as f32
     MatMuls of their codes (dequant.qdq_activation_matmuls); written into `tmp`; or the model's
     own path where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
@@ -224,6 +224,8 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     convs = target == "llvm-cpu" and qdq_convs.applies(proto)
     if convs or (target == "llvm-cpu" and qdq_convs.has_pairs(proto)):  # without QDQ convolutions: the pairs alone
         if convs:
+            if qdq_activation_matmuls.wanted(tags):  # MaxPools of codes, before the convolutions around them are rewritten
+                qdq_layout.rewrite(proto, qdq_layout.SELECTIONS)
             qdq_conv_matmuls.rewrite(proto, tags)
         if kernels:  # activations as tables in the epilogues of dq's kernels
             qdq_tables.rewrite(proto)

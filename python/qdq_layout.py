@@ -1,4 +1,5 @@
-"""QDQ pairs around layout ops dropped: the Reshape or Transpose moves the codes themselves.
+"""QDQ pairs around layout ops dropped: the Reshape or Transpose moves the codes themselves, the
+MaxPool picks among them.
 
 quantize_static quantizes every op's output, the ops that only move values too:
 
@@ -8,12 +9,16 @@ DQ then Q with one scale and zero point gives back each code: v = f32((q - z) * 
 half an ulp of (q - z) * s, v / s within about 255 * 2^-23 of q - z, which rounds to q - z
 (s finite, not 0, and at most f32's largest / 256, so that (q - z) * s is finite; no
 saturation: q is of the type). So yq = Reshape(xq) exactly, as
-onnxruntime's QDQ transformer drops such pairs (DropQDQNodesRules). IREE computes each pair on
+onnxruntime's QDQ transformer drops such pairs (DropQDQNodesRules). A MaxPool too, where s > 0:
+DQ is then nondecreasing in the code, so the largest of a window's DQ values is the DQ of its
+largest code, and Q gives that code back (its padding is no value in either form; ONNX's MaxPool
+takes 8-bit integers from opset 12): IREE pooled the f32 values with a padded copy of them
+(docs/iree.md#qdq-convolutions-as-int8-matmuls). IREE computes each pair on
 every element instead (two f32 divisions among them) and, for an attention's Q, K and V,
 fuses them into its transposes (docs/iree.md#qdq-matmuls-of-two-activations). For the llvm-cpu
 target on the CPUs where dequant.qdq_activation_matmuls runs, this rewrite writes yq =
-Reshape(xq) (or the Transpose) where the QuantizeLinear is the layout op's only reader; the
-DequantizeLinear stays where something else reads it.
+Reshape(xq) (or the Transpose, or the MaxPool) where the QuantizeLinear is the op's only reader;
+the DequantizeLinear stays where something else reads it.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from .qdq_convs import _pair_parameters, static_types
 from .qdq_tables import LAYOUT  # default-domain ops that only move values
 
 LARGEST = float(np.finfo(np.float32).max) / 256  # the largest scale whose (q - z) * s stays finite
+SELECTIONS = frozenset({"MaxPool"})  # ops whose result is one of their inputs' values: monotone for s > 0
 
 
-def rewrite(model: onnx.ModelProto) -> int:
-    """The model's QDQ pairs around layout ops dropped in place (the module docstring); how many."""
+def rewrite(model: onnx.ModelProto, ops: frozenset = LAYOUT | SELECTIONS) -> int:
+    """The model's QDQ pairs around layout ops of `ops` dropped in place (the module docstring);
+    how many."""
     graph, g = Graph(model), model.graph
     producers = {o: n for n in g.node for o in n.output}
     readers: dict[str, list] = {}
@@ -38,11 +45,14 @@ def rewrite(model: onnx.ModelProto) -> int:
         for v in n.input:
             readers.setdefault(v, []).append(n)
     outputs = {v.name for v in g.output}
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
     def pair(node):
         """(the DequantizeLinear the layout op `node` reads, the QuantizeLinear that is its only
         reader), or None."""
-        if not (default_domain(node) and node.op_type in LAYOUT and node.input and len(node.output) == 1) or node.output[0] in outputs:
+        if not (default_domain(node) and node.op_type in ops and node.input and len(node.output) == 1) or node.output[0] in outputs:
+            return None
+        if node.op_type in SELECTIONS and opset < 12:  # MaxPool of 8-bit integers: opset 12
             return None
         dq, after = producers.get(node.input[0]), readers.get(node.output[0], [])
         if dq is None or not default_domain(dq) or dq.op_type != "DequantizeLinear" or len(dq.input) < 2 or dq.output[0] in outputs:
@@ -62,6 +72,8 @@ def rewrite(model: onnx.ModelProto) -> int:
         if back is None or forth is None or codes is None or not (back[0] == forth[0] and back[1] == forth[1] and back[1].dtype == forth[1].dtype == codes[1]):
             continue
         if abs(float(back[0])) > LARGEST:  # (q - z) * s could overflow to infinity
+            continue
+        if node.op_type in SELECTIONS and not float(back[0]) > 0:  # DQ nondecreasing: the largest code's value is the largest
             continue
         readers[dq.output[0]].remove(node)
         stale.add(node.output[0])

@@ -1,6 +1,7 @@
 """QDQ MatMuls of two activations as f32 MatMuls of their codes (python/qdq_activation_matmuls.py),
 and QDQ pairs around layout ops dropped (python/qdq_layout.py): an attention's Q K^T as
-quantize_static writes it, K's codes transposed through a DequantizeLinear / QuantizeLinear pair.
+quantize_static writes it, K's codes transposed through a DequantizeLinear / QuantizeLinear pair;
+a MaxPool between such a pair.
 
 The layout rewrite is exact: onnxruntime computes the rewritten model's output bit for bit as
 the original's. The MatMul rewrite computes y = (f32(d) * sa) * sb with d the integer sum of
@@ -94,6 +95,32 @@ def test_layout_pairs_the_rewrite_leaves(tmp_path, edit):
     (1e37 * 130 > f32's largest); a layout op read by more than the QuantizeLinear keeps its
     float values."""
     assert qdq_layout.rewrite(onnx.load(attention_model(tmp_path / "m.onnx", edit=edit))) == 0
+
+
+def maxpool_model(path, s=F32(0.05), z=np.uint8(3)) -> str:
+    """x [1, 8, 9, 9] f32 -> Q -> DQ -> MaxPool (3 x 3, stride 2, pads 1) -> Q -> DQ -> y, one
+    scale and zero point."""
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]), helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+             helper.make_node("MaxPool", ["d"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["p", "s", "z"], ["pq"]), helper.make_node("DequantizeLinear", ["pq", "s", "z"], ["y"])]  # fmt: skip
+    return save(path, nodes, [1, 8, 9, 9], [1, 8, 5, 5], {"s": s, "z": z})
+
+
+def test_maxpool_pair_picks_among_the_codes(tmp_path):
+    """DQ, MaxPool, Q of one positive scale: the MaxPool reads the codes (the largest code's value
+    is the largest value), both nodes go, and onnxruntime computes the rewritten model's output bit
+    for bit as the original's, padded windows and saturated codes among them; a negative scale
+    (DQ decreasing) is left alone."""
+    path = maxpool_model(tmp_path / "m.onnx")
+    model = onnx.load(path)
+    assert qdq_layout.rewrite(model, qdq_layout.SELECTIONS) == 1
+    onnx.checker.check_model(model, full_check=True)
+    pool = next(n for n in model.graph.node if n.op_type == "MaxPool")
+    assert list(pool.input) == ["q"] and list(pool.output) == ["pq"] and ops(model).count("QuantizeLinear") == 1
+    for scale in (1, 40):  # x / s within the codes, and most codes saturated
+        x = (np.random.default_rng(scale).standard_normal((1, 8, 9, 9)) * scale).astype(F32)
+        np.testing.assert_array_equal(onnxruntime_reference.run(model, {"x": x})[0], onnxruntime_reference.run(path, {"x": x})[0])
+    assert qdq_layout.rewrite(onnx.load(maxpool_model(tmp_path / "n.onnx", s=F32(-0.05)))) == 0
 
 
 @pytest.mark.parametrize("k", [64, 506])
