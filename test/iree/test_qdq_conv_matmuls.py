@@ -27,20 +27,26 @@ import iree_models  # noqa: E402
 
 from dequant import qdq_conv_matmuls  # noqa: E402
 from dequant.passes.target_features import AVX2, AVX512VNNI, host_has_avx2, host_has_avx512vnni  # noqa: E402
+from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS  # noqa: E402
 
 F32 = np.float32
 HASWELL = ("--iree-llvmcpu-target-cpu=haswell",)
 
 
-def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_channel: bool, x_type=np.int8, seed: int = 0) -> str:
+def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_channel: bool, x_type=np.int8, seed: int = 0,
+               kernel: tuple | None = None, strides: tuple | None = None, pads: tuple | None = None, hw: tuple | None = None) -> str:
     """x [1, c, size, size] f32 -> Q -> DQ -> Conv (k x k, `stride`, pads k // 2; int8 weights per
-    tensor or per output channel, with zero points; an int32 bias) -> Q -> DQ -> y."""
+    tensor or per output channel, with zero points; an int32 bias) -> Q -> DQ -> y. `kernel` (kh,
+    kw), `strides` (sh, sv), `pads` (top, left, bottom, right) and `hw` (x's height and width), where
+    given, in place of those."""
     rng = np.random.default_rng(seed)
+    (kh, kw), (sh, sv) = kernel or (k, k), strides or (stride, stride)
+    pads, (h, w) = pads or (k // 2,) * 4, hw or (size, size)
     zx = x_type(rng.integers(-20, 20) if x_type == np.int8 else rng.integers(100, 150))
     sw = (rng.uniform(0.002, 0.02, cout) if per_channel else rng.uniform(0.002, 0.02, ())).astype(F32)
     zw = rng.integers(-5, 5, cout if per_channel else ()).astype(np.int8)
     init = {
-        "sx": F32(0.037), "zx": np.array(zx), "w": rng.integers(-128, 128, (cout, c, k, k)).astype(np.int8), "sw": sw, "zw": zw,
+        "sx": F32(0.037), "zx": np.array(zx), "w": rng.integers(-128, 128, (cout, c, kh, kw)).astype(np.int8), "sw": sw, "zw": zw,
         "bq": rng.integers(-5000, 5000, cout).astype(np.int32), "sb": F32(0.037) * sw.reshape(-1)[0], "sy": F32(0.21), "zy": np.array(np.int8(3)),
     }  # fmt: skip
     nodes = [
@@ -48,12 +54,12 @@ def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_c
         helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
         helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"], axis=0),
         helper.make_node("DequantizeLinear", ["bq", "sb"], ["bd"]),
-        helper.make_node("Conv", ["xd", "wd", "bd"], ["yc"], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4),
+        helper.make_node("Conv", ["xd", "wd", "bd"], ["yc"], kernel_shape=[kh, kw], strides=[sh, sv], pads=list(pads)),
         helper.make_node("QuantizeLinear", ["yc", "sy", "zy"], ["yq"]),
         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
     ]
-    out = (size + 2 * (k // 2) - k) // stride + 1
-    return save(path, nodes, [1, c, size, size], [1, cout, out, out], init)
+    ho, wo = (h + pads[0] + pads[2] - kh) // sh + 1, (w + pads[1] + pads[3] - kw) // sv + 1
+    return save(path, nodes, [1, c, h, w], [1, cout, ho, wo], init)
 
 
 def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
@@ -64,16 +70,15 @@ def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
     v = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     conv = next(n for n in model.graph.node if n.op_type == "Conv")
     a = {x.name: helper.get_attribute_value(x) for x in conv.attribute}
-    k, s = a["kernel_shape"][0], a["strides"][0]
+    (kh, kw), (sh, sv), (top, left, bottom, right) = a["kernel_shape"], a["strides"], a["pads"]
     xq = quantize(x, v["sx"], v["zx"]) - int(v["zx"])
     wq = v["w"].astype(np.int64) - v["zw"].astype(np.int64).reshape(-1, 1, 1, 1)
-    p = k // 2
-    xp = np.pad(xq, [(0, 0), (0, 0), (p, p), (p, p)])
-    ho = (xp.shape[2] - k) // s + 1
-    d = np.zeros((wq.shape[0], ho, ho), np.int64)
-    for i in range(k):
-        for j in range(k):
-            d += np.einsum("oc,chw->ohw", wq[:, :, i, j], xp[0, :, i : i + s * (ho - 1) + 1 : s, j : j + s * (ho - 1) + 1 : s])
+    xp = np.pad(xq, [(0, 0), (0, 0), (top, bottom), (left, right)])
+    ho, wo = (xp.shape[2] - kh) // sh + 1, (xp.shape[3] - kw) // sv + 1
+    d = np.zeros((wq.shape[0], ho, wo), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            d += np.einsum("oc,chw->ohw", wq[:, :, i, j], xp[0, :, i : i + sh * (ho - 1) + 1 : sh, j : j + sv * (wo - 1) + 1 : sv])
     scale = (v["sx"] * v["sw"]).astype(F32).reshape(-1, 1, 1)
     b = (v["bq"].astype(F32) * v["sb"]).astype(F32).reshape(-1, 1, 1)
     y = (scale * d.astype(F32) + b).astype(F32)
@@ -155,6 +160,29 @@ def test_conv_through_the_int8_kernel_is_the_integer_arithmetic(tmp_path, name, 
         got, want = f(x), integer_reference(path, x)
         np.testing.assert_array_equal(got, want)
         assert np.abs(got - exact(path, x)).max() <= F32(0.21) * 1.0001
+
+
+@needs_iree
+@pytest.mark.parametrize("seed", range(4))
+def test_im2col_of_any_window_is_the_integer_arithmetic(tmp_path, seed):
+    """Convolutions of random windows (rectangular taps, strides 1 to 3 each way, pads 0 to the
+    taps' size less one on each side, channel counts of no particular multiple, x not square)
+    through dequant-iree: dq's im2col dispatch writes the rows the kernel sums, the output bit for
+    bit the integer arithmetic in numpy."""
+    if not host_has_avx2():
+        pytest.skip("the host lacks AVX2 (dq's QDQ kernels)")
+    rng = np.random.default_rng(100 + seed)
+    kh, kw, sh, sv = (int(v) for v in rng.integers(1, 6, 2).tolist() + rng.integers(1, 4, 2).tolist())
+    pads = tuple(int(rng.integers(0, t)) if t > 1 else 0 for t in (kh, kw, kh, kw))
+    c, h, w = int(rng.integers(1, 21)), int(rng.integers(kh + 2, 15)), int(rng.integers(kw + 2, 15))
+    x_type = (np.int8, np.uint8)[seed % 2]
+    rows = ((h + pads[0] + pads[2] - kh) // sh + 1) * ((w + pads[1] + pads[3] - kw) // sv + 1)
+    cout = -(-MIN_INTEGER_MACS // (rows * -(-kh * kw * c // 16) * 16))  # enough for the rewrite to take it
+    path = conv_model(tmp_path / "m.onnx", c, cout, 0, 0, 0, per_channel=bool(seed % 2), x_type=x_type, seed=seed, kernel=(kh, kw), strides=(sh, sv), pads=pads, hw=(h, w))
+    f, summary = run(path)
+    assert summary.fused == 1, (kh, kw, sh, sv, pads, c, h, w, cout)
+    for x in inputs((1, c, h, w)):
+        np.testing.assert_array_equal(f(x), integer_reference(path, x))
 
 
 def test_convs_the_kernel_does_not_take_are_left(tmp_path):
