@@ -32,7 +32,8 @@ costing more than it saved (docs/iree.md#qdq-convolutions-as-int8-matmuls).
 The QDQ depthwise Convs dq's depthwise kernel takes become its node on NHWC codes in the same
 pass (python/qdq_depthwise.py), so the codes stay NHWC through them too.
 Then each NCHW Transpose of NHWC codes moves after the per-tensor elementwise ops reading it
-(the pairs, the residual Adds), and the next im2col reads the NHWC codes themselves: IREE fuses a
+(the pairs, the residual Adds) and after a MaxPool of codes (which becomes dequant.NhwcMaxPool,
+torch-onnx-dq-maxpool-iree-cpu's), and the next im2col reads the NHWC codes themselves: IREE fuses a
 transpose into the elementwise dispatch reading it as strided reads
 (docs/iree.md#qdq-convolutions-as-int8-matmuls).
 """
@@ -54,6 +55,7 @@ from .formats.emit import Emit
 from .qdq_convs import qdq_conv, static_types
 
 IM2COL = "Im2col"  # the stage's own node (in qdq_depthwise.DOMAIN), torch-onnx-dq-im2col-iree-cpu's
+NHWC_MAXPOOL = "NhwcMaxPool"  # the stage's own node too, torch-onnx-dq-maxpool-iree-cpu's
 K_MULTIPLE = 16  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
 NHWC, NCHW = qdq_depthwise.NHWC, qdq_depthwise.NCHW
 # elementwise ops a Transpose to NCHW sinks through, where their other inputs are scalars
@@ -113,10 +115,10 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
             nodes.extend(qdq_depthwise.nodes(graph, node, depthwise[id(node)]))
         elif id(node) not in gone:
             nodes.append(node)
-    if depthwise or any(n.op_type == IM2COL and n.domain == qdq_depthwise.DOMAIN for n in nodes):
-        qdq_depthwise.declare(model)
     outputs = {v.name for v in g.output}
-    nodes = _sink(graph, nodes, outputs)
+    nodes = _sink(graph, nodes, outputs, types)
+    if any(n.domain == qdq_depthwise.DOMAIN for n in nodes):
+        qdq_depthwise.declare(model)
     while True:  # the Convs' DequantizeLinear nodes nothing reads now, the Transposes _sink left
         read = {v for n in nodes for v in n.input} | outputs
         kept = [n for n in nodes if n.op_type not in ("DequantizeLinear", "Transpose") or any(o in read for o in n.output)]
@@ -165,18 +167,23 @@ def _perm(node) -> list | None:
     return list(helper.get_attribute_value(node.attribute[0])) if node.op_type == "Transpose" and len(node.attribute) == 1 else None
 
 
-def _sink(graph: Graph, nodes: list, outputs: set) -> list:
+def _sink(graph: Graph, nodes: list, outputs: set, types: dict) -> list:
     """`nodes` with each NCHW Transpose of NHWC codes moved after the elementwise ops that read
-    it (per-tensor Quantize- and DequantizeLinear, Add of two such views, Relu), and each NHWC
-    Transpose of such a view read from the NHWC tensor itself: a rewritten Conv's result reaches
-    the next one's im2col, and the residual Adds between them, without a transpose (IREE fuses
-    one into the elementwise dispatch that reads it, as strided reads)."""
+    it (per-tensor Quantize- and DequantizeLinear, Add of two such views, Relu) and the MaxPools
+    of codes (as dequant.NhwcMaxPool, `_pooled`), and each NHWC Transpose of such a view read from
+    the NHWC tensor itself: a rewritten Conv's result reaches the next one's im2col, and the
+    residual Adds between them, without a transpose (IREE fuses one into the elementwise dispatch
+    that reads it, as strided reads)."""
     producers = {o: n for n in nodes for o in n.output}
     out = []
     for node in nodes:
         views = [producers.get(v) for v in node.input]
         if node.op_type == "Transpose" and _perm(node) == NHWC and views[0] is not None and _perm(views[0]) == NCHW:
             node = helper.make_node("Identity", [views[0].input[0]], list(node.output), name=node.name)
+        elif (pooled := _pooled(graph, node, views, types, outputs)) is not None:
+            out.append(pooled)
+            producers[pooled.output[0]] = pooled
+            node = helper.make_node("Transpose", [pooled.output[0]], [node.output[0]], name=graph.fresh(f"{node.name or node.output[0]}_Transpose"), perm=NCHW)
         elif node.op_type in _SINKS and node.domain in ("", "ai.onnx") and node.output[0] not in outputs and views and _sinks(graph, node, views):
             inner = graph.fresh(f"{node.output[0]}_nhwc")
             moved = helper.make_node(node.op_type, [v.input[0] if v is not None and _perm(v) == NCHW else i for v, i in zip(views, node.input)],
@@ -190,6 +197,31 @@ def _sink(graph: Graph, nodes: list, outputs: set) -> list:
         for o in node.output:
             producers[o] = node
     return out
+
+
+def _pooled(graph: Graph, node, views: list, types: dict, outputs: set):
+    """The dequant.NhwcMaxPool of the NHWC codes an ONNX MaxPool of 8-bit codes reads through an
+    NCHW Transpose (2-D windows, no dilation, floor rounding, explicit pads less than the window:
+    passes/kernels/maxpool.py), its NHWC result's type recorded; or None."""
+    if node.op_type != "MaxPool" or node.domain not in ("", "ai.onnx") or len(node.output) != 1 or node.output[0] in outputs:
+        return None
+    if not views or views[0] is None or _perm(views[0]) != NCHW or node.input[0] not in types or node.output[0] not in types:
+        return None
+    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+    (n, c, h, w), dtype = types[node.input[0]]
+    shape = list(a.get("kernel_shape", []))
+    if dtype not in (np.int8, np.uint8) or len(shape) != 2 or set(a) - {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "storage_order"}:
+        return None
+    strides, pads = list(a.get("strides", [1, 1])), list(a.get("pads", [0] * 4))
+    if any(d != 1 for d in a.get("dilations", [1, 1])) or a.get("ceil_mode", 0) or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        return None
+    if len(strides) != 2 or len(pads) != 4 or max(pads[0], pads[2]) >= shape[0] or max(pads[1], pads[3]) >= shape[1]:
+        return None
+    ho, wo = types[node.output[0]][0][2:]
+    inner = graph.fresh(f"{node.output[0]}_nhwc")
+    graph.model.graph.value_info.append(helper.make_tensor_value_info(inner, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), [n, ho, wo, c]))
+    return helper.make_node(NHWC_MAXPOOL, [views[0].input[0]], [inner], name=node.name, domain=qdq_depthwise.DOMAIN,
+                            kernel_shape=shape, strides=strides, pads=pads)  # fmt: skip
 
 
 def _sinks(graph: Graph, node, views: list) -> bool:

@@ -1,6 +1,7 @@
 """dq's CPU kernels for IREE: the bodies torch-onnx-dq-matmul-iree-cpu (and, for depthwise
 convolutions, torch-onnx-dq-depthwise-iree-cpu; for a convolution's rows of codes,
-torch-onnx-dq-im2col-iree-cpu; for table lookups of codes, torch-onnx-dq-lookup-iree-cpu)
+torch-onnx-dq-im2col-iree-cpu; for a MaxPool of them, torch-onnx-dq-maxpool-iree-cpu; for table
+lookups of codes, torch-onnx-dq-lookup-iree-cpu)
 hands IREE as `flow.dispatch`es (docs/iree.md, "The matmul kernel (CPU)", "The depthwise kernel",
 "The im2col dispatch", "Activations as tables"). The rules every kernel here keeps,
 as IREE's ukernel `common.h` states its own:
@@ -23,7 +24,8 @@ Exact and approximate.
   the QDQ and depthwise kernels' epilogues and `lookup.LookupKernel` read (an activation's values
   at each code, as onnx.reference computes the graph: docs/semantics.md#activations-as-tables).
 - No arithmetic: `im2col.Im2colKernel` (a QDQ convolution's codes copied into the rows its
-  MatMul reads, zx where a tap lies in the padding).
+  MatMul reads, zx where a tap lies in the padding), `maxpool.MaxPoolKernel` (the largest code
+  of each window, compared as the codes' type).
 - Approximate, opt-in only: `int8.Int8Kernel` (x quantized to int8 per row and block, as ONNX
   Runtime's MatMulNBits at accuracy_level 4; docs/semantics.md#int8-activations).
 - No kernel takes a term off a sum in f32 (`p - z' * sum x`): an integer zero point comes off

@@ -25,7 +25,8 @@ from onnx.reference.op_run import OpRun  # noqa: E402
 
 import iree_models  # noqa: E402
 
-from dequant import qdq_conv_matmuls  # noqa: E402
+from dequant import iree as stage  # noqa: E402
+from dequant import qdq_conv_matmuls, qdq_layout  # noqa: E402
 from dequant.passes.target_features import AVX2, AVX512VNNI, host_has_avx2, host_has_avx512vnni  # noqa: E402
 from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS  # noqa: E402
 
@@ -34,11 +35,13 @@ HASWELL = ("--iree-llvmcpu-target-cpu=haswell",)
 
 
 def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_channel: bool, x_type=np.int8, seed: int = 0,
-               kernel: tuple | None = None, strides: tuple | None = None, pads: tuple | None = None, hw: tuple | None = None) -> str:
+               kernel: tuple | None = None, strides: tuple | None = None, pads: tuple | None = None, hw: tuple | None = None,
+               pool: tuple | None = None, y_type=np.int8) -> str:
     """x [1, c, size, size] f32 -> Q -> DQ -> Conv (k x k, `stride`, pads k // 2; int8 weights per
     tensor or per output channel, with zero points; an int32 bias) -> Q -> DQ -> y. `kernel` (kh,
     kw), `strides` (sh, sv), `pads` (top, left, bottom, right) and `hw` (x's height and width), where
-    given, in place of those."""
+    given, in place of those. `pool` (k, stride, pads): y is then DQ, MaxPool (k x k), Q, DQ of the
+    Conv's codes, as quantize_static writes a MaxPool. `y_type`: the output codes' type."""
     rng = np.random.default_rng(seed)
     (kh, kw), (sh, sv) = kernel or (k, k), strides or (stride, stride)
     pads, (h, w) = pads or (k // 2,) * 4, hw or (size, size)
@@ -47,7 +50,7 @@ def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_c
     zw = rng.integers(-5, 5, cout if per_channel else ()).astype(np.int8)
     init = {
         "sx": F32(0.037), "zx": np.array(zx), "w": rng.integers(-128, 128, (cout, c, kh, kw)).astype(np.int8), "sw": sw, "zw": zw,
-        "bq": rng.integers(-5000, 5000, cout).astype(np.int32), "sb": F32(0.037) * sw.reshape(-1)[0], "sy": F32(0.21), "zy": np.array(np.int8(3)),
+        "bq": rng.integers(-5000, 5000, cout).astype(np.int32), "sb": F32(0.037) * sw.reshape(-1)[0], "sy": F32(0.21), "zy": np.array(y_type(3)),
     }  # fmt: skip
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
@@ -59,6 +62,12 @@ def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_c
         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
     ]
     ho, wo = (h + pads[0] + pads[2] - kh) // sh + 1, (w + pads[1] + pads[3] - kw) // sv + 1
+    if pool is not None:
+        pk, ps, pp = pool
+        nodes[-1].output[0] = "yd"
+        nodes += [helper.make_node("MaxPool", ["yd"], ["yp"], kernel_shape=[pk, pk], strides=[ps, ps], pads=[pp] * 4),
+                  helper.make_node("QuantizeLinear", ["yp", "sy", "zy"], ["pq"]), helper.make_node("DequantizeLinear", ["pq", "sy", "zy"], ["y"])]  # fmt: skip
+        ho, wo = (ho + 2 * pp - pk) // ps + 1, (wo + 2 * pp - pk) // ps + 1
     return save(path, nodes, [1, c, h, w], [1, cout, ho, wo], init)
 
 
@@ -106,10 +115,25 @@ class Im2col(OpRun):
         return (np.pad(rows, [(0, 0), (0, columns - rows.shape[1])], constant_values=zx),)
 
 
+class NhwcMaxPool(OpRun):
+    """The stage's dequant.NhwcMaxPool node (python/qdq_conv_matmuls.py), ONNX's MaxPool on NHWC
+    codes, for onnx.reference: each window's largest code, the padding no value (the type's
+    lowest, which a window's codes in x are at least)."""
+
+    op_domain = "dequant"
+
+    def _run(self, x, kernel_shape=None, strides=None, pads=None):
+        (kh, kw), (sh, sv), (top, left, bottom, right) = kernel_shape, strides, pads
+        xp = np.pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)], constant_values=np.iinfo(x.dtype).min)
+        ho, wo = (xp.shape[1] - kh) // sh + 1, (xp.shape[2] - kw) // sv + 1
+        taps = [xp[:, i : i + sh * (ho - 1) + 1 : sh, j : j + sv * (wo - 1) + 1 : sv, :] for i in range(kh) for j in range(kw)]
+        return (np.max(np.stack(taps), axis=0),)
+
+
 def rewritten(model, x: np.ndarray) -> np.ndarray:
-    """onnx.reference on a rewritten model (its dequant.Im2col nodes by `Im2col`; onnxruntime
-    does not know them)."""
-    return ReferenceEvaluator(model, new_ops=[Im2col]).run(None, {"x": x})[0]
+    """onnx.reference on a rewritten model (its dequant.Im2col and dequant.NhwcMaxPool nodes by
+    `Im2col` and `NhwcMaxPool`; onnxruntime does not know them)."""
+    return ReferenceEvaluator(model, new_ops=[Im2col, NhwcMaxPool]).run(None, {"x": x})[0]
 
 
 def run(path, *flags) -> tuple:
@@ -185,6 +209,28 @@ def test_im2col_of_any_window_is_the_integer_arithmetic(tmp_path, seed):
         np.testing.assert_array_equal(f(x), integer_reference(path, x))
 
 
+@needs_iree
+@pytest.mark.parametrize("pool, y_type", [((3, 2, 1), np.int8), ((3, 2, 1), np.uint8), ((2, 2, 0), np.int8), ((3, 1, 1), np.uint8)],
+                         ids=["k3-s2-p1-int8", "k3-s2-p1-uint8", "k2-s2-p0-int8", "k3-s1-p1-uint8"])  # fmt: skip
+def test_maxpool_of_nhwc_codes_is_the_integer_arithmetic(tmp_path, pool, y_type):
+    """A QDQ MaxPool after a rewritten Conv (72 channels: a vector of 64 and the rest; int8 and
+    uint8 codes, compared as such) through dequant-iree: the pair dropped (dequant.qdq_layout), the
+    pool a dispatch of dq's max pooling kernel on the Conv's NHWC codes, the output bit for bit the
+    Conv's integer arithmetic in numpy pooled (the padding no value)."""
+    if not host_has_avx2():
+        pytest.skip("the host lacks AVX2 (dq's QDQ kernels)")
+    path = conv_model(tmp_path / "m.onnx", 16, 72, 3, 1, 16, per_channel=True, x_type=np.uint8, pool=pool, y_type=y_type)
+    text = stage.prepare(stage.import_onnx(path, "llvm-cpu"))
+    assert "@dq_maxpool_" in text and "onnx.MaxPool" not in text
+    f, _ = run(path)
+    k, s, p = pool
+    for x in inputs((1, 16, 16, 16)):
+        conv = np.pad(integer_reference(path, x), [(0, 0), (0, 0), (p, p), (p, p)], constant_values=-np.inf)
+        o = (conv.shape[2] - k) // s + 1
+        want = np.max([conv[:, :, i : i + s * (o - 1) + 1 : s, j : j + s * (o - 1) + 1 : s] for i in range(k) for j in range(k)], axis=0)
+        np.testing.assert_array_equal(f(x), want)
+
+
 def test_convs_the_kernel_does_not_take_are_left(tmp_path):
     """Any number of output channels is taken (48 and 96: no multiple of VNNI's 64 columns), but
     not on a CPU with neither tag, nor a Conv read by something else than a QuantizeLinear, nor
@@ -244,8 +290,11 @@ def test_resnet_codes_stay_nhwc_between_convolutions(tmp_path):
     logging.disable(logging.WARNING)
     path = iree_models.quantize_static_file(iree_models.resnet(tmp_path / "f.onnx", 64, 10), tmp_path / "m.onnx", (1, 3, 64, 64),
                                             per_channel=False, activations="int8")  # fmt: skip
-    model, count = qdq_conv_matmuls.rewrite(onnx.load(path), (AVX512VNNI,))
+    model = onnx.load(path)
+    assert qdq_layout.rewrite(model, qdq_layout.SELECTIONS) == 1  # the MaxPool on codes, as the stage writes it
+    model, count = qdq_conv_matmuls.rewrite(model, (AVX512VNNI,))
     onnx.checker.check_model(model)
+    assert [n.op_type for n in model.graph.node].count("NhwcMaxPool") == 1
     producers = {o: n for n in model.graph.node for o in n.output}
     transposes = [n for n in model.graph.node if n.op_type == "Transpose"]
     assert count == 20 and len(transposes) < count
