@@ -1,7 +1,8 @@
 """What torch-onnx-dq-matmul-iree-cpu hands IREE: a kernel's `stream.executable` (`executable`:
 the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`, times up to
 `kernel.row_groups` along the rows), a `flow.dispatch` of
-it (`dispatch`) and its constants as `dense_resource`s (`resource`). IREE's ops are created in
+it (`dispatch`) and its constants as `dense_resource`s (`resource`); and the loop of the passes
+that make the stage's own nodes dispatches (`rewrite_nodes`). IREE's ops are created in
 generic form (their dialects are not registered here).
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, builtin, func
+
+from .torch_onnx import nodes
 
 
 def _op(name: str, results=(), operands=(), attributes=None, regions: int = 0):
@@ -55,6 +58,25 @@ def executable(kernel, module) -> str:
                 func.ReturnOp([])
         _op("stream.executable.end")
     return name
+
+
+def rewrite_nodes(root, onnx_op: str, node: str, pass_name: str, rewrite) -> bool:
+    """`rewrite(op, root)` of each `torch.operator` `onnx_op` under root (the stage's own node
+    `node`, which has no other lowering): a node it refuses (returning why) is an error at its
+    location naming the rule. False where any was refused, or where IREE's ops cannot be made."""
+    found = nodes(root, onnx_op)
+    if not found:
+        return True
+    if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
+        root.location.emit_error(f"{pass_name} creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
+        return False
+    ok = True
+    for op in found:
+        why = rewrite(op, root)
+        if why is not None:
+            op.location.emit_error(f"{node}: {why}")
+            ok = False
+    return ok
 
 
 def _row_groups(m, most: int, step: int):

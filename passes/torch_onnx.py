@@ -95,6 +95,12 @@ def int_attr(op, name: str, default: int | None = None) -> int | None:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
+def ints_attr(op, name: str, default: list) -> list:
+    """The integer-list ONNX attribute `name` of a `torch.operator`, `default` where the op has none."""
+    key = f"torch.onnx.{name}"
+    return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes[key])] if key in op.attributes else default
+
+
 def nodes(root, onnx_op: str) -> list:
     """The `torch.operator` ops of ONNX type `onnx_op` (e.g. "onnx.DequantizeLinear") under root."""
     return [o for o in ops_named(root, OPERATOR) if onnx_name(o) == onnx_op]

@@ -24,7 +24,7 @@ from mlir.dialects import arith
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, resource, table_constant
+from .iree_dispatch import dispatch, executable, rewrite_nodes, resource, table_constant
 from .kernels.depthwise import WIDE, DepthwiseKernel
 from .kernels.reciprocal import reciprocals
 from .kernels.target import Target
@@ -46,8 +46,7 @@ def _kernel(op) -> tuple | str:
         return x if isinstance(x, str) else y
     if None in x.shape or len(x.shape) != 4 or x.element.bits != 8 or x.element.kind != "int" or y.element.bits != 8 or y.element.kind != "int":
         return "its input and output must be 8-bit integer codes of static shape [N, H, W, C]"
-    strides, pads = ([ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes[f"torch.onnx.{name}"])] if f"torch.onnx.{name}" in op.attributes else default
-                     for name, default in (("strides", [1, 1]), ("pads", [0] * 4)))  # fmt: skip
+    strides, pads = t.ints_attr(op, "strides", [1, 1]), t.ints_attr(op, "pads", [0] * 4)
     n, h, w, c = x.shape
     if wq.ndim != 3 or wq.shape[2] != c or sw.shape != (c,) or zw.shape != (c,) or len(strides) != 2 or (b and b[0].shape != (c,)):
         return "its weights must be [kh, kw, C] with C scales and zero points"
@@ -105,19 +104,7 @@ def _rewrite(op, module) -> str | None:
 
 
 def run(root) -> bool:
-    found = t.nodes(root, NAME)
-    if not found:
-        return True
-    if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
-        root.location.emit_error("torch-onnx-dq-depthwise-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
-        return False
-    ok = True
-    for op in found:
-        why = _rewrite(op, root)
-        if why is not None:
-            op.location.emit_error(f"dequant.QLinearDepthwiseConv: {why}")
-            ok = False
-    return ok
+    return rewrite_nodes(root, NAME, "dequant.QLinearDepthwiseConv", "torch-onnx-dq-depthwise-iree-cpu", _rewrite)
 
 
 PASS = Pass("torch-onnx-dq-depthwise-iree-cpu", "Rewrite dequant.QLinearDepthwiseConv nodes into dispatches of dq's depthwise kernel for IREE's llvm-cpu backend", run)

@@ -7,8 +7,8 @@ kernel (passes/kernels/im2col.py) for IREE's llvm-cpu backend:
 
 with zx, the node's second input, a constant 8-bit scalar, and its attributes kernel_shape [kh,
 kw], strides (default 1), pads [top, left, bottom, right] (default 0) and columns, the rows'
-length Kp >= kh * kw * C (the output's second dim). The node has no other lowering, so one this pass cannot
-take is an error at its location naming the rule.
+length Kp >= kh * kw * C (the output's second dim). The node has no other lowering, so one this
+pass cannot take is an error at its location naming the rule.
 """
 
 from __future__ import annotations
@@ -19,16 +19,11 @@ from mlir.dialects import arith, tensor
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable
+from .iree_dispatch import dispatch, executable, rewrite_nodes
 from .kernels.im2col import Im2colKernel
 from .model_constants import torch_constant
 
 NAME = "onnx.Im2col"  # as IREE's importer names a `dequant` domain node
-
-
-def _ints(op, name: str, default: list) -> list:
-    key = f"torch.onnx.{name}"
-    return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes[key])] if key in op.attributes else default
 
 
 def _kernel(op) -> tuple | str:
@@ -45,7 +40,7 @@ def _kernel(op) -> tuple | str:
         return "its input must be codes of static shape [N, H, W, C], its output [rows, K]"
     if any(e.bits != 8 or e.kind != "int" for e in (x.element, y.element)) or x.element != y.element or zx.dtype.itemsize != 1:
         return "its input, zero point and output must be 8-bit integer codes of one type"
-    shape, strides, pads = _ints(op, "kernel_shape", []), _ints(op, "strides", [1, 1]), _ints(op, "pads", [0] * 4)
+    shape, strides, pads = t.ints_attr(op, "kernel_shape", []), t.ints_attr(op, "strides", [1, 1]), t.ints_attr(op, "pads", [0] * 4)
     if len(shape) != 2 or len(strides) != 2 or len(pads) != 4:
         return f"its kernel_shape {shape}, strides {strides} and pads {pads} must have 2, 2 and 4 values"
     columns = t.int_attr(op, "columns")
@@ -82,19 +77,7 @@ def _rewrite(op, module) -> str | None:
 
 
 def run(root) -> bool:
-    found = t.nodes(root, NAME)
-    if not found:
-        return True
-    if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
-        root.location.emit_error("torch-onnx-dq-im2col-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
-        return False
-    ok = True
-    for op in found:
-        why = _rewrite(op, root)
-        if why is not None:
-            op.location.emit_error(f"dequant.Im2col: {why}")
-            ok = False
-    return ok
+    return rewrite_nodes(root, NAME, "dequant.Im2col", "torch-onnx-dq-im2col-iree-cpu", _rewrite)
 
 
 PASS = Pass("torch-onnx-dq-im2col-iree-cpu", "Rewrite dequant.Im2col nodes into dispatches of dq's im2col kernel for IREE's llvm-cpu backend", run)

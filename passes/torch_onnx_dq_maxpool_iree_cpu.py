@@ -17,15 +17,10 @@ from mlir.dialects import arith, tensor
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable
+from .iree_dispatch import dispatch, executable, rewrite_nodes
 from .kernels.maxpool import MaxPoolKernel
 
 NAME = "onnx.NhwcMaxPool"  # as IREE's importer names a `dequant` domain node
-
-
-def _ints(op, name: str, default: list) -> list:
-    key = f"torch.onnx.{name}"
-    return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes[key])] if key in op.attributes else default
 
 
 def _kernel(op) -> MaxPoolKernel | str:
@@ -39,7 +34,7 @@ def _kernel(op) -> MaxPoolKernel | str:
         return "its input and output must be codes of static shape [N, H, W, C]"
     if x.element.bits != 8 or x.element.kind != "int" or x.element != y.element:
         return "its input and output must be 8-bit integer codes of one type"
-    shape, strides, pads = _ints(op, "kernel_shape", []), _ints(op, "strides", [1, 1]), _ints(op, "pads", [0] * 4)
+    shape, strides, pads = t.ints_attr(op, "kernel_shape", []), t.ints_attr(op, "strides", [1, 1]), t.ints_attr(op, "pads", [0] * 4)
     if len(shape) != 2 or len(strides) != 2 or len(pads) != 4:
         return f"its kernel_shape {shape}, strides {strides} and pads {pads} must have 2, 2 and 4 values"
     kernel = MaxPoolKernel(*x.shape, *shape, *strides, pads=tuple(pads), signed=x.element.signed)
@@ -73,19 +68,7 @@ def _rewrite(op, module) -> str | None:
 
 
 def run(root) -> bool:
-    found = t.nodes(root, NAME)
-    if not found:
-        return True
-    if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
-        root.location.emit_error("torch-onnx-dq-maxpool-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
-        return False
-    ok = True
-    for op in found:
-        why = _rewrite(op, root)
-        if why is not None:
-            op.location.emit_error(f"dequant.NhwcMaxPool: {why}")
-            ok = False
-    return ok
+    return rewrite_nodes(root, NAME, "dequant.NhwcMaxPool", "torch-onnx-dq-maxpool-iree-cpu", _rewrite)
 
 
 PASS = Pass("torch-onnx-dq-maxpool-iree-cpu", "Rewrite dequant.NhwcMaxPool nodes into dispatches of dq's max pooling kernel for IREE's llvm-cpu backend", run)

@@ -41,28 +41,20 @@ from mlir.dialects import arith, math, memref, scf, vector
 from .lookup import CODES, entry
 from .loops import Hoisted, fenced
 from .qdq import Requantize
+from .window import Windows, image_rows
 
 LANES = 8  # f32 lanes of the kernel's vectors on AVX2; WIDE on AVX-512 where C allows
 WIDE = 16
-WORKGROUPS = 8  # at most, along the output rows (as the QDQ kernels' WORKGROUP_TARGET)
 EXACT = 1 << 24  # f32 holds every integer below this in magnitude
 TILE = 8  # output columns summed at once, sharing their inputs' conversions (docs/iree.md#the-depthwise-kernel)
 
 
 @dataclass(frozen=True)
-class DepthwiseKernel:
+class DepthwiseKernel(Windows):
     """A QDQ depthwise convolution of NHWC codes [n, h, w, c] padded by `pads` (top, left,
     bottom, right) by kh x kw taps per channel with strides (sh, sv): output [n, ho, wo, c]
     codes of `out` ("u8" or "i8")."""
 
-    n: int
-    h: int
-    w: int
-    c: int
-    kh: int
-    kw: int
-    sh: int
-    sv: int
     unsigned_x: bool
     out: str
     bias: bool
@@ -81,23 +73,6 @@ class DepthwiseKernel:
     def r_size(self) -> int:
         """r's values: sy, zy, zx where x is padded, and the split reciprocal."""
         return (3 if any(self.pads) else 2) + (2 if self.reciprocal else 0)
-
-    @property
-    def ho(self) -> int:
-        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.sh + 1
-
-    @property
-    def wo(self) -> int:
-        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.sv + 1
-
-    @property
-    def rows(self) -> int:
-        """Output rows, n * ho: the dispatch's workload."""
-        return self.n * self.ho
-
-    @property
-    def workgroups(self) -> int:
-        return max(1, min(WORKGROUPS, self.rows))
 
     @staticmethod
     def why_not(zx: int, unsigned_x: bool, centred: np.ndarray) -> str | None:
@@ -151,18 +126,13 @@ class _Body(Requantize, Hoisted):
 
     def emit(self) -> None:
         k = self.k
-        count = self.const(k.workgroups)
-        each = arith.divui(arith.addi(self.m, self.const(k.workgroups - 1)), count)
-        r0 = arith.minui(arith.muli(self.wg, each), self.m)
-        r1 = arith.minui(arith.addi(r0, each), self.m)
-        rows = scf.ForOp(r0, r1, self.const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            n, h = arith.divui(r, self.const(k.ho)), arith.remui(r, self.const(k.ho))
+
+        def row(r, n, h):
             top = arith.muli(h, self.const(k.sh))
             top = arith.subi(top, self.const(k.pads[0])) if k.pads[0] else top  # the padding's rows: above x
             self.row(n, h, top)
-            scf.YieldOp([])
+
+        image_rows(self, row)
 
     def row(self, n, h, top) -> None:
         """The outputs of row (n, h): TILE columns at a time (their sums independent chains),

@@ -21,46 +21,21 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
 from .loops import Hoisted
+from .window import Windows, image_rows, within
 
-WORKGROUPS = 8  # at most, along the output image rows (as the depthwise kernel's)
 PIECE = 64  # bytes a copy moves at once: a longer span is a loop of these and the rest
 
 
 @dataclass(frozen=True)
-class Im2colKernel:
+class Im2colKernel(Windows):
     """The im2col rows of NHWC codes [n, h, w, c] (the module docstring)."""
 
-    n: int
-    h: int
-    w: int
-    c: int
-    kh: int
-    kw: int
-    sh: int
-    sv: int
     pads: tuple  # top, left, bottom, right
     kp: int  # the row's length: kh * kw * c, padded with zx
 
     @property
-    def ho(self) -> int:
-        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.sh + 1
-
-    @property
-    def wo(self) -> int:
-        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.sv + 1
-
-    @property
     def k(self) -> int:
         return self.kh * self.kw * self.c
-
-    @property
-    def rows(self) -> int:
-        """Output image rows, n * ho: the dispatch's workload."""
-        return self.n * self.ho
-
-    @property
-    def workgroups(self) -> int:
-        return max(1, min(WORKGROUPS, self.rows))
 
     def why_not(self) -> str | None:
         """Why the kernel does not take these dims, or None."""
@@ -98,29 +73,22 @@ class _Body(Hoisted):
         return ir.VectorType.get([size], self.i8)
 
     def emit(self) -> None:
-        k = self.k
-        count = self.const(k.workgroups)
-        each = arith.divui(arith.addi(self.m, self.const(k.workgroups - 1)), count)
-        r0 = arith.minui(arith.muli(self.wg, each), self.m)
-        r1 = arith.minui(arith.addi(r0, each), self.m)
-        rows = scf.ForOp(r0, r1, self.const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            b, i = arith.divui(r, self.const(k.ho)), arith.remui(r, self.const(k.ho))
-            cols = scf.ForOp(self.const(0), self.const(k.wo), self.const(1))
+        def image_row(r, b, i):
+            cols = scf.ForOp(self.const(0), self.const(self.k.wo), self.const(1))
             with ir.InsertionPoint(cols.body):
-                self.row(b, i, cols.induction_variable, arith.addi(arith.muli(r, self.const(k.wo)), cols.induction_variable))
+                self.row(b, i, cols.induction_variable, arith.addi(arith.muli(r, self.const(self.k.wo)), cols.induction_variable))
                 scf.YieldOp([])
-            scf.YieldOp([])
+
+        image_rows(self, image_row)
 
     def row(self, b, i, j, out) -> None:
         """Row `out` of y: output (b, i, j)'s taps, kernel row by kernel row, then zx up to kp."""
         k = self.k
         left = arith.subi(arith.muli(j, self.const(k.sv)), self.const(k.pads[1]))
-        inside = self.within(left, k.w, k.kw)  # every column of the window in x
+        inside = within(self.const, left, k.w, k.kw)  # every column of the window in x
         for p in range(k.kh):
             top = arith.subi(arith.addi(arith.muli(i, self.const(k.sh)), self.const(p)), self.const(k.pads[0]))
-            across = self.within(top, k.h, 1)
+            across = within(self.const, top, k.h, 1)
             base = arith.muli(arith.addi(arith.muli(b, self.const(k.h)), top), self.const(k.w))  # x's pixel (b, top, 0)
             at = p * k.kw * k.c
             whole = scf.IfOp(arith.andi(across, inside), has_else=True)
@@ -130,7 +98,7 @@ class _Body(Hoisted):
             with ir.InsertionPoint(whole.else_block):
                 for q in range(k.kw):  # each tap by itself: copied where it lies in x, else zx
                     col = arith.addi(left, self.const(q)) if q else left
-                    tap = scf.IfOp(arith.andi(across, self.within(col, k.w, 1)), has_else=True)
+                    tap = scf.IfOp(arith.andi(across, within(self.const, col, k.w, 1)), has_else=True)
                     with ir.InsertionPoint(tap.then_block):
                         self.copy(arith.muli(arith.addi(base, col), self.const(k.c)), out, at + q * k.c, k.c)
                         scf.YieldOp([])
@@ -140,12 +108,6 @@ class _Body(Hoisted):
                 scf.YieldOp([])
         if k.kp > k.k:
             self.fill(out, k.k, k.kp - k.k)
-
-    def within(self, first, size: int, count: int) -> ir.Value:
-        """Whether first ... first + count - 1 all lie in [0, size) (first an index, maybe
-        'negative': compared as a signed integer)."""
-        sge, sle = arith.CmpIPredicate.sge, arith.CmpIPredicate.sle
-        return arith.andi(arith.cmpi(sge, first, self.const(0)), arith.cmpi(sle, arith.addi(first, self.const(count)), self.const(size)))
 
     def copy(self, src, out, at: int, size: int) -> None:
         """`size` bytes of x from flat index src into row `out` of y from column `at`: PIECE

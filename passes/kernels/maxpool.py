@@ -17,42 +17,17 @@ from mlir import ir
 from mlir.dialects import arith, scf, vector
 
 from .loops import Hoisted
+from .window import Windows, image_rows, within
 
-WORKGROUPS = 8  # at most, along the output image rows (as the depthwise kernel's)
 VECTOR = 64  # bytes compared at once: a wider C is a loop of these and the rest
 
 
 @dataclass(frozen=True)
-class MaxPoolKernel:
+class MaxPoolKernel(Windows):
     """The max pooling of NHWC codes [n, h, w, c] (the module docstring)."""
 
-    n: int
-    h: int
-    w: int
-    c: int
-    kh: int
-    kw: int
-    sh: int
-    sv: int
     pads: tuple  # top, left, bottom, right
     signed: bool
-
-    @property
-    def ho(self) -> int:
-        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.sh + 1
-
-    @property
-    def wo(self) -> int:
-        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.sv + 1
-
-    @property
-    def rows(self) -> int:
-        """Output image rows, n * ho: the dispatch's workload."""
-        return self.n * self.ho
-
-    @property
-    def workgroups(self) -> int:
-        return max(1, min(WORKGROUPS, self.rows))
 
     def why_not(self) -> str | None:
         """Why the kernel does not take these dims, or None."""
@@ -87,34 +62,25 @@ class _Body(Hoisted):
         self.i8 = ir.IntegerType.get_signless(8)
 
     def emit(self) -> None:
-        k = self.k
-        count = self.const(k.workgroups)
-        each = arith.divui(arith.addi(self.m, self.const(k.workgroups - 1)), count)
-        r0 = arith.minui(arith.muli(self.wg, each), self.m)
-        r1 = arith.minui(arith.addi(r0, each), self.m)
-        rows = scf.ForOp(r0, r1, self.const(1))
-        with ir.InsertionPoint(rows.body):
-            r = rows.induction_variable
-            b, i = arith.divui(r, self.const(k.ho)), arith.remui(r, self.const(k.ho))
-            top = arith.subi(arith.muli(i, self.const(k.sh)), self.const(k.pads[0]))
-            cols = scf.ForOp(self.const(0), self.const(k.wo), self.const(1))
-            with ir.InsertionPoint(cols.body):
-                j = cols.induction_variable
-                left = arith.subi(arith.muli(j, self.const(k.sv)), self.const(k.pads[1]))
-                out = arith.addi(arith.muli(r, self.const(k.wo)), j)
-                base = arith.muli(b, self.const(k.h))  # x's row (b, 0)
-                whole = scf.IfOp(arith.andi(self.within(top, k.h, k.kh), self.within(left, k.w, k.kw)), has_else=True)
-                for block, checked in ((whole.then_block, False), (whole.else_block, True)):
-                    with ir.InsertionPoint(block):
-                        self.channels(lambda at, size: self.window(base, top, left, at, size, checked), out)
-                        scf.YieldOp([])
-                scf.YieldOp([])
-            scf.YieldOp([])
+        image_rows(self, self.image_row)
 
-    def within(self, first, size: int, count: int) -> ir.Value:
-        """Whether first ... first + count - 1 all lie in [0, size) (first compared signed)."""
-        sge, sle = arith.CmpIPredicate.sge, arith.CmpIPredicate.sle
-        return arith.andi(arith.cmpi(sge, first, self.const(0)), arith.cmpi(sle, arith.addi(first, self.const(count)), self.const(size)))
+    def image_row(self, r, b, i) -> None:
+        """Output image row (b, i) (y's rows from r * wo): each pixel's window, without checks
+        where it lies wholly in x."""
+        k = self.k
+        top = arith.subi(arith.muli(i, self.const(k.sh)), self.const(k.pads[0]))
+        cols = scf.ForOp(self.const(0), self.const(k.wo), self.const(1))
+        with ir.InsertionPoint(cols.body):
+            j = cols.induction_variable
+            left = arith.subi(arith.muli(j, self.const(k.sv)), self.const(k.pads[1]))
+            out = arith.addi(arith.muli(r, self.const(k.wo)), j)
+            base = arith.muli(b, self.const(k.h))  # x's row (b, 0)
+            whole = scf.IfOp(arith.andi(within(self.const, top, k.h, k.kh), within(self.const, left, k.w, k.kw)), has_else=True)
+            for block, checked in ((whole.then_block, False), (whole.else_block, True)):
+                with ir.InsertionPoint(block):
+                    self.channels(lambda at, size: self.window(base, top, left, at, size, checked), out)
+                    scf.YieldOp([])
+            scf.YieldOp([])
 
     def channels(self, largest, out) -> None:
         """y's row `out`: `largest(at, size)` of each VECTOR channels from `at` (a loop where
@@ -148,7 +114,7 @@ class _Body(Hoisted):
                 if not checked:
                     acc = larger(acc, vector.load(t, x, [pixel, at]))
                     continue
-                inside = scf.IfOp(arith.andi(self.within(row, k.h, 1), self.within(col, k.w, 1)), [t], has_else=True)
+                inside = scf.IfOp(arith.andi(within(self.const, row, k.h, 1), within(self.const, col, k.w, 1)), [t], has_else=True)
                 with ir.InsertionPoint(inside.then_block):
                     scf.YieldOp([larger(acc, vector.load(t, x, [pixel, at]))])
                 with ir.InsertionPoint(inside.else_block):
