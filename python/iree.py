@@ -194,9 +194,9 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     (dequant.qdq_tables), the others in float (dequant.qdq_convs), the depthwise ones of these as
     sums of shifted slices (dequant.depthwise), and on a QDQ model without them its activations'
     tables and QDQ pairs in f32 (dequant.qdq_convs); on AVX2 CPUs (and VNNI ones), its QDQ pairs
-    around layout ops and MaxPools dropped (dequant.qdq_layout) and its QDQ MatMuls of two activations as f32
-    MatMuls of their codes (dequant.qdq_activation_matmuls); written into `tmp`; or the model's
-    own path where none changes it."""
+    around layout ops and MaxPools dropped (dequant.qdq_layout) and its QDQ MatMuls of two
+    activations as f32 MatMuls of their codes (dequant.qdq_activation_matmuls); written into
+    `tmp`; or the model's own path where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
     from . import depthwise, formats, qdq_activation_matmuls, qdq_conv_matmuls, qdq_convs, qdq_gemms, qdq_layout, qdq_tables

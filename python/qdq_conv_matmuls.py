@@ -23,8 +23,9 @@ which the stage's QDQ MatMul route takes whole (docs/semantics.md#qdq-convolutio
 dequant.Im2col is the stage's own node (attributes kernel_shape, strides, pads and columns, K
 padded; torch-onnx-dq-im2col-iree-cpu makes it one dispatch of dq's im2col kernel,
 passes/kernels/im2col.py): the padded codes' rows under each output position's taps, then zx up
-to K; a 1 x 1 Conv of stride 1 whose K needs no padding is a Reshape instead. Padding with the code zx is padding with 0 after DequantizeLinear, as the Conv pads; every
-product of the Conv is a product of the MatMul, so the integer sum is the Conv's exact sum.
+to K; a 1 x 1 Conv of stride 1 whose K needs no padding is a Reshape instead. Padding with the
+code zx is padding with 0 after DequantizeLinear, as the Conv pads; every product of the Conv is
+a product of the MatMul, so the integer sum is the Conv's exact sum.
 Any Cout: the kernel takes any N (its column tail, passes/kernels/tail.py), and the MobileNets' 1 x 1
 convolutions of 16 to 320 channels run faster through it, the model as a whole too; a minimum K
 (keeping the stems and the narrowest 1 x 1 convolutions float) was slower, its NCHW transposes
@@ -33,8 +34,8 @@ The QDQ depthwise Convs dq's depthwise kernel takes become its node on NHWC code
 pass (python/qdq_depthwise.py), so the codes stay NHWC through them too.
 Then each NCHW Transpose of NHWC codes moves after the per-tensor elementwise ops reading it
 (the pairs, the residual Adds) and after a MaxPool of codes (which becomes dequant.NhwcMaxPool,
-torch-onnx-dq-maxpool-iree-cpu's), and the next im2col reads the NHWC codes themselves: IREE fuses a
-transpose into the elementwise dispatch reading it as strided reads
+torch-onnx-dq-maxpool-iree-cpu's), and the next im2col reads the NHWC codes themselves: IREE
+fuses a transpose into the elementwise dispatch reading it as strided reads
 (docs/iree.md#qdq-convolutions-as-int8-matmuls).
 """
 

@@ -9,16 +9,18 @@ DQ then Q with one scale and zero point gives back each code: v = f32((q - z) * 
 half an ulp of (q - z) * s, v / s within about 255 * 2^-23 of q - z, which rounds to q - z
 (s finite, not 0, and at most f32's largest / 256, so that (q - z) * s is finite; no
 saturation: q is of the type). So yq = Reshape(xq) exactly, as
-onnxruntime's QDQ transformer drops such pairs (DropQDQNodesRules). A MaxPool too, where s > 0:
-DQ is then nondecreasing in the code, so the largest of a window's DQ values is the DQ of its
-largest code, and Q gives that code back (its padding is no value in either form; ONNX's MaxPool
-takes 8-bit integers from opset 12): IREE pooled the f32 values with a padded copy of them
-(docs/iree.md#qdq-convolutions-as-int8-matmuls). IREE computes each pair on
+onnxruntime's QDQ transformer drops such pairs (DropQDQNodesRules). IREE computes each pair on
 every element instead (two f32 divisions among them) and, for an attention's Q, K and V,
-fuses them into its transposes (docs/iree.md#qdq-matmuls-of-two-activations). For the llvm-cpu
-target on the CPUs where dequant.qdq_activation_matmuls runs, this rewrite writes yq =
-Reshape(xq) (or the Transpose, or the MaxPool) where the QuantizeLinear is the op's only reader;
-the DequantizeLinear stays where something else reads it.
+fuses them into its transposes (docs/iree.md#qdq-matmuls-of-two-activations).
+
+A MaxPool too, where s > 0: DQ is then nondecreasing in the code, so the largest of a window's DQ
+values is the DQ of its largest code, and Q gives that code back (its padding is no value in
+either form; ONNX's MaxPool takes 8-bit integers from opset 12). IREE pooled the f32 values
+through a padded copy of them (docs/iree.md#qdq-convolutions-as-int8-matmuls).
+
+For the llvm-cpu target on the CPUs where dequant.qdq_activation_matmuls runs, this rewrite
+writes yq = Reshape(xq) (or the Transpose, or the MaxPool) where the QuantizeLinear is the op's
+only reader; the DequantizeLinear stays where something else reads it.
 """
 
 from __future__ import annotations

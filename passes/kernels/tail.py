@@ -5,10 +5,10 @@ The constants are padded to whole workgroups when the stage repacks them (`pad`:
 values are never stored); y stays [M, N]. A body computes the column groups `groups` and stores
 each through `store` (or a row's consecutive groups at once, `store_groups`): a group wholly
 below N with a plain store; the group across N with a mask (`vector.maskedstore`), made once
-when the kernel is built (its live columns are static); a group past N not at all. With one workgroup only its live groups are computed (N = 16 costs one
-group of 16 lanes, not four). With several, a partial last workgroup runs the body of its own
-live groups (`scf.if` on the workgroup id, both bodies built), the others the body of all
-groups, plain stores only.
+when the kernel is built (its live columns are static); a group past N not at all. With one
+workgroup only its live groups are computed (N = 16 costs one group of 16 lanes, not four). With
+several, a partial last workgroup runs the body of its own live groups (`scf.if` on the
+workgroup id, both bodies built), the others the body of all groups, plain stores only.
 """
 
 from __future__ import annotations
