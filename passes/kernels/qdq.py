@@ -277,21 +277,24 @@ class Requantize:
         code = self.code_words if self.wide_codes else self.code_bytes
         return code(y, r[0], r[1], self.k.requantize, self.split(0))
 
-    def code_words(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
-        """The codes of `code_bytes` as i32 lanes: the rounding sum's bits, 0x4B400000 +
-        roundeven(q), plus zy - 0x4B400000 (exact in i32): the code, within kind's range."""
+    def rounding_bits(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None) -> ir.Value:
+        """The bits (i32 lanes) of q = `clamped`'s value plus 1.5 * 2^23: q lies in [2^23, 2^24),
+        where f32's ulp is 1, so it is rounded to 1.5 * 2^23 + roundeven(q) (ties to even: 1.5 *
+        2^23 is even), whose bits are 0x4B400000 (ROUND_BITS) + roundeven(q)."""
         q = arith.addf(self.clamped(y, sy, zy, kind, split), self.splat(self.f32, ir.FloatAttr.get_f32(ROUND), ("round", str(self.f32))))
-        offset = arith.subi(arith.fptosi(self.i32, zy), self.splat(self.i32, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), ROUND_BITS), "round_bits"))
-        return arith.addi(vector.bitcast(self.i32, q), offset)
+        return vector.bitcast(self.i32, q)
+
+    def code_words(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
+        """The codes of `code_bytes` as i32 lanes: `rounding_bits` plus zy - 0x4B400000 (exact
+        in i32): the code, within kind's range."""
+        bits = self.rounding_bits(y, sy, zy, kind, split)
+        return arith.addi(bits, arith.subi(arith.fptosi(self.i32, zy), self.splat_int(self.i32, ROUND_BITS)))
 
     def code_bytes(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
-        """The bytes of `quantized`'s codes, without converting them: q = `clamped`'s value plus
-        1.5 * 2^23 lies in [2^23, 2^24), where f32's ulp is 1, so it is rounded to 1.5 * 2^23 +
-        roundeven(q) (ties to even: 1.5 * 2^23 is even), and its bits are 0x4B400000 +
-        roundeven(q), whose low byte is roundeven(q) mod 256; zy added to that byte (mod 256) is
-        the code, which the clamp keeps in the byte's range."""
-        q = arith.addf(self.clamped(y, sy, zy, kind, split), self.splat(self.f32, ir.FloatAttr.get_f32(ROUND), ("round", str(self.f32))))
-        low = arith.trunci(self.small, vector.bitcast(self.i32, q))
+        """The bytes of `quantized`'s codes, without converting them: the low byte of
+        `rounding_bits` is roundeven(q) mod 256; zy added to that byte (mod 256) is the code,
+        which the clamp keeps in the byte's range."""
+        low = arith.trunci(self.small, self.rounding_bits(y, sy, zy, kind, split))
         return arith.addi(low, arith.trunci(self.small, arith.fptosi(self.i32, zy)))
 
     def looked_up(self, codes: list) -> list:

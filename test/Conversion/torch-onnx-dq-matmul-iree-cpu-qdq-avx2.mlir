@@ -132,9 +132,9 @@ func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32
 // CHECK-LABEL: func.func @dq_matmul_qdq_avx2_u8_i8_k64_n20_qu8
 // CHECK: %[[BITS:.*]] = arith.constant dense<1262485504> : vector<8xi32>
 // CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: %[[SUMBITS:.*]] = vector.bitcast %[[SUM]] : vector<8xf32> to vector<8xi32>
 // CHECK: %[[ZY:.*]] = arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
 // CHECK: %[[OFF:.*]] = arith.subi %[[ZY]], %[[BITS]] : vector<8xi32>
-// CHECK: %[[SUMBITS:.*]] = vector.bitcast %[[SUM]] : vector<8xf32> to vector<8xi32>
 // CHECK: arith.addi %[[SUMBITS]], %[[OFF]] : vector<8xi32>
 // CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C0:[^,]+]], %[[C1:[^)]+]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
 // CHECK: %[[B:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C2:[^,]+]], %[[C2]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
