@@ -12,7 +12,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, builtin, func
 
-from .torch_onnx import nodes
+from .torch_onnx import TO_BUILTIN, nodes
 
 
 def _op(name: str, results=(), operands=(), attributes=None, regions: int = 0):
@@ -115,6 +115,13 @@ def dispatch(name: str, args: list, rows_v, results: list) -> list:
         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(operands), len(dynamic), len(out_dims)]),
         "tied_operands": ir.ArrayAttr.get([ir.IntegerAttr.get(index, -1)] * len(results))})  # fmt: skip
     return list(op.results)
+
+
+def nhwc_codes(value: ir.Value, kernel) -> ir.Value:
+    """A torch value of 8-bit codes [n, h, w, c] (a window kernel's x: kernels/window.py) as the
+    signless builtin tensor a dispatch reads (`torch_c.to_builtin_tensor`)."""
+    codes = ir.RankedTensorType.get([kernel.n, kernel.h, kernel.w, kernel.c], ir.IntegerType.get_signless(8))
+    return _op(TO_BUILTIN, [codes], [value]).result
 
 
 def resource(array: np.ndarray, element: ir.Type, name: str) -> ir.Value:

@@ -24,7 +24,7 @@ from mlir.dialects import arith
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, rewrite_nodes, resource, table_constant
+from .iree_dispatch import dispatch, executable, nhwc_codes, resource, rewrite_nodes, table_constant
 from .kernels.depthwise import WIDE, DepthwiseKernel
 from .kernels.reciprocal import reciprocals
 from .kernels.target import Target
@@ -87,8 +87,7 @@ def _rewrite(op, module) -> str | None:
     f32, i8, index = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IndexType.get()
     name = executable(kernel, module)
     with op.location, ir.InsertionPoint(op):
-        codes = ir.RankedTensorType.get([kernel.n, kernel.h, kernel.w, kernel.c], i8)  # torch_c's signless builtin tensor
-        xq = ir.Operation.create(t.TO_BUILTIN, results=[codes], operands=[op.operands[0]]).result
+        xq = nhwc_codes(op.operands[0], kernel)
         consts = [resource(a, f32, "dq_depthwise") for a in arrays[:-1]]
         r = arrays[-1]
         consts.append(arith.constant(ir.RankedTensorType.get([r.size], f32), ir.DenseElementsAttr.get(r)))

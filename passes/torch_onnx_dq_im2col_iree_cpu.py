@@ -19,7 +19,7 @@ from mlir.dialects import arith, tensor
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, rewrite_nodes
+from .iree_dispatch import dispatch, executable, nhwc_codes, rewrite_nodes
 from .kernels.im2col import Im2colKernel
 from .model_constants import torch_constant
 
@@ -64,9 +64,7 @@ def _rewrite(op, module) -> str | None:
     i8, index = ir.IntegerType.get_signless(8), ir.IndexType.get()
     name = executable(kernel, module)
     with op.location, ir.InsertionPoint(op):
-        codes = ir.RankedTensorType.get([kernel.n, kernel.h, kernel.w, kernel.c], i8)  # torch_c's signless builtin tensor
-        x = ir.Operation.create(t.TO_BUILTIN, results=[codes], operands=[op.operands[0]]).result
-        flat = tensor.collapse_shape(ir.RankedTensorType.get([codes.shape[0] * codes.shape[1] * codes.shape[2] * codes.shape[3]], i8), x, [[0, 1, 2, 3]])
+        flat = tensor.collapse_shape(ir.RankedTensorType.get([kernel.n * kernel.h * kernel.w * kernel.c], i8), nhwc_codes(op.operands[0], kernel), [[0, 1, 2, 3]])
         z = arith.constant(ir.RankedTensorType.get([1], i8), ir.DenseElementsAttr.get(zx))
         out = ir.RankedTensorType.get([kernel.n * kernel.ho * kernel.wo, kernel.kp], i8)
         y = dispatch(name, [flat, z], arith.constant(index, kernel.rows), [out])[0]

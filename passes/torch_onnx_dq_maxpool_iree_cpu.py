@@ -17,7 +17,7 @@ from mlir.dialects import arith, tensor
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, rewrite_nodes
+from .iree_dispatch import dispatch, executable, nhwc_codes, rewrite_nodes
 from .kernels.maxpool import MaxPoolKernel
 
 NAME = "onnx.NhwcMaxPool"  # as IREE's importer names a `dequant` domain node
@@ -55,9 +55,7 @@ def _rewrite(op, module) -> str | None:
     name = executable(kernel, module)
     k = kernel
     with op.location, ir.InsertionPoint(op):
-        codes = ir.RankedTensorType.get([k.n, k.h, k.w, k.c], i8)  # torch_c's signless builtin tensor
-        x = ir.Operation.create(t.TO_BUILTIN, results=[codes], operands=[op.operands[0]]).result
-        pixels = tensor.collapse_shape(ir.RankedTensorType.get([k.n * k.h * k.w, k.c], i8), x, [[0, 1, 2], [3]])
+        pixels = tensor.collapse_shape(ir.RankedTensorType.get([k.n * k.h * k.w, k.c], i8), nhwc_codes(op.operands[0], k), [[0, 1, 2], [3]])
         out = ir.RankedTensorType.get([k.n * k.ho * k.wo, k.c], i8)
         y = dispatch(name, [pixels], arith.constant(index, k.rows), [out])[0]
         pooled = tensor.expand_shape(ir.RankedTensorType.get([k.n, k.ho, k.wo, k.c], i8), y, [[0, 1, 2], [3]], [], [k.n, k.ho, k.wo, k.c])
