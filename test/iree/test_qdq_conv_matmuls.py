@@ -71,6 +71,24 @@ def conv_model(path, c: int, cout: int, k: int, stride: int, size: int, *, per_c
     return save(path, nodes, [1, c, h, w], [1, cout, ho, wo], init)
 
 
+def taps(x: np.ndarray, kernel, strides, pads, fill, axes=(2, 3)) -> list:
+    """x padded by `pads` (top, left, bottom, right) with `fill` along its height and width
+    `axes`, cut into the strided views under each of its kh x kw taps, tap-major: windows of the
+    convolution's or the pool's output positions (ONNX's floor rounding)."""
+    (kh, kw), (sh, sv), (top, left, bottom, right) = kernel, strides, pads
+    widths = [(0, 0)] * x.ndim
+    widths[axes[0]], widths[axes[1]] = (top, bottom), (left, right)
+    xp = np.pad(x, widths, constant_values=fill)
+    ho, wo = (xp.shape[axes[0]] - kh) // sh + 1, (xp.shape[axes[1]] - kw) // sv + 1
+    views = []
+    for i in range(kh):
+        for j in range(kw):
+            at = [slice(None)] * x.ndim
+            at[axes[0]], at[axes[1]] = slice(i, i + sh * (ho - 1) + 1, sh), slice(j, j + sv * (wo - 1) + 1, sv)
+            views.append(xp[tuple(at)])
+    return views
+
+
 def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
     """The QDQ Conv of conv_model as integers: d = the convolution of (xq - zx) and (wq - zw) in
     int64 (x padded with 0 after the subtraction, as the Conv pads its dequantized input), y =
@@ -79,15 +97,10 @@ def integer_reference(path: str, x: np.ndarray) -> np.ndarray:
     v = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     conv = next(n for n in model.graph.node if n.op_type == "Conv")
     a = {x.name: helper.get_attribute_value(x) for x in conv.attribute}
-    (kh, kw), (sh, sv), (top, left, bottom, right) = a["kernel_shape"], a["strides"], a["pads"]
     xq = quantize(x, v["sx"], v["zx"]) - int(v["zx"])
     wq = v["w"].astype(np.int64) - v["zw"].astype(np.int64).reshape(-1, 1, 1, 1)
-    xp = np.pad(xq, [(0, 0), (0, 0), (top, bottom), (left, right)])
-    ho, wo = (xp.shape[2] - kh) // sh + 1, (xp.shape[3] - kw) // sv + 1
-    d = np.zeros((wq.shape[0], ho, wo), np.int64)
-    for i in range(kh):
-        for j in range(kw):
-            d += np.einsum("oc,chw->ohw", wq[:, :, i, j], xp[0, :, i : i + sh * (ho - 1) + 1 : sh, j : j + sv * (wo - 1) + 1 : sv])
+    kw = a["kernel_shape"][1]
+    d = sum(np.einsum("oc,chw->ohw", wq[:, :, t // kw, t % kw], view[0]) for t, view in enumerate(taps(xq, a["kernel_shape"], a["strides"], a["pads"], 0)))
     scale = (v["sx"] * v["sw"]).astype(F32).reshape(-1, 1, 1)
     b = (v["bq"].astype(F32) * v["sb"]).astype(F32).reshape(-1, 1, 1)
     y = (scale * d.astype(F32) + b).astype(F32)
@@ -107,11 +120,8 @@ class Im2col(OpRun):
     op_domain = "dequant"
 
     def _run(self, x, zx, kernel_shape=None, strides=None, pads=None, columns=None):
-        (kh, kw), (sh, sv), (top, left, bottom, right) = kernel_shape, strides, pads
-        xp = np.pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)], constant_values=zx)
-        ho, wo = (xp.shape[1] - kh) // sh + 1, (xp.shape[2] - kw) // sv + 1
-        taps = [xp[:, i : i + sh * (ho - 1) + 1 : sh, j : j + sv * (wo - 1) + 1 : sv, :] for i in range(kh) for j in range(kw)]
-        rows = np.concatenate(taps, axis=3).reshape(-1, kh * kw * x.shape[3])
+        rows = np.concatenate(taps(x, kernel_shape, strides, pads, zx, axes=(1, 2)), axis=3)
+        rows = rows.reshape(-1, kernel_shape[0] * kernel_shape[1] * x.shape[3])
         return (np.pad(rows, [(0, 0), (0, columns - rows.shape[1])], constant_values=zx),)
 
 
@@ -123,11 +133,7 @@ class NhwcMaxPool(OpRun):
     op_domain = "dequant"
 
     def _run(self, x, kernel_shape=None, strides=None, pads=None):
-        (kh, kw), (sh, sv), (top, left, bottom, right) = kernel_shape, strides, pads
-        xp = np.pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)], constant_values=np.iinfo(x.dtype).min)
-        ho, wo = (xp.shape[1] - kh) // sh + 1, (xp.shape[2] - kw) // sv + 1
-        taps = [xp[:, i : i + sh * (ho - 1) + 1 : sh, j : j + sv * (wo - 1) + 1 : sv, :] for i in range(kh) for j in range(kw)]
-        return (np.max(np.stack(taps), axis=0),)
+        return (np.max(taps(x, kernel_shape, strides, pads, np.iinfo(x.dtype).min, axes=(1, 2)), axis=0),)
 
 
 def rewritten(model, x: np.ndarray) -> np.ndarray:
@@ -225,9 +231,7 @@ def test_maxpool_of_nhwc_codes_is_the_integer_arithmetic(tmp_path, pool, y_type)
     f, _ = run(path)
     k, s, p = pool
     for x in inputs((1, 16, 16, 16)):
-        conv = np.pad(integer_reference(path, x), [(0, 0), (0, 0), (p, p), (p, p)], constant_values=-np.inf)
-        o = (conv.shape[2] - k) // s + 1
-        want = np.max([conv[:, :, i : i + s * (o - 1) + 1 : s, j : j + s * (o - 1) + 1 : s] for i in range(k) for j in range(k)], axis=0)
+        want = np.max(taps(integer_reference(path, x), (k, k), (s, s), (p,) * 4, -np.inf), axis=0)
         np.testing.assert_array_equal(f(x), want)
 
 
