@@ -5,7 +5,7 @@ of the powers of two below a full tile (`tail_rows`), and the unpacking of two 4
 (`nibbles`) and the rounding of small values half to even (`roundeven`); `fenced`, a float value
 kept apart from the arithmetic after it (no FMA); `rows_blocks`, the
 rows x blocks nest; `each_block`, that nest over x's blocks with their largest |x| (the
-dispatches that quantize x); `vpdpbusd`, AVX-512 VNNI's dot product.
+dispatches that quantize x); `vpdpbusd`, VNNI's dot product.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from mlir.dialects import arith, math, scf, vector
 
 from ..lazy import llvm
 
-VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"  # 16 lanes: acc += sum of 4 (u8 x s8) products
+# by i32 lanes: acc += sum of 4 (u8 x s8) products in each; 16 lanes AVX-512 VNNI's, 8 lanes
+# AVX-VNNI's (VEX-encoded on a CPU without AVX-512 VL: LLVM picks the encoding from the target)
+VPDPBUSD = {16: "llvm.x86.avx512.vpdpbusd.512", 8: "llvm.x86.avx512.vpdpbusd.256"}
 FENCE = "llvm.arithmetic.fence"  # its operand's value as computed: no float op is fused across it
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition
 # rounds v half to even (1.5 * 2^23 is even), the subtraction is exact; +-inf and NaN stay.
@@ -105,9 +107,10 @@ class Hoisted:
 
 
 def vpdpbusd(acc: ir.Value, u8: ir.Value, s8: ir.Value) -> ir.Value:
-    """acc (16 x i32) plus, in each lane, the 4 products of the lane's u8 bytes by its s8 bytes
-    (64 x i8 each): AVX-512 VNNI's `vpdpbusd`, exact while the sums stay in i32."""
-    return llvm.call_intrinsic(acc.type, VPDPBUSD, [acc, u8, s8], [], [])
+    """acc (16 or 8 x i32) plus, in each lane, the 4 products of the lane's u8 bytes by its s8
+    bytes (4 bytes a lane each): `vpdpbusd` (AVX-512 VNNI; 8 lanes AVX-VNNI too), exact while the
+    sums stay in i32."""
+    return llvm.call_intrinsic(acc.type, VPDPBUSD[ir.VectorType(acc.type).shape[0]], [acc, u8, s8], [], [])
 
 
 def rows_blocks(const, m, blocks: int, init: list, body, after=None) -> None:

@@ -363,18 +363,12 @@ class Requantize:
         return arith.minimumf(arith.maximumf(q, lo, fastmath=fast), hi, fastmath=fast)
 
 
-class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
-    """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
-    to d's start, one block scaled by s alone (and requantized); tiles of ROWS rows by all four
-    column groups (16 i32 accumulators of AVX-512's 32 registers)."""
-
-    half = QDQ_HALF
-
-    def __init__(self, kernel: QdqKernel, v: dict, m, workgroup):
-        super().__init__(kernel, v, m, workgroup)
-        if kernel.requantize:
-            self.load_r()
-        self.run_time_x()
+class XBytes:
+    """xq's bytes as a vpdpbusd body reads them (a VNNI body, of 16 lanes here or
+    fewer): flipped to int8 where the kernel reads v = xq ^ 0x80, four at a time as one
+    i32 (`x_word`), each row's sum (`row_sums`), and `dot`, vpdpbusd of weights and x; for a
+    body with `k` (the kernel), `v`, `bytes` (4 * lanes i8), `i32`, `const`, `splat`,
+    `_constant`."""
 
     def flip(self, v: ir.Value) -> ir.Value:
         """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word;
@@ -388,22 +382,20 @@ class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
             top = self._constant("flip_word", lambda: arith.constant(v.type, ir.IntegerAttr.get(v.type, -0x7F7F7F80)))
         return arith.xori(v, top)
 
-    def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
-        """acc plus the 4-byte dots of weights w and x (`direct`: x the unsigned bytes)."""
-        return vpdpbusd(acc, x, w) if self.k.direct else vpdpbusd(acc, w, x)
-
-    def row_sums(self, rs: list, kb) -> list:
-        """sum_k v of each row: 64 bytes at a time by vpdpbusd against ones, the rest (K mod 64)
-        widened and added (`direct`: none, `starts` reads none)."""
+    def row_sums(self, rs: list, kb=None) -> list:
+        """sum_k v of each row (one block: kb is not read): 4 * lanes bytes at a time by vpdpbusd
+        against ones, the rest (K mod 4 * lanes) widened and added (`direct`: none, `starts`
+        reads none)."""
         k, i8, i32 = self.k.k, ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
         if self.k.direct:
             return [None] * len(rs)
         ones = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
-        full, rest = k // (4 * LANES) * 4 * LANES, k % (4 * LANES)
+        step = 4 * self.k.lanes
+        full, rest = k // step * step, k % step
         out = []
         for r in rs:
-            loop = scf.ForOp(self.const(0), self.const(full), self.const(4 * LANES), [zero])
+            loop = scf.ForOp(self.const(0), self.const(full), self.const(step), [zero])
             with ir.InsertionPoint(loop.body):
                 v = self.flip(vector.load(self.bytes, self.v["xq"], [r, loop.induction_variable]))
                 scf.YieldOp([vpdpbusd(loop.inner_iter_args[0], ones, v)])
@@ -414,10 +406,29 @@ class _QdqBody(RunTimeX, Requantize, ColumnTail, _Body):
             out.append(total)
         return out
 
+    def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
+        """acc plus the 4-byte dots of weights w and x (`direct`: x the unsigned bytes)."""
+        return vpdpbusd(acc, x, w) if self.k.direct else vpdpbusd(acc, w, x)
+
     def x_word(self, r, word) -> ir.Value:
+        """Four values of v of row r as one i32 (xq[r, 4 * word] in the low byte)."""
         i8, i32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
         four = vector.load(ir.VectorType.get([4], i8), self.v["xq"], [r, arith.muli(word, self.const(4))])
         return self.flip(vector.extract(vector.bitcast(ir.VectorType.get([1], i32), four), [], [0]))
+
+
+class _QdqBody(XBytes, RunTimeX, Requantize, ColumnTail, _Body):
+    """The int8-activation body reading xq's bytes: x's words and row sums from xq, c[n] added
+    to d's start, one block scaled by s alone (and requantized); tiles of ROWS rows by all four
+    column groups (16 i32 accumulators of AVX-512's 32 registers)."""
+
+    half = QDQ_HALF
+
+    def __init__(self, kernel: QdqKernel, v: dict, m, workgroup):
+        super().__init__(kernel, v, m, workgroup)
+        if kernel.requantize:
+            self.load_r()
+        self.run_time_x()
 
     def corrected(self, start: list, pairs: list, gs: list, kb) -> list:
         c = [self.x_corrected(vector.load(self.i32, self.v["c"], [self.wg, kb, self.const(g * LANES)])) for g in gs]

@@ -161,15 +161,31 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         return [arith.addi(c[g], first[r]) for r, g in pairs]
 
     def tile(self, gs: list, r0, rows: int, per_pass: int) -> None:
-        """y[r0 : r0 + rows, columns of gs] = s * float(d): per CHUNK values of K, the rows' x
-        widened to i16 pairs into a stack buffer once; then in passes of `per_pass` groups, per
-        pair of rows of K each group's weights widened once and each row's pair broadcast from
-        the buffer (a load, not a shuffle beside the weights' widening; the x chunks no longer
-        hold 4 of the 16 registers)."""
-        kern, v = self.k, self.v
+        """y[r0 : r0 + rows, columns of gs] = s * float(d), d by `sums`, in passes of `per_pass`
+        groups; then the epilogue, a row's codes packed at once (`packed`)."""
+        v = self.v
         rs = [arith.addi(r0, self.const(i)) if i else r0 for i in range(rows)]
         pairs = [(r, g) for r in range(rows) for g in range(len(gs))]
         passes = [range(g0, min(g0 + per_pass, len(gs))) for g0 in range(0, len(gs), per_pass)]
+        d = self.sums(gs, rs, passes)
+        scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
+        out = [self.output(arith.mulf(scales[g], arith.sitofp(self.f32, d[i])), rs[r], gs[g]) for i, (r, g) in enumerate(pairs)]
+        if not self.k.requantize:
+            for (r, g), y in zip(pairs, out):
+                self.store(y, rs[r], gs[g])
+            return
+        codes = self.looked_up([self.packed(out[ri * len(gs) : (ri + 1) * len(gs)]) for ri in range(rows)])
+        live = LANES * len(gs)
+        for r, y in zip(rs, codes):
+            self.store_groups(y if live == GROUPS * LANES else vector.shuffle(y, y, list(range(live))), r, gs)
+
+    def sums(self, gs: list, rs: list, passes: list) -> list:
+        """d of each (row of rs, group of gs), row-major, from `starts`: per CHUNK values of K, the
+        rows' x widened to i16 pairs into a stack buffer once; then per pass (indices into gs),
+        per pair of rows of K each group's weights widened once and each row's pair broadcast
+        from the buffer (a load, not a shuffle beside the weights' widening; the x chunks no
+        longer hold 4 of the 16 registers)."""
+        kern, rows = self.k, len(rs)
         buf = self._constant("x_pairs", lambda: memref.alloca(ir.MemRefType.get([ROWS, CHUNK // 2], self.t32), [], []))
         step = self.const(2 * PAIRS)
         chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(CHUNK), self.starts(rs, gs))
@@ -195,16 +211,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
                 for i, total in zip(at, loop.results):
                     d[i] = total
             scf.YieldOp(d)
-        scales = [self.x_scaled(vector.load(self.f32, v["s"], [self.wg, self.const(0), self.const(g * LANES)])) for g in gs]
-        out = [self.output(arith.mulf(scales[g], arith.sitofp(self.f32, chunks.results[i])), rs[r], gs[g]) for i, (r, g) in enumerate(pairs)]
-        if not kern.requantize:
-            for (r, g), y in zip(pairs, out):
-                self.store(y, rs[r], gs[g])
-            return
-        codes = self.looked_up([self.packed(out[ri * len(gs) : (ri + 1) * len(gs)]) for ri in range(rows)])
-        live = LANES * len(gs)
-        for r, y in zip(rs, codes):
-            self.store_groups(y if live == GROUPS * LANES else vector.shuffle(y, y, list(range(live))), r, gs)
+        return list(chunks.results)
 
     def packed(self, words: list) -> ir.Value:
         """The codes of a row's groups (`words`, i32 lanes within the code's range, up to four)
