@@ -26,6 +26,10 @@ only where the stage runs on Linux (IREE's target triple is the host's unless to
 for; alone on a module it says the module is for an AVX2 host without AVX-512 (`haswell`,
 `znver2`): torch-onnx-to-dq-iree then sends QDQ MatMuls to dq's AVX2 integer kernel
 (passes/kernels/qdq_avx2.py) as it does on AVX-512 VNNI hosts.
+`dq.avxvnni` (unit attribute): the host has AVX2, FMA and AVX-VNNI (`vpdpbusd` on 256-bit
+vectors; Linux's `avx_vnni` flag, as numpy's table does not name it): without `dq.avx512vnni`
+(`alderlake`, `sierraforest`), QDQ MatMuls take the VNNI kernel's 8-lane form
+(passes/kernels/qdq_avxvnni.py) in place of the AVX2 one.
 
 The host's features are read from numpy's CPU dispatch table, which the running numpy detected
 on this machine. A module compiled for another CPU says so: `dq.target_cpu` (a string attribute,
@@ -51,7 +55,8 @@ AVX512VBMI = "dq.avx512vbmi"
 AVX512VNNI = "dq.avx512vnni"
 AVX2 = "dq.avx2"
 AMX_INT8 = "dq.amxint8"
-TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2, AMX_INT8)
+AVXVNNI = "dq.avxvnni"
+TAGS = (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2, AMX_INT8, AVXVNNI)
 
 
 def _features() -> dict:
@@ -109,37 +114,47 @@ def host_has_amx_int8() -> bool:
     return host_has_avx512vnni() and {"amx_tile", "amx_int8"} <= linux_cpu_flags()
 
 
+def host_has_avxvnni() -> bool:
+    """AVX2, FMA and AVX-VNNI on this host (Linux's `avx_vnni` flag: numpy's table does not
+    name AVX-VNNI, so no tag elsewhere)."""
+    return host_has_avx2() and "avx_vnni" in linux_cpu_flags()
+
+
+# Each tag -> whether this host has its features.
+_HOST = {AVX512BW: host_has_avx512bw, AVX512BF16: host_has_avx512bf16, AVX512VBMI: host_has_avx512vbmi, AVX512VNNI: host_has_avx512vnni,
+         AVX2: host_has_avx2, AMX_INT8: host_has_amx_int8, AVXVNNI: host_has_avxvnni}  # fmt: skip
+
 TARGET_CPU = "dq.target_cpu"
 TARGET_CPU_FEATURES = "dq.target_cpu_features"
 
 # LLVM's x86 CPU names (llvm/lib/Target/X86/X86.td) -> the tags their features give: every CPU
 # with AVX-512BW has AVX2 and FMA too; AVX2 without AVX-512BW: haswell ... skylake, znver1-3,
-# x86-64-v3, AVX-VNNI without AVX-512 (alderlake and its successors), Xeon Phi; older ones none.
+# x86-64-v3, Xeon Phi; with AVX-VNNI too (alderlake and its successors, the E-core Xeons); older ones none.
+# AVX-VNNI: those, sapphirerapids and its successors, znver5 (LLVM's X86.td feature lists).
 _BW, _BF16, _VBMI, _VNNI = (AVX2, AVX512BW), (AVX2, AVX512BW, AVX512BF16), (AVX2, AVX512BW, AVX512VBMI), (AVX2, AVX512BW, AVX512VNNI)
 _ALL = (AVX2, AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI)
-_AMX = _ALL + (AMX_INT8,)
+_AMX = _ALL + (AMX_INT8, AVXVNNI)
 CPUS = {
     "skylake-avx512": _BW, "skx": _BW, "x86-64-v4": _BW,
     "cascadelake": _VNNI, "cooperlake": (AVX2, AVX512BW, AVX512BF16, AVX512VNNI), "cannonlake": _VBMI,
     **{c: (AVX2, AVX512BW, AVX512VBMI, AVX512VNNI) for c in ("icelake-client", "icelake-server", "tigerlake", "rocketlake")},
     "sapphirerapids": _AMX, "emeraldrapids": _AMX, "graniterapids": _AMX, "graniterapids-d": _AMX, "diamondrapids": _AMX,
-    "znver4": _ALL, "znver5": _ALL,
-    **{c: (AVX2,) for c in ("x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "arrowlake",
-                            "arrowlake-s", "lunarlake", "gracemont", "sierraforest", "grandridge", "clearwaterforest", "pantherlake",
-                            "knl", "knm", "bdver4", "znver1", "znver2", "znver3")},
+    "znver4": _ALL, "znver5": _ALL + (AVXVNNI,),
+    **{c: (AVX2,) for c in ("x86-64-v3", "haswell", "broadwell", "skylake", "knl", "knm", "bdver4", "znver1", "znver2", "znver3")},
+    **{c: (AVX2, AVXVNNI) for c in ("alderlake", "raptorlake", "meteorlake", "arrowlake", "arrowlake-s", "lunarlake", "gracemont",
+                                    "sierraforest", "grandridge", "clearwaterforest", "pantherlake")},
     **{c: () for c in ("generic", "x86-64", "x86-64-v2", "nehalem", "westmere", "sandybridge", "ivybridge", "btver2")},
 }  # fmt: skip
 # `-mattr`-style features -> the tag they give (all of a tag's features needed, AVX-512F too).
 _FEATURES = {AVX2: ("avx2", "fma"), AVX512BW: ("avx512f", "avx512bw"), AVX512BF16: ("avx512f", "avx512bw", "avx512dq", "avx512bf16"),
              AVX512VBMI: ("avx512f", "avx512bw", "avx512vbmi"), AVX512VNNI: ("avx512f", "avx512bw", "avx512vnni"),
-             AMX_INT8: ("avx512f", "avx512bw", "avx512vnni", "amx-tile", "amx-int8")}  # fmt: skip
+             AMX_INT8: ("avx512f", "avx512bw", "avx512vnni", "amx-tile", "amx-int8"), AVXVNNI: ("avx2", "fma", "avxvnni")}  # fmt: skip
 
 
 def cpu_tags(cpu: str, features: str = "") -> tuple[tuple, str | None]:
     """(the tags of LLVM CPU `cpu` with `features` (`+f,-g`) on top, why not known or None)."""
     if cpu == "host":
-        hosts = (host_has_avx512bw, host_has_avx512bf16, host_has_avx512vbmi, host_has_avx512vnni, host_has_avx2, host_has_amx_int8)
-        tags = {t for t, has in zip(TAGS, hosts) if has()}
+        tags = {t for t, has in _HOST.items() if has()}
         why = None
     else:
         why = None if cpu in CPUS else f"CPU '{cpu}' is not in dq's table: no AVX2 or AVX-512 route is taken"
@@ -168,4 +183,4 @@ def run(op) -> bool:
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni, dq.avx2, dq.amxint8)", run)
+PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni, dq.avx2, dq.amxint8, dq.avxvnni)", run)

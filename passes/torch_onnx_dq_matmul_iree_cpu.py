@@ -53,7 +53,8 @@ dequantized per tensor (a dq op, or a DequantizeLinear left to IREE because othe
 too) and whose B is 8-bit weights per tensor or per column, becomes one dispatch of the exact
 integer kernel reading xq itself (QdqKernel; docs/semantics.md#the-integer-route-of-qdq-matmuls);
 on one tagged `dq.avx2` without VNNI, of its AVX2 form (QdqAvx2Kernel, vpmaddwd,
-passes/kernels/qdq_avx2.py; the same results):
+passes/kernels/qdq_avx2.py), or with AVX-VNNI (`dq.avxvnni`), of its 8-lane VNNI form
+(QdqAvxVnniKernel, passes/kernels/qdq_avxvnni.py); the same results:
 
     %xq = torch_c.to_builtin_tensor %quantized : -> [M, K] i8
     %y2 = flow.dispatch @dq_matmul_qdq_...(%xq, %w, %s[, %z], %c, %m) -> [M', N]

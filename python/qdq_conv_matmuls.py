@@ -1,7 +1,7 @@
 """QDQ convolutions as QDQ MatMuls of their im2col'd int8 activation, for dq's exact int8 kernel.
 
-dq's integer kernel for QDQ MatMuls (passes/kernels/qdq.py with AVX-512 VNNI, qdq_avx2.py with
-AVX2) computes sum((xq - zx) * (wq - zw)) exactly in i32 and requantizes in its epilogue; IREE
+dq's integer kernel for QDQ MatMuls (passes/kernels/qdq.py with AVX-512 VNNI, qdq_avxvnni.py
+with AVX-VNNI, qdq_avx2.py with AVX2) computes sum((xq - zx) * (wq - zw)) exactly in i32 and requantizes in its epilogue; IREE
 3.13 runs a QDQ Conv as an f32 convolution at best (dequant.qdq_convs), and those took nine
 tenths of a ResNet's time (docs/iree.md#qdq-convolutions-as-int8-matmuls). So, for the llvm-cpu
 target on a CPU whose tags take that kernel, before dequant.qdq_convs, a Conv
@@ -47,7 +47,8 @@ from onnx import helper
 
 from dequant.passes.kernels.qdq import QdqKernel
 from dequant.passes.kernels.qdq_avx2 import QdqAvx2Kernel
-from dequant.passes.target_features import AVX2, AVX512VNNI
+from dequant.passes.kernels.qdq_avxvnni import QdqAvxVnniKernel
+from dequant.passes.target_features import AVX2, AVX512VNNI, AVXVNNI
 from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
 from . import qdq_depthwise
@@ -57,7 +58,7 @@ from .qdq_convs import qdq_conv, static_types
 
 IM2COL = "Im2col"  # the stage's own node (in qdq_depthwise.DOMAIN), torch-onnx-dq-im2col-iree-cpu's
 NHWC_MAXPOOL = "NhwcMaxPool"  # the stage's own node too, torch-onnx-dq-maxpool-iree-cpu's
-K_MULTIPLE = 16  # K padded to a multiple of both kernels' K step (VNNI 4, AVX2 16)
+K_MULTIPLE = 16  # K padded to a multiple of every kernel's K step (VNNI 4, AVX2 16)
 NHWC, NCHW = qdq_depthwise.NHWC, qdq_depthwise.NCHW
 # elementwise ops a Transpose to NCHW sinks through, where their other inputs are scalars
 _SINKS = ("DequantizeLinear", "QuantizeLinear", "Add", "Relu")
@@ -66,7 +67,9 @@ _SINKS = ("DequantizeLinear", "QuantizeLinear", "Add", "Relu")
 def kernel(tags) -> type | None:
     """dq's QDQ MatMul kernel on a CPU of dq-target-features `tags`, or None (no integer kernel:
     the convolutions stay for dequant.qdq_convs)."""
-    return QdqKernel if AVX512VNNI in tags else QdqAvx2Kernel if AVX2 in tags else None
+    if AVX512VNNI in tags:
+        return QdqKernel
+    return QdqAvxVnniKernel if AVXVNNI in tags else QdqAvx2Kernel if AVX2 in tags else None
 
 
 def _form(graph: Graph, node, producers: dict, readers: dict, types: dict):

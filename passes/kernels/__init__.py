@@ -14,10 +14,12 @@ Exact and approximate.
   block; docs/semantics.md#the-exact-one-row-route), `qdq.QdqKernel` (QDQ MatMuls: the model's
   own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls),
   `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
-  saturating; bit for bit QdqKernel's results), `qdq_amx.QdqAmxKernel` (QdqKernel's direct
-  form with AMX's `tdpbusd` for whole tiles of 32 rows: the same i32 sums, bit for bit its
-  results), `digits_avx2.DigitAvx2Kernel` (DigitKernel's
-  sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16 over a block),
+  saturating; bit for bit QdqKernel's results), `qdq_avxvnni.QdqAvxVnniKernel` (QdqKernel's
+  sums at 8 lanes: AVX-VNNI's `vpdpbusd` on 256 bits, the AVX2 kernel's tiles and epilogue; bit
+  for bit both), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
+  tiles of 32 rows: the same i32 sums, bit for bit its results), `digits_avx2.DigitAvx2Kernel`
+  (DigitKernel's sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16
+  over a block),
   `depthwise.DepthwiseKernel` (QDQ depthwise convolutions: integer codes and weights summed by f32
   fused multiply-adds, exact while every partial sum stays below 2^24, which its `why_not` checks;
   the QDQ kernels' epilogue; docs/semantics.md#the-depthwise-kernel), and the tables of codes
@@ -48,9 +50,9 @@ Layout. The stage repacks constants once (`repack`); a kernel reads only its own
 CPU facts. A kernel is chosen and built from the module's tags (dq-target-features:
 `dq.avx512bw`, `dq.avx512vnni`, ...), never from the host running the stage: a module compiled
 for another CPU is tagged for it. Kernels needing an instruction set say so (`vpdpbusd`: AVX-512
-VNNI; `vpmaddwd`: AVX2, every x86 target dq builds for; `tdpbusd`: AMX-INT8, on Linux, which
-gives a process AMX's state only when asked: qdq_amx.py); their tests name the feature and are
-skipped with that reason elsewhere.
+VNNI, or on 256 bits AVX-VNNI; `vpmaddwd`: AVX2, every x86 target dq builds for; `tdpbusd`:
+AMX-INT8, on Linux, which gives a process AMX's state only when asked: qdq_amx.py); their tests
+name the feature and are skipped with that reason elsewhere.
 
 Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in code comments):
 - `f32.Kernel` is needed because IREE's fused contraction of a dequantized int4 MatMul runs at
@@ -63,6 +65,9 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   integer product skips both dequantizes and the f32 product.
 - `qdq_avx2.QdqAvx2Kernel` is needed because hosts without AVX-512 VNNI (AVX2 only) would
   otherwise leave QDQ MatMuls to IREE's own lowering, at about twice the time.
+- `qdq_avxvnni.QdqAvxVnniKernel` is needed because Intel's CPUs with AVX-VNNI but no AVX-512
+  (Alder Lake and later client cores, Sierra Forest) would otherwise take the AVX2 kernel, two
+  `vpmaddwd`s and a widening where one `vpdpbusd` does: about twice the time.
 - `qdq_amx.QdqAmxKernel` is needed because on CPUs with AMX onnxruntime's int8 GEMMs take its
   tiles: a `tdpbusd` is 16 x 16 x 64 multiply-adds, 64 `vpdpbusd`s' worth.
 - `depthwise.DepthwiseKernel` is needed because IREE compiles an NCHW depthwise convolution

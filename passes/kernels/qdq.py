@@ -233,11 +233,11 @@ class RunTimeX:
 
 
 class Requantize:
-    """QdqKernel's epilogue, shared by its bodies (vpdpbusd here, vpmaddwd in qdq_avx2.py) and the
-    depthwise kernel: what y becomes after the integer sum (`output`), and the table of codes
-    its bytes go through (`looked_up`, a tile's outputs at once), with the body's `k` (the
-    kernel: `divisors`, `r_size`, `reciprocal`, `residual`), `v`, `wg`, `const`, `splat`,
-    `load_row` (ColumnTail's) and vector types; `load_r` defines `r`."""
+    """QdqKernel's epilogue, shared by its bodies (vpdpbusd here and in qdq_avxvnni.py, vpmaddwd in
+    qdq_avx2.py) and the depthwise kernel: what y becomes after the integer sum (`output`), and
+    the table of codes its bytes go through (`looked_up`, a tile's outputs at once), with the
+    body's `k` (the kernel: `divisors`, `r_size`, `reciprocal`, `residual`), `v`, `wg`, `const`,
+    `splat`, `load_row` (ColumnTail's) and vector types; `load_r` defines `r`."""
 
     # Whether `output` gives a requantized code as an i32 lane (`code_words`) rather than its byte
     # (`code_bytes`): the AVX2 body packs a row's words into bytes at once (qdq_avx2.py).
@@ -364,8 +364,8 @@ class Requantize:
 
 
 class XBytes:
-    """xq's bytes as a vpdpbusd body reads them (a VNNI body, of 16 lanes here or
-    fewer): flipped to int8 where the kernel reads v = xq ^ 0x80, four at a time as one
+    """xq's bytes as a vpdpbusd body reads them (the VNNI bodies: 16 lanes here, 8 in
+    qdq_avxvnni.py): flipped to int8 where the kernel reads v = xq ^ 0x80, four at a time as one
     i32 (`x_word`), each row's sum (`row_sums`), and `dot`, vpdpbusd of weights and x; for a
     body with `k` (the kernel), `v`, `bytes` (4 * lanes i8), `i32`, `const`, `splat`,
     `_constant`."""

@@ -19,6 +19,7 @@ from .problem import Options, Problem
 from .qdq import QdqKernel
 from .qdq_amx import QdqAmxKernel
 from .qdq_avx2 import QdqAvx2Kernel
+from .qdq_avxvnni import QdqAvxVnniKernel
 from .target import Target
 
 
@@ -40,7 +41,7 @@ class Route:
 
 
 def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:
-    if t.avx512vnni:
+    if t.avx512vnni or t.avxvnni:  # AVX-VNNI: the same sums at 8 lanes (qdq_avxvnni.py)
         return QdqKernel.why_not(p)
     if t.x86_avx2:  # the same results with vpmaddwd (qdq_avx2.py)
         return QdqAvx2Kernel.why_not(p)
@@ -50,7 +51,9 @@ def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:
 def _qdq_kernel(p: Problem, t: Target) -> QdqKernel:
     if t.amx_int8 and t.avx512vnni and QdqAmxKernel.why_not(p) is None:
         return QdqAmxKernel(p)  # the VNNI kernel with AMX for its whole row tiles (qdq_amx.py)
-    return QdqKernel(p) if t.avx512vnni else QdqAvx2Kernel(p)
+    if t.avx512vnni:
+        return QdqKernel(p)
+    return QdqAvxVnniKernel(p) if t.avxvnni else QdqAvx2Kernel(p)
 
 
 def _int8_fits(p: Problem, t: Target, o: Options) -> str | None:

@@ -1,5 +1,5 @@
-"""The column tail of the QDQ kernels (qdq.py, qdq_avx2.py): any N >= 1 in workgroups of `width`
-columns, ceil(N / width) of them (docs/iree.md#the-matmul-kernel-cpu).
+"""The column tail of the QDQ kernels (qdq.py, qdq_avx2.py, qdq_avxvnni.py): any N >= 1 in
+workgroups of `width` columns, ceil(N / width) of them (docs/iree.md#the-matmul-kernel-cpu).
 
 The constants are padded to whole workgroups when the stage repacks them (`pad`: the padding's
 values are never stored); y stays [M, N]. A body computes the column groups `groups` and stores

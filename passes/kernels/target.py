@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..target_features import AMX_INT8, AVX2, AVX512BF16, AVX512BW, AVX512VBMI, AVX512VNNI
+from ..target_features import TAGS
 
 
 @dataclass(frozen=True)
@@ -21,12 +21,14 @@ class Target:
     avx512vnni: bool = False
     avx2: bool = False
     amx_int8: bool = False
+    avxvnni: bool = False
 
     @classmethod
     def of(cls, module) -> Target:
-        """The features tagged on `module` (a builtin.module operation, or None: none)."""
+        """The features tagged on `module` (a builtin.module operation, or None: none); the
+        fields are dq-target-features' TAGS in order."""
         tags = module.attributes if module is not None else ()
-        return cls(*(tag in tags for tag in (AVX512BW, AVX512BF16, AVX512VBMI, AVX512VNNI, AVX2, AMX_INT8)))
+        return cls(*(tag in tags for tag in TAGS))
 
     @property
     def x86_avx2(self) -> bool:

@@ -1,8 +1,9 @@
 """Dynamic int8 MatMuls (quantize_dynamic's DynamicQuantizeLinear + MatMulInteger + Cast + Mul by
 sx * sw) through dq's exact integer kernel, x's scale and zero point read at run time
 (passes/dynamic_matmul.py; docs/semantics.md#dynamic-int8-matmuls): on AVX-512 VNNI
-(cascadelake), AMX (sapphirerapids: the direct form's 32-row tiles, passes/kernels/qdq_amx.py) and
-AVX2 (haswell, vpmaddwd) targets, against onnx.reference and onnxruntime."""
+(cascadelake), AMX (sapphirerapids: the direct form's 32-row tiles, passes/kernels/qdq_amx.py),
+AVX-VNNI (alderlake: vpdpbusd on 256 bits, passes/kernels/qdq_avxvnni.py) and AVX2 (haswell,
+vpmaddwd) targets, against onnx.reference and onnxruntime."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ pytestmark = needs_iree
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dequant import iree as stage  # noqa: E402
-from dequant.passes.target_features import host_has_amx_int8, host_has_avx2, host_has_avx512vnni  # noqa: E402
+from dequant.passes.target_features import host_has_amx_int8, host_has_avx2, host_has_avx512vnni, host_has_avxvnni  # noqa: E402
 
 from test_iree import compile_text, reference, run_vmfb  # noqa: E402
 import onnxruntime_reference  # noqa: E402
@@ -28,6 +29,7 @@ import onnxruntime_reference  # noqa: E402
 CPUS = {
     "cascadelake": pytest.mark.skipif(not host_has_avx512vnni(), reason="the VNNI kernel runs vpdpbusd, which this host lacks"),
     "haswell": pytest.mark.skipif(not host_has_avx2(), reason="the AVX2 kernel runs vpmaddwd, which this host lacks"),
+    "alderlake": pytest.mark.skipif(not host_has_avxvnni(), reason="the AVX-VNNI kernel runs VEX vpdpbusd, which this host (or its OS's flags) lacks"),
     "sapphirerapids": pytest.mark.skipif(not host_has_amx_int8(), reason="the AMX kernel runs tdpbusd, which this host (or its OS) lacks"),
 }
 
@@ -113,6 +115,7 @@ def test_dynamic_matmul_kernel(tmp_path, cpu, form):
     vmfb, kernels, line = compiled(tmp_path, path, cpu)
     assert len(kernels) == 1 and kernels[0].endswith("_dyn"), (kernels, line)
     assert ("avx2" in kernels[0]) == (cpu == "haswell") and "1 of 1 MatMulInteger to dq's integer kernel" in line
+    assert ("avxvnni" in kernels[0]) == (cpu == "alderlake"), kernels
     assert ("amx" in kernels[0]) == (cpu == "sapphirerapids" and form == "int8-per-tensor"), kernels  # the direct form only
     for m in (1, 7, 16, 45):
         for name, x in inputs(m, 256).items():
@@ -126,9 +129,10 @@ def test_dynamic_matmul_kernel(tmp_path, cpu, form):
 @pytest.mark.parametrize("k", [260, 250])
 def test_dynamic_matmul_k_off_the_kernels_step(tmp_path, cpu, k):
     """K = 260 (a multiple of the VNNI kernel's step, 4, not of the AVX2 kernel's, 16: the VNNI row
-    sums' 4-byte tail) and K = 250 (of neither): the kernel where its step divides K, else IREE's
-    own MatMulInteger with the stage's remark; y bit for bit onnx.reference's either way. N = 72:
-    a partial last workgroup (8 columns, of 64 with VNNI, of 32 with AVX2), stored masked."""
+    sums' 4-byte tail; AVX-VNNI's step is 4 too) and K = 250 (of neither): the kernel where its
+    step divides K, else IREE's own MatMulInteger with the stage's remark; y bit for bit
+    onnx.reference's either way. N = 72: a partial last workgroup (8 columns, of 64 with VNNI, of
+    32 with AVX2 and AVX-VNNI), stored masked."""
     path = dynamic_matmul(tmp_path / "m.onnx", k, 72, weights=np.int8, per_column=True, zero_point=True)
     vmfb, kernels, line = compiled(tmp_path, path, cpu)
     takes = k % (16 if cpu == "haswell" else 4) == 0

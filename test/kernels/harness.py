@@ -48,6 +48,8 @@ class Cpu:
 
 CPUS = {
     "haswell": Cpu((), ("X86_V3",), "AVX2 and FMA"),
+    # AVX-VNNI is not in numpy's table either: "avx_vnni" is Linux's flag
+    "alderlake": Cpu(("dq.avx2", "dq.avxvnni"), ("X86_V3", "avx_vnni"), "AVX2, FMA and AVX-VNNI (vpdpbusd on 256 bits)"),
     "skylake-avx512": Cpu(("dq.avx512bw",), ("AVX512_SKX",), "AVX-512 (F, CD, BW, DQ, VL)"),
     "cascadelake": Cpu(("dq.avx512bw", "dq.avx512vnni"), ("AVX512_CLX",), "AVX-512 VNNI (vpdpbusd)"),
     # AMX is not in numpy's table: "amx_int8" and "amx_tile" are Linux's /proc/cpuinfo flags

@@ -1,7 +1,8 @@
 """The exact integer kernel of QDQ MatMuls (passes/kernels/qdq.py, `QdqKernel`, AVX-512 VNNI;
-passes/kernels/qdq_avx2.py, `QdqAvx2Kernel`, AVX2; passes/kernels/qdq_amx.py, `QdqAmxKernel`,
-AMX), alone: one module per CPU (cascadelake; haswell, tagged `dq.avx2` as dq-target-features
-tags it; sapphirerapids, tagged `dq.amxint8`, its direct forms), one QDQ MatMul per case, y = DQ(Q(x, sx,
+passes/kernels/qdq_avx2.py, `QdqAvx2Kernel`, AVX2; passes/kernels/qdq_avxvnni.py,
+`QdqAvxVnniKernel`, AVX-VNNI; passes/kernels/qdq_amx.py, `QdqAmxKernel`, AMX), alone: one module
+per CPU (cascadelake; haswell, tagged `dq.avx2` as dq-target-features tags it; alderlake, tagged
+`dq.avx2` and `dq.avxvnni`; sapphirerapids, tagged `dq.amxint8`, its direct forms), one QDQ MatMul per case, y = DQ(Q(x, sx,
 zx)) @ DQ(wq, sw[, zw]) as quantize_static writes one, each one dispatch of the kernel reading xq
 (IREE's QuantizeLinear writes it), against the model docs/semantics.md#the-integer-route-of-qdq-matmuls
 states:
@@ -17,10 +18,10 @@ between a DequantizeLinear and a QuantizeLinear after them, as a table of codes)
 onnx.reference's, run on that y.
 
 The cases take the body's edges: 4 rows a tile and the tails of 2 and 1 (M = 1, 2, 3, 4, 7, 9,
-16), K a multiple of 64 (x's row sums 64 bytes at a time) and not (a tail of 4 to 60), int8 and
+16), K a multiple of 64 (x's row sums 64 bytes at a time; 32 with AVX-VNNI) and not (a tail of 4 to 60), int8 and
 uint8 activations (uint8 read as int8 by flipping its top bit), int8 and uint8 weights per column
 and per tensor with and without zero points, N of one workgroup (64 columns with VNNI, 32 with
-AVX2) and of two, and N of no whole workgroup (passes/kernels/tail.py): 1, 8, 16, 24 (one
+AVX2 and AVX-VNNI) and of two, and N of no whole workgroup (passes/kernels/tail.py): 1, 8, 16, 24 (one
 workgroup, its last group masked or whole), 40, 72, 100, 1000 (a partial last workgroup), each
 with an epilogue; and M of several row groups (100, 70, 257: passes/iree_dispatch.py splits the
 rows where the columns make few workgroups). The stage takes a QDQ MatMul from 2^19 multiply-adds, hence K's length.
@@ -107,10 +108,11 @@ def direct(c: Case) -> bool:
 
 
 # per CPU: (its extra tags, its cases, why it skips the others): cascadelake every case but
-# AMX's; haswell (the AVX2 kernel, K a multiple of 16) those it takes; sapphirerapids the cases
-# the AMX kernel takes
+# AMX's; haswell (the AVX2 kernel, K a multiple of 16) those it takes; alderlake (the AVX-VNNI
+# kernel, K a multiple of 4) every case but AMX's; sapphirerapids the cases the AMX kernel takes
 CPUS = {"cascadelake": ((), CASES, "a case for the AMX kernel (its 32-row tiles)"),
         "haswell": (("dq.avx2",), [c for c in CASES if c.form.k % 16 == 0], "a case the AVX2 kernel does not take (K not a multiple of 16)"),
+        "alderlake": ((), CASES, "a case for the AMX kernel (its 32-row tiles)"),
         "sapphirerapids": ((), [c for c in CASES + AMX_CASES if direct(c)], "a case the AMX kernel does not take (not the direct form)")}  # fmt: skip
 
 
@@ -210,7 +212,7 @@ def kernel_name(case: Case, cpu: str) -> str:
     out = {None: "", "bias": "", "q-u8": "_qu8", "q-i8": "_qi8", "bias-q-u8": "_qu8_b", "mid": "_qu8_mu8_b"}[base] + ("_t" if act else "")
     out += "_rcp" if out else ""
     name = harness.kernel_name("qdq", case.form, unsigned_x=case.unsigned_x) + out
-    kind = {"haswell": "avx2_", "sapphirerapids": "amx_"}.get(cpu, "")
+    kind = {"haswell": "avx2_", "alderlake": "avxvnni_", "sapphirerapids": "amx_"}.get(cpu, "")
     return name.replace("dq_matmul_qdq_", f"dq_matmul_qdq_{kind}")
 
 

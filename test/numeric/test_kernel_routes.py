@@ -16,10 +16,12 @@ from dequant.passes.kernels.int8 import Int8Kernel
 from dequant.passes.kernels.problem import Options, Problem
 from dequant.passes.kernels.qdq import QdqKernel
 from dequant.passes.kernels.qdq_avx2 import QdqAvx2Kernel
+from dequant.passes.kernels.qdq_avxvnni import QdqAvxVnniKernel
 from dequant.passes.kernels.routes import choose
 from dequant.passes.kernels.target import Target
 
 UNTAGGED, AVX2, AVX512, VNNI = Target(), Target(avx2=True), Target(avx512bw=True), Target(avx512bw=True, avx512vnni=True)
+AVXVNNI = Target(avx2=True, avxvnni=True)
 INT8 = Options(int8_activations=True)
 
 
@@ -76,6 +78,7 @@ def test_target_reads_the_module_tags_only():
         assert Target.of(module.operation) == VNNI
         assert Target.of(ir.Module.parse("module {}").operation) == UNTAGGED and Target.of(None) == UNTAGGED
         assert Target.of(ir.Module.parse("module attributes {dq.avx2} {}").operation) == AVX2
+        assert Target.of(ir.Module.parse("module attributes {dq.avxvnni, dq.avx2} {}").operation) == AVXVNNI
 
 
 def test_qdq_route_first_for_an_integer_activation_else_the_float_route_with_a_remark():
@@ -85,6 +88,13 @@ def test_qdq_route_first_for_an_integer_activation_else_the_float_route_with_a_r
     avx2 = choose(qdq, AVX512, Options())  # AVX-512 without VNNI: the AVX2 form, vpmaddwd
     assert type(avx2.kernel) is QdqAvx2Kernel and avx2.kernel.lanes == 8 and avx2.remarks() == []
     assert type(choose(qdq, AVX2, Options()).kernel) is QdqAvx2Kernel
+    avxvnni = choose(qdq, AVXVNNI, Options())  # AVX-VNNI without AVX-512: vpdpbusd on 8 lanes
+    assert type(avxvnni.kernel) is QdqAvxVnniKernel and avxvnni.kernel.lanes == 8 and avxvnni.remarks() == []
+    both = dataclasses.replace(VNNI, avx2=True, avxvnni=True)  # sapphirerapids, znver5: AVX-512 VNNI's 16 lanes
+    assert type(choose(qdq, both, Options()).kernel) is QdqKernel
+    k20 = dataclasses.replace(qdq, k=20, block=20, bound=127 * 255 * 20)  # K a multiple of 4, not 16: AVX-VNNI's, not AVX2's
+    assert type(choose(k20, AVXVNNI, Options()).kernel) is QdqAvxVnniKernel
+    assert choose(k20, AVX2, Options()).remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: K = 20 is not a multiple of 16"]
     float_route = choose(qdq, UNTAGGED, Options())
     assert type(float_route.kernel) is Kernel and float_route.kernel.lanes == 8
     assert float_route.remarks() == ["QDQ MatMul given dq's float route, not its integer kernel: the target is tagged neither AVX-512 VNNI nor AVX2"]
@@ -98,10 +108,12 @@ def test_qdq_route_first_for_an_integer_activation_else_the_float_route_with_a_r
 @pytest.mark.parametrize("n", [1, 24, 72, 1000])
 def test_qdq_route_takes_any_n_in_whole_and_partial_workgroups(n):
     """The QDQ kernels take any N (docs/iree.md#the-matmul-kernel-cpu): ceil(N / 64) workgroups
-    with VNNI, ceil(N / 32) with AVX2, the last one partial; the weight-only routes keep their
-    rule (N a multiple of 32, or none)."""
+    with VNNI, ceil(N / 32) with AVX2 and AVX-VNNI, the last one partial; the weight-only routes
+    keep their rule (N a multiple of 32, or none)."""
     qdq = Problem(256, n, 256, 8, True, False, rows=4, activation="u8", x_scale=0.5, x_zero_point=128, bound=127 * 255 * 256)
     vnni, avx2 = choose(qdq, VNNI, Options()), choose(qdq, AVX2, Options())
     assert type(vnni.kernel) is QdqKernel and vnni.kernel.workgroups == (n + 63) // 64 and vnni.remarks() == []
     assert type(avx2.kernel) is QdqAvx2Kernel and avx2.kernel.workgroups == (n + 31) // 32 and avx2.remarks() == []
+    avxvnni = choose(qdq, AVXVNNI, Options()).kernel
+    assert type(avxvnni) is QdqAvxVnniKernel and avxvnni.workgroups == (n + 31) // 32
     assert choose(dataclasses.replace(qdq, activation="f32", n=24), VNNI, Options()).why_not == "N = 24 is not a multiple of 32 columns"
