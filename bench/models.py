@@ -57,6 +57,13 @@ For the IREE routes the dispatch count comes from iree-compile's
 the first line of its error. iree+dq off by more than EXACT (decoder) stops the benchmark with
 status 1. Writes <out>/models-<date>.md and .json when --out is given (models-avx2-<date> on a host
 without AVX-512 VNNI, models-amx-<date> on one with AMX's int8 tiles).
+
+`--isa avx2|avxvnni|avx512vnni` runs every route as on a CPU with fewer instruction sets than this
+one (Linux with CPUID faulting and a C compiler): the script runs again with bench/cpuid_mask.c
+LD_PRELOAD'ed, so onnxruntime, IREE's runtime and numpy see CPUID without AMX (avx512vnni), without
+AVX-512 too (avxvnni) or without AVX-VNNI too (avx2), and the IREE routes compile for ISA_CPU's
+CPU; the results file is models-as-<isa>-<date>. The cores stay this CPU's: a stand-in for such a
+host, named so in the results, not one.
 """
 
 from __future__ import annotations
@@ -93,6 +100,10 @@ ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort u8u8", "o
 SETTLE_S = 0.05
 EXACT = 1e-5  # max error relative to the output's magnitude of a route computing the graph as written
 CPU_FLAGS = stage.TARGETS["llvm-cpu"].flags
+# --isa -> the CPU the IREE routes compile for (iree-compile's and dq's kernels' target): LLVM's
+# names for a CPU with those instruction sets (DQ_CPUID_MASK in bench/cpuid_mask.c says which go)
+ISA_CPU = {"avx2": "haswell", "avxvnni": "alderlake", "avx512vnni": "icelake-server"}
+MASK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpuid_mask.c")
 
 
 @dataclass
@@ -215,17 +226,18 @@ class Result:
     ms: dict = field(default_factory=dict)
 
 
-def prepare(model: Model, tmp: str, routes=None) -> tuple[dict, Result]:
+def prepare(model: Model, tmp: str, routes=None, cpu: str = "host") -> tuple[dict, Result]:
     """Every route of `model` (of `routes`, if given) that compiles, as a callable of x, and the
-    Result so far; `ort exact`, every route's reference, always."""
+    Result so far; `ort exact`, every route's reference, always. The IREE routes compile for
+    `cpu` (LLVM's name)."""
     float_path = model.build(os.path.join(tmp, f"{model.name}.float.onnx"))
     path = model.quantize(float_path, os.path.join(tmp, f"{model.name}.onnx"))
     graph = onnx.load(path, load_external_data=False).graph.name
     res, fns = Result(), {}
     sources = {
         "iree": lambda: import_as_is(path, tmp),
-        "iree+dq": lambda: stage.prepare(stage.import_onnx(path, "llvm-cpu")),
-        "iree+dq int8": lambda: stage.prepare(stage.import_onnx(path, "llvm-cpu"), int8_activations=True),
+        "iree+dq": lambda: stage.run_stage(stage.import_onnx(path, "llvm-cpu", cpu), cpu=cpu)[0],
+        "iree+dq int8": lambda: stage.run_stage(stage.import_onnx(path, "llvm-cpu", cpu), int8_activations=True, cpu=cpu)[0],
         "iree float": lambda: stage.import_onnx(float_path),
     }
     if not model.int8:
@@ -235,7 +247,9 @@ def prepare(model: Model, tmp: str, routes=None) -> tuple[dict, Result]:
         t = time.perf_counter()
         try:
             text = source()
-            flags = stage.compile_flags(text) if route.startswith("iree+dq") else CPU_FLAGS  # as compile_onnx compiles
+            cpu_flag = [] if cpu == "host" else [f"--iree-llvmcpu-target-cpu={cpu}"]
+            # as compile_onnx compiles
+            flags = stage.compile_flags(text, extra_args=cpu_flag) if route.startswith("iree+dq") else [*CPU_FLAGS, *cpu_flag]
             vmfb, res.dispatches[route] = iree_compile(text, tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
         except (RuntimeError, stage.IreeStageError) as e:
             res.failed[route] = str(e).splitlines()[0][:160]
@@ -299,7 +313,11 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="directory for models-<date>.md/.json")
     p.add_argument("--merge", nargs="*", default=None, metavar="JSON",
                    help="no run: one table of the results of these runs' .json (e.g. one --routes a process)")
+    p.add_argument("--isa", choices=list(ISA_CPU), default=None,
+                   help="run as on a CPU with only these of this CPU's instruction sets (bench/cpuid_mask.c)")
     args = p.parse_args(argv)
+    if args.isa and os.environ.get("DQ_CPUID_MASK") != args.isa:
+        return masked(args.isa, sys.argv if argv is None else [sys.argv[0], *argv])
     logging.disable(logging.WARNING)  # the quantizers' progress and pre-processing advice
     rounds = args.rounds or (2 if args.quick else 10)
     results, status = {}, 0
@@ -313,7 +331,7 @@ def main(argv=None) -> int:
         if args.only and not any(model.name.startswith(o) for o in args.only):
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            fns, res = prepare(model, tmp, args.routes)
+            fns, res = prepare(model, tmp, args.routes, ISA_CPU.get(args.isa, "host"))
             measure(model, fns, res, rounds, args.calls, args.routes)
         results[model.name] = res
         print(table({model.name: res})[-1], flush=True)
@@ -326,6 +344,8 @@ def main(argv=None) -> int:
     cpu = platform.processor() or platform.machine()
     lines = [f"# Whole models through IREE + dq and peers ({cpu}, {os.cpu_count()} cores{', quick' if args.quick else ''})", "",
              report.cpu_line(), "",
+             *([f"Run as an {args.isa} CPU: CPUID without {MASKED[args.isa]} (bench/cpuid_mask.c), IREE for "
+                f"`{ISA_CPU[args.isa]}`; the cores are this CPU's.", ""] if args.isa else []),
              *(["Each route timed in its own process (`--routes`), the runs merged (`--merge`).", ""] if args.merge else []),
              "Median ms per call (all cores); in brackets, the max error relative to the output's magnitude against",
              "`ort exact` (the quantized graph as written). `does not compile`: the route's compiler refused the model.", "",
@@ -336,9 +356,33 @@ def main(argv=None) -> int:
     if args.out:
         # one kind of result a host class (dq's VNNI kernels or its AVX2 ones; VNNI hosts with AMX,
         # whose tiles onnxruntime's int8 GEMMs take, apart): each keeps its latest
-        kind = "models-amx" if host_has_amx_int8() else "models" if host_has_avx512vnni() else "models-avx2"
+        kind = f"models-as-{args.isa}" if args.isa else "models-amx" if host_has_amx_int8() else "models" if host_has_avx512vnni() else "models-avx2"
         report.write(args.out, kind, lines, {n: vars(r) for n, r in results.items()})
     return status
+
+
+MASKED = {"avx512vnni": "AMX", "avxvnni": "AMX and AVX-512", "avx2": "AMX, AVX-512 and AVX-VNNI"}
+
+
+def masked(isa: str, argv: list) -> int:
+    """This script again in a process that sees CPUID without MASKED[isa] (bench/cpuid_mask.c,
+    built with the system's C compiler); its status."""
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        if "cpuid_fault" not in f.read().split():
+            print("error: --isa needs Linux's CPUID faulting (cpuid_fault in /proc/cpuinfo), which this CPU or VM has not", file=sys.stderr)
+            return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = os.path.join(tmp, "cpuid_mask.so")
+        try:
+            build = subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", MASK, "-o", lib], capture_output=True, text=True)
+            why = None if build.returncode == 0 else (build.stderr.strip().splitlines() or ["failed"])[0]
+        except OSError as e:
+            why = f"no C compiler ({e.strerror})"
+        if why:
+            print(f"error: --isa: cannot build {MASK}: {why}", file=sys.stderr)
+            return 2
+        env = dict(os.environ, DQ_CPUID_MASK=isa, LD_PRELOAD=lib)
+        return subprocess.run([sys.executable, *argv], env=env).returncode
 
 
 if __name__ == "__main__":
