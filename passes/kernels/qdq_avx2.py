@@ -98,6 +98,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
     """The ops of one AVX2 QDQ kernel body."""
 
     wide_codes = True  # a row's codes packed at once (`packed`)
+    rows, half = ROWS, HALF  # a register tile's rows, and its column groups per pass
 
     def __init__(self, kernel: QdqAvx2Kernel, v: dict, m, workgroup):
         super().__init__()
@@ -117,16 +118,20 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [a, b], [], []))
 
     def emit_groups(self) -> None:
-        """Tiles of ROWS rows, each pass over the weights taking HALF column groups of
-        `self.groups`, then the last m mod ROWS rows over all of them in one pass (as the VNNI
+        """Tiles of `rows` rows, each pass over the weights taking `half` column groups of
+        `self.groups`, then the last m mod `rows` rows by `tail_groups` a pass (as the VNNI
         kernel)."""
         groups = self.groups
-        full = arith.muli(arith.divui(self.m, self.const(ROWS)), self.const(ROWS))
-        loop = scf.ForOp(self.const(0), full, self.const(ROWS))
+        full = arith.muli(arith.divui(self.m, self.const(self.rows)), self.const(self.rows))
+        loop = scf.ForOp(self.const(0), full, self.const(self.rows))
         with ir.InsertionPoint(loop.body):
-            self.tile(groups, loop.induction_variable, ROWS, HALF)
+            self.tile(groups, loop.induction_variable, self.rows, self.half)
             scf.YieldOp([])
-        self.tail_rows(full, self.m, ROWS, lambda r0, rows: self.tile(groups, r0, rows, len(groups)))
+        self.tail_rows(full, self.m, self.rows, lambda r0, rows: self.tile(groups, r0, rows, self.tail_groups(rows)))
+
+    def tail_groups(self, rows: int) -> int:
+        """Column groups a pass of a tail tile of `rows` rows takes: all (at most 3 rows)."""
+        return len(self.groups)
 
     def x_chunk(self, r, k0) -> ir.Value:
         """2 * PAIRS values of v = xq as int8 (uint8: xq ^ 0x80) of row r from k0, as i16."""

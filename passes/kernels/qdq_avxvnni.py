@@ -12,9 +12,10 @@ i32,
 one `vpdpbusd` per 4 rows of K and 8 columns, four products a lane added without saturating (the
 reason the AVX2 kernel, qdq_avx2.py, widens to i16 for `vpmaddwd` instead of `vpmaddubsw`): no
 widening, half the AVX2 kernel's multiply instructions, and x read as it is, with no stack
-buffer. The AVX2 kernel's tiles (4 rows by 2 groups of 8 columns a pass, in AVX2's 16 registers)
-and its epilogue (`requantize`, `bias_add`, `mid`, `residual`, `table`, `reciprocal`; a row's codes
-packed at once), so the same results bit for bit.
+buffer. The AVX2 kernel's tiles at 6 rows (by 2 groups of 8 columns a pass: 12 accumulators of
+AVX2's 16 registers, where the AVX2 kernel's 4 rows leave vpdpbusd's latency exposed) and its
+epilogue (`requantize`, `bias_add`, `mid`, `residual`, `table`, `reciprocal`; a row's codes packed
+at once), so the same results bit for bit.
 
 Layout (W = 32 columns per workgroup, 4 groups of 8): weights `[N / W, K / 4, 4 * W]` bytes, the
 VNNI kernel's at 8 lanes (rows 4i ... 4i + 3 of K, column j of a group: bytes 4j ... 4j + 3 of the
@@ -33,6 +34,10 @@ from .f32 import GROUPS
 from .qdq import QdqKernel, XBytes
 from .qdq_avx2 import LANES, _Body
 
+# A register tile: 6 rows by 2 column groups a pass, 12 accumulators of AVX2's 16 registers (2
+# for the weights, 1 for x): vpdpbusd's latency (5 cycles) over 2 a cycle needs 10 chains in
+# flight, the AVX2 kernel's 4 x 2 tile has 8 (docs/iree.md#qdq-matmuls-on-avx-vnni-hosts).
+ROWS, ACCUMULATORS = 6, 12
 # Steps of 4 rows of K per iteration of a pass's loop (a tail of single steps after), where K
 # makes at least 4 such iterations (K >= 64); a shorter loop LLVM flattens into the other pass's
 # and spills: docs/iree.md#qdq-matmuls-on-avx-vnni-hosts.
@@ -56,7 +61,13 @@ class QdqAvxVnniKernel(QdqKernel):
 
 
 class _VnniBody(XBytes, _Body):
-    """The AVX2 body (its tiles and epilogue) with VNNI's sums (`sums`) and row sums."""
+    """The AVX2 body (its epilogue; its tiles at ROWS rows) with VNNI's sums (`sums`) and row
+    sums."""
+
+    rows = ROWS
+
+    def tail_groups(self, rows: int) -> int:
+        return max(1, min(len(self.groups), ACCUMULATORS // rows))
 
     def __init__(self, kernel: QdqAvxVnniKernel, v: dict, m, workgroup):
         super().__init__(kernel, v, m, workgroup)
