@@ -314,9 +314,10 @@ def main(argv=None) -> int:
     p.add_argument("--merge", nargs="*", default=None, metavar="JSON",
                    help="no run: one table of the results of these runs' .json (e.g. one --routes a process)")
     p.add_argument("--isa", choices=list(ISA_CPU), default=None,
-                   help="run as on a CPU with only these of this CPU's instruction sets (bench/cpuid_mask.c)")
+                   help="run as on a CPU with only these of this CPU's instruction sets (bench/cpuid_mask.c); with --merge: "
+                        "the runs were")
     args = p.parse_args(argv)
-    if args.isa and os.environ.get("DQ_CPUID_MASK") != args.isa:
+    if args.isa and args.merge is None and os.environ.get("DQ_CPUID_MASK") != args.isa:
         return masked(args.isa, sys.argv if argv is None else [sys.argv[0], *argv])
     logging.disable(logging.WARNING)  # the quantizers' progress and pre-processing advice
     rounds = args.rounds or (2 if args.quick else 10)
