@@ -6,7 +6,11 @@ So, on a model with a Conv whose weights are a DequantizeLinear of a constant, f
 target, before IREE's importer:
 
 - each DequantizeLinear of a constant (weights, int32 biases) read only by Convs becomes its f32
-  values, computed as the op does: f32(q - z) * s, one rounding;
+  values, computed as the op does: f32(q - z) * s, one rounding; so does one of a scalar constant
+  read only by elementwise arithmetic (ARITHMETIC: an attention's scale, GELU's constants, as
+  quantize_static writes them), which IREE would otherwise compute at run time and pass to the
+  dispatch that reads it as a buffer, where it costs the fused elementwise code its constant
+  (docs/iree.md#scalar-constants);
 - each DequantizeLinear of a per-tensor QuantizeLinear's output, with the same scale and zero
   point and no MatMul or Gemm among its readers (those stay for dq's integer kernel and IREE's),
   becomes the pair's arithmetic on the QuantizeLinear's input, in f32: round(clip(x / s,
@@ -35,6 +39,10 @@ _8BIT = (np.int8, np.uint8)
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition rounds
 # v half to even (1.5 * 2^23 is even), the subtraction is exact (docs/semantics.md#qdq-convolutions-through-iree).
 ROUND = 1.5 * 2**23
+# Readers a DequantizeLinear of a scalar constant is folded for: f32 arithmetic, where the folded
+# value is the one the op computes (no MatMul, Gemm or Conv: dq's kernels and the Conv rule match
+# their DequantizeLinears).
+ARITHMETIC = {"Mul", "Div", "Add", "Sub", "Pow"}
 _Q_ATTRIBUTES = {"axis"}  # a per-tensor pair ignores its axis; `saturate`, `block_size`, `output_dtype`: left alone
 
 
@@ -296,7 +304,11 @@ def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelPr
             nodes.append(node)
             continue
         read_by = readers.get(node.output[0], [])
-        if read_by and node.output[0] not in outputs and all(r.op_type == "Conv" for r in read_by) and graph.constants.get(node.input[0]) is not None:
+        constant = graph.constants.get(node.input[0])
+        if read_by and node.output[0] not in outputs and constant is not None and (
+            all(r.op_type == "Conv" for r in read_by)
+            or (int(np.prod(constant.dims)) == 1 and all(r.op_type in ARITHMETIC and r.domain in ("", "ai.onnx") for r in read_by))
+        ):
             w = _weights(graph, node)
             if w is not None:
                 name = graph.constant(f"{node.output[0]}_f32", w)

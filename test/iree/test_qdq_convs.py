@@ -16,6 +16,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import onnxruntime_reference  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import iree_models  # noqa: E402
 
@@ -87,21 +88,42 @@ def test_models_without_qdq_convolutions_are_left_alone(tmp_path):
 def test_transformer_pairs_compute_the_qdq_graph(tmp_path):
     """quantize_static's transformer block (no convolution): its pairs not read by a MatMul are
     f32 arithmetic (the softmax's input, the residual Adds', the GELU's, those after each
-    MatMul), every MatMul still reads DequantizeLinears (dq's kernel or IREE's integer route), and
-    onnxruntime on the rewritten model equals it on the QDQ graph, bit for bit, on ordinary,
-    saturating and half-way inputs."""
+    MatMul), its quantized scalar constants read by arithmetic alone (the attention's scale)
+    their f32 values, every MatMul still reads DequantizeLinears (dq's kernel or IREE's integer
+    route), and onnxruntime on the rewritten model equals it on the QDQ graph, bit for bit, on
+    ordinary, saturating and half-way inputs."""
     logging.disable(logging.WARNING)
     float_path = iree_models.transformer_block(tmp_path / "f.onnx", 32, 64, 2, 128)
     model = onnx.load(iree_models.quantize_static_file(float_path, tmp_path / "m.onnx", (1, 32, 64)))
     assert not qdq_convs.applies(model) and qdq_convs.has_pairs(model)
+    sizes = {t.name: int(np.prod(t.dims)) for t in model.graph.initializer}
+    readers = {}
+    for n in model.graph.node:
+        for v in n.input:
+            readers.setdefault(v, []).append(n.op_type)
+    scalars = [n.output[0] for n in model.graph.node if n.op_type == "DequantizeLinear" and sizes.get(n.input[0]) == 1
+               and set(readers[n.output[0]]) <= {"Mul", "Div", "Add", "Sub", "Pow"}]  # fmt: skip
     out, folded, pairs = rewritten_model(model)[1:]
     producers = {o: n for n in out.graph.node for o in n.output}
     matmuls = [n for n in out.graph.node if n.op_type == "MatMul"]
-    assert folded == 0 and pairs >= len(matmuls) == 8
+    assert folded == len(scalars) >= 1 and pairs >= len(matmuls) == 8
+    assert not any(v in scalars for n in out.graph.node for v in n.input), "a scalar constant still dequantized at run time"
+    # each folded value is onnx.reference's DequantizeLinear of the constant, bit for bit
+    values = {t.name: onnx.numpy_helper.to_array(t) for t in out.graph.initializer}
+    original = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    for dq in (n for n in model.graph.node if n.output[0] in scalars):
+        (want,) = ReferenceEvaluator(onnx.helper.make_node("DequantizeLinear", list(dq.input), ["y"])).run(None, {v: original[v] for v in dq.input})
+        (name,) = [v for v in values if v.startswith(f"{dq.output[0]}_f32")]
+        assert values[name].tobytes() == np.asarray(want, np.float32).tobytes()
     assert all(producers[v].op_type == "DequantizeLinear" for n in matmuls for v in n.input)
     assert "Softmax" in {n.op_type for n in out.graph.node if any(producers.get(v) is not None and producers[v].op_type == "Mul" for v in n.input)}
     for x in inputs(x_scale(model), [1, 32, 64]):
         np.testing.assert_array_equal(exact(out, x), exact(model, x))
+    # a scalar read by something else too (here a Reshape) stays a DequantizeLinear
+    model.graph.node.append(onnx.helper.make_node("Reshape", [scalars[0], "to_one"], ["scalar_too"]))
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([1], np.int64), "to_one"))
+    out = rewritten_model(model)[1]
+    assert any(n.op_type == "DequantizeLinear" and n.output[0] == scalars[0] for n in out.graph.node)
 
 
 def test_pairs_feeding_a_matmul_and_other_quantizers_are_kept(tmp_path):
