@@ -7,9 +7,9 @@ target, before IREE's importer:
 
 - each DequantizeLinear of a constant (weights, int32 biases) read only by Convs becomes its f32
   values, computed as the op does: f32(q - z) * s, one rounding; so does one of a scalar constant
-  read only by elementwise arithmetic (ARITHMETIC: an attention's scale, GELU's constants, as
-  quantize_static writes them), which IREE would otherwise compute at run time and pass to the
-  dispatch that reads it as a buffer, where it costs the fused elementwise code its constant
+  read only by elementwise arithmetic (ARITHMETIC: an attention's scale, as quantize_static
+  writes it), which IREE would otherwise compute at run time and pass to the dispatch that reads
+  it as a buffer, where it costs the fused elementwise code its constant
   (docs/iree.md#scalar-constants);
 - each DequantizeLinear of a per-tensor QuantizeLinear's output, with the same scale and zero
   point and no MatMul or Gemm among its readers (those stay for dq's integer kernel and IREE's),
