@@ -183,4 +183,4 @@ def run(op) -> bool:
     return True
 
 
-PASS = Pass("dq-target-features", "Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use (dq.avx512bw, dq.avx512bf16, dq.avx512vbmi, dq.avx512vnni, dq.avx2, dq.amxint8, dq.avxvnni)", run)
+PASS = Pass("dq-target-features", f"Record on the module the CPU features (the host's, or those of the CPU its dq.target_cpu names) dq's schedules and kernels use ({', '.join(TAGS)})", run)

@@ -38,8 +38,9 @@ from . import Pass
 from . import torch_onnx as t
 from .kernels.problem import Problem
 from .kernels.qdq import QdqKernel
+from .kernels.routes import qdq_kernel
+from .kernels.target import Target
 from .remarks import emit_remarks
-from .target_features import AVX2, AVX512VNNI
 from .torch_onnx_to_dq import read_attrs, rewrite
 
 INTEGERS = ("i8", "ui8", "i16", "i32")
@@ -150,7 +151,7 @@ def matmul_only(op, integer: bool = False) -> bool:
 
 def run(root) -> bool:
     remarks = []
-    integer = AVX512VNNI in root.attributes or AVX2 in root.attributes  # dq's integer QDQ kernels: VNNI or AVX2
+    integer = qdq_kernel(Target.of(root)) is not None  # one of dq's integer QDQ kernels takes the module's MatMuls
     for op in t.nodes(root, "onnx.DequantizeLinear"):
         if iree_lowers(op) and not (weight_only(op) or matmul_only(op, integer)):
             why = rewrite(op, check_only=True)  # left to IREE; a broken rule still gets its remark

@@ -45,10 +45,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from dequant.passes.kernels.qdq import QdqKernel
-from dequant.passes.kernels.qdq_avx2 import QdqAvx2Kernel
-from dequant.passes.kernels.qdq_avxvnni import QdqAvxVnniKernel
-from dequant.passes.target_features import AVX2, AVX512VNNI, AVXVNNI
+from dequant.passes.kernels.routes import qdq_kernel
+from dequant.passes.kernels.target import Target
 from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 
 from . import qdq_depthwise
@@ -65,11 +63,9 @@ _SINKS = ("DequantizeLinear", "QuantizeLinear", "Add", "Relu")
 
 
 def kernel(tags) -> type | None:
-    """dq's QDQ MatMul kernel on a CPU of dq-target-features `tags`, or None (no integer kernel:
-    the convolutions stay for dequant.qdq_convs)."""
-    if AVX512VNNI in tags:
-        return QdqKernel
-    return QdqAvxVnniKernel if AVXVNNI in tags else QdqAvx2Kernel if AVX2 in tags else None
+    """dq's QDQ MatMul kernel on a CPU of dq-target-features `tags` (the routes' choice), or None
+    (no integer kernel: the convolutions stay for dequant.qdq_convs)."""
+    return qdq_kernel(Target.tagged(tags))
 
 
 def _form(graph: Graph, node, producers: dict, readers: dict, types: dict):

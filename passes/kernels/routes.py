@@ -40,20 +40,26 @@ class Route:
     activations: tuple = ("f32", "u8", "i8")
 
 
+def qdq_kernel(t: Target) -> type[QdqKernel] | None:
+    """The QDQ MatMul kernel of a target (AMX's tiles aside: `_qdq_kernel`), or None: the same
+    results from each, by AVX-512 VNNI, AVX-VNNI (its sums at 8 lanes, qdq_avxvnni.py) or AVX2
+    (vpmaddwd, qdq_avx2.py)."""
+    if t.avx512vnni:
+        return QdqKernel
+    if t.avxvnni:
+        return QdqAvxVnniKernel
+    return QdqAvx2Kernel if t.x86_avx2 else None
+
+
 def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:
-    if t.avx512vnni or t.avxvnni:  # AVX-VNNI: the same sums at 8 lanes (qdq_avxvnni.py)
-        return QdqKernel.why_not(p)
-    if t.x86_avx2:  # the same results with vpmaddwd (qdq_avx2.py)
-        return QdqAvx2Kernel.why_not(p)
-    return "the target is tagged neither AVX-512 VNNI nor AVX2"
+    kernel = qdq_kernel(t)
+    return "the target is tagged neither AVX-512 VNNI nor AVX2" if kernel is None else kernel.why_not(p)
 
 
 def _qdq_kernel(p: Problem, t: Target) -> QdqKernel:
     if t.amx_int8 and t.avx512vnni and QdqAmxKernel.why_not(p) is None:
         return QdqAmxKernel(p)  # the VNNI kernel with AMX for its whole row tiles (qdq_amx.py)
-    if t.avx512vnni:
-        return QdqKernel(p)
-    return QdqAvxVnniKernel(p) if t.avxvnni else QdqAvx2Kernel(p)
+    return qdq_kernel(t)(p)
 
 
 def _int8_fits(p: Problem, t: Target, o: Options) -> str | None:

@@ -25,9 +25,13 @@ class Target:
 
     @classmethod
     def of(cls, module) -> Target:
-        """The features tagged on `module` (a builtin.module operation, or None: none); the
-        fields are dq-target-features' TAGS in order."""
-        tags = module.attributes if module is not None else ()
+        """The features tagged on `module` (a builtin.module operation, or None: none)."""
+        return cls.tagged(module.attributes if module is not None else ())
+
+    @classmethod
+    def tagged(cls, tags) -> Target:
+        """The features of dq-target-features `tags` (anything `in` asks of); the fields are its
+        TAGS in order."""
         return cls(*(tag in tags for tag in TAGS))
 
     @property
