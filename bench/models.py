@@ -243,11 +243,11 @@ def prepare(model: Model, tmp: str, routes=None, cpu: str = "host") -> tuple[dic
     if not model.int8:
         del sources["iree+dq int8"]
     sources = {r: s for r, s in sources.items() if routes is None or r in routes}
+    cpu_flag = [] if cpu == "host" else [f"--iree-llvmcpu-target-cpu={cpu}"]
     for route, source in sources.items():
         t = time.perf_counter()
         try:
             text = source()
-            cpu_flag = [] if cpu == "host" else [f"--iree-llvmcpu-target-cpu={cpu}"]
             # as compile_onnx compiles
             flags = stage.compile_flags(text, extra_args=cpu_flag) if route.startswith("iree+dq") else [*CPU_FLAGS, *cpu_flag]
             vmfb, res.dispatches[route] = iree_compile(text, tmp, f"{model.name}-{route.replace(' ', '-')}", flags)
