@@ -19,9 +19,10 @@ alone (docs/iree.md#qdq-models). So a node is left to IREE when
   them out in f32 first), and
 - it is not read only by large MatMuls (`matmul_only`: at least MIN_ROWS rows and MIN_WEIGHTS
   elements of B per matrix; weights beside a quantized activation, and quantized activations).
-  On a module tagged `dq.avx512vnni` or `dq.avx2` (dq-target-features), a QDQ MatMul dq's integer kernel
-  reads (`integer_route`: 8-bit weights, a per-tensor 8-bit activation, constant scales and zero
-  points, the kernel's shapes) is large from MIN_INTEGER_MACS multiply-adds (rows x K x N).
+  On a module tagged `dq.avx512vnni`, `dq.avxvnni` or `dq.avx2` (dq-target-features), a QDQ MatMul
+  the target's integer kernel reads (`integer_route`: 8-bit weights, a per-tensor 8-bit activation,
+  constant scales and zero points, that kernel's shapes: K a multiple of 4 for VNNI, of 16 for
+  AVX2) is large from MIN_INTEGER_MACS multiply-adds (rows x K x N).
 
 Every other node becomes dq exactly as torch-onnx-to-dq makes it (blocked, 4- and 2-bit, float4,
 float8 per axis, uint16, float8e8m0 scales, ...). Which route each pattern takes and why:
@@ -84,14 +85,14 @@ def _shapes(matmul) -> tuple | None:
     return math.prod(a.shape[:-1]), b.shape
 
 
-def _large(matmul, integer: bool) -> bool:
+def _large(matmul, kernel: type[QdqKernel] | None) -> bool:
     """Whether a MatMul has static shapes, at least MIN_ROWS rows and a B of at least MIN_WEIGHTS
-    elements per matrix (its last two dims); or, `integer` (a VNNI host), takes dq's integer
-    kernel with at least MIN_INTEGER_MACS multiply-adds."""
+    elements per matrix (its last two dims); or takes `kernel` (the target's integer QDQ kernel,
+    `qdq_kernel`) with at least MIN_INTEGER_MACS multiply-adds."""
     if (shapes := _shapes(matmul)) is None:
         return False
     rows, b = shapes
-    if integer and integer_route(matmul):
+    if kernel is not None and integer_route(matmul, kernel):
         return rows * math.prod(b) >= MIN_INTEGER_MACS
     return rows >= MIN_ROWS and b[-2] * b[-1] >= MIN_WEIGHTS
 
@@ -114,17 +115,17 @@ def _dequantized(value: ir.Value, weights: bool) -> bool:
     return all(t.constant_value(v) is not None for v in list(op.operands)[1:])
 
 
-def integer_route(matmul) -> bool:
-    """Whether a static 2-D-weights MatMul has the form dq's integer kernel takes
-    (torch-onnx-dq-matmul-iree-cpu, QdqKernel): A a per-tensor 8-bit activation and B constant
-    8-bit weights, each dequantized with constant scale and zero point, and the kernel's shapes."""
+def integer_route(matmul, kernel: type[QdqKernel]) -> bool:
+    """Whether a static 2-D-weights MatMul has the form dq's integer kernel `kernel` takes
+    (torch-onnx-dq-matmul-iree-cpu): A a per-tensor 8-bit activation and B constant 8-bit
+    weights, each dequantized with constant scale and zero point, and the kernel's shapes."""
     a, b = list(matmul.operands)[:2]
     shapes = _shapes(matmul)
     if shapes is None or len(shapes[1]) != 2 or not _dequantized(a, False) or not _dequantized(b, True):
         return False
     k, n = shapes[1]
     problem = Problem(k, n, k, 8, True, False, activation="i8", bound=255 * 255 * k)  # 255 * 255 * k bounds |d| for any 8-bit operands
-    return QdqKernel.why_not(problem) is None
+    return kernel.why_not(problem) is None
 
 
 def weight_only(op) -> bool:
@@ -143,17 +144,17 @@ def weight_only(op) -> bool:
     return bool(uses)
 
 
-def matmul_only(op, integer: bool = False) -> bool:
+def matmul_only(op, kernel: type[QdqKernel] | None = None) -> bool:
     """Whether every use of the node is an operand of a large MatMul (`_large`), and it has one."""
     uses = list(op.results[0].uses)
-    return bool(uses) and all(t.onnx_name(use.owner) == "onnx.MatMul" and _large(use.owner, integer) for use in uses)
+    return bool(uses) and all(t.onnx_name(use.owner) == "onnx.MatMul" and _large(use.owner, kernel) for use in uses)
 
 
 def run(root) -> bool:
     remarks = []
-    integer = qdq_kernel(Target.of(root)) is not None  # one of dq's integer QDQ kernels takes the module's MatMuls
+    kernel = qdq_kernel(Target.of(root))  # the integer QDQ kernel of the module's MatMuls, if any
     for op in t.nodes(root, "onnx.DequantizeLinear"):
-        if iree_lowers(op) and not (weight_only(op) or matmul_only(op, integer)):
+        if iree_lowers(op) and not (weight_only(op) or matmul_only(op, kernel)):
             why = rewrite(op, check_only=True)  # left to IREE; a broken rule still gets its remark
         else:
             why = rewrite(op)

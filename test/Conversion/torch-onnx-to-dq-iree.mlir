@@ -99,6 +99,39 @@ func.func @avx2_qdq_matmul_of_few_rows_becomes_dq(%xq: !torch.vtensor<[16,256],u
 
 // -----
 
+// 16 rows of 272 x 256 weights tagged AVX2: K = 272 is a multiple of the VNNI kernel's 4 and of
+// the AVX2 kernel's 16, so the AVX2 kernel takes it and both become dq; with K = 260 (a multiple
+// of 4 only) it refuses, the MatMul is judged by MIN_ROWS as on an untagged module, and both stay.
+// CHECK-LABEL: func.func @avx2_qdq_matmul_k_272_becomes_dq
+// CHECK-COUNT-2: dq.onnx_dequantize_linear
+// CHECK-LABEL: func.func @avx2_qdq_matmul_k_260_stays
+// CHECK-COUNT-2: "onnx.DequantizeLinear"
+// CHECK-NOT: dq.onnx_dequantize_linear
+module attributes {dq.avx2} {
+func.func @avx2_qdq_matmul_k_272_becomes_dq(%xq: !torch.vtensor<[16,272],ui8>) -> !torch.vtensor<[16,256],f32> {
+  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %z = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<128> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %ws = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<256xf32>} : () -> !torch.vtensor<[256],f32>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<272x256xsi8>} : () -> !torch.vtensor<[272,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,272],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,272],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[272,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[272,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,272],f32>, !torch.vtensor<[272,256],f32>) -> !torch.vtensor<[16,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,256],f32>) -> ()
+}
+func.func @avx2_qdq_matmul_k_260_stays(%xq: !torch.vtensor<[16,260],ui8>) -> !torch.vtensor<[16,256],f32> {
+  %s = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %z = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<128> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %ws = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<256xf32>} : () -> !torch.vtensor<[256],f32>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<260x256xsi8>} : () -> !torch.vtensor<[260,256],si8>
+  %x = "torch.operator"(%xq, %s, %z) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[16,260],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[16,260],f32>
+  %wf = "torch.operator"(%w, %ws) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[260,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[260,256],f32>
+  %y = "torch.operator"(%x, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[16,260],f32>, !torch.vtensor<[260,256],f32>) -> !torch.vtensor<[16,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[16,256],f32>) -> ()
+}
+}
+
+// -----
+
 // The same with 4 rows (262,144 multiply-adds): too few for the kernel's dispatch to pay; both stay.
 // CHECK-LABEL: func.func @vnni_qdq_matmul_of_little_work_stays
 // CHECK-COUNT-2: "onnx.DequantizeLinear"
