@@ -62,8 +62,8 @@ without AVX-512 VNNI, models-amx-<date> on one with AMX's int8 tiles).
 one (Linux with CPUID faulting and a C compiler): the script runs again with bench/cpuid_mask.c
 LD_PRELOAD'ed, so onnxruntime, IREE's runtime and numpy see CPUID without AMX (avx512vnni), without
 AVX-512 too (avxvnni) or without AVX-VNNI too (avx2), and the IREE routes compile for ISA_CPU's
-CPU; the results file is models-as-<isa>-<date>. The cores stay this CPU's: a stand-in for such a
-host, named so in the results, not one.
+CPU; the results file is models-as-<isa>-<vendor>-<date> (amd or intel: whose cores stand in).
+The cores stay this CPU's: a stand-in for such a host, named so in the results, not one.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def main(argv=None) -> int:
     if args.out:
         # one kind of result a host class (dq's VNNI kernels or its AVX2 ones; VNNI hosts with AMX,
         # whose tiles onnxruntime's int8 GEMMs take, apart): each keeps its latest
-        kind = f"models-as-{args.isa}" if args.isa else "models-amx" if host_has_amx_int8() else "models" if host_has_avx512vnni() else "models-avx2"
+        kind = f"models-as-{args.isa}-{report.vendor()}" if args.isa else "models-amx" if host_has_amx_int8() else "models" if host_has_avx512vnni() else "models-avx2"
         report.write(args.out, kind, lines, {n: vars(r) for n, r in results.items()})
     return status
 

@@ -23,17 +23,32 @@ def write(out: str, name: str, lines: list[str], data, minute: bool = False) -> 
     return stem
 
 
-def cpu() -> tuple[str, str]:
-    """(the CPU's model name, its AVX-512, VNNI and AMX flags or "AVX2, no AVX-512"), from lscpu:
-    what a result names (docs/development.md, "Benchmarks")."""
+def _lscpu() -> dict:
+    """lscpu's fields (name -> value), or {} where it cannot run."""
     try:
         text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     except OSError:
+        return {}
+    return {k.strip(): v.strip() for k, v in (ln.split(":", 1) for ln in text.splitlines() if ":" in ln)}
+
+
+def vendor() -> str:
+    """The CPU's vendor in a file name: "amd", "intel" or "cpu" (lscpu's Vendor ID)."""
+    return VENDORS.get(_lscpu().get("Vendor ID", ""), "cpu")
+
+
+VENDORS = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}
+
+
+def cpu() -> tuple[str, str]:
+    """(the CPU's model name, its AVX-512, VNNI and AMX flags or "AVX2, no AVX-512"), from lscpu:
+    what a result names (docs/development.md, "Benchmarks")."""
+    fields = _lscpu()
+    if not fields:
         return "unknown CPU", ""
-    fields = dict(ln.split(":", 1) for ln in text.splitlines() if ":" in ln)
     flags = fields.get("Flags", "").split()
     wanted = [f for f in flags if f.startswith(("avx512", "amx")) or "vnni" in f]
-    return fields.get("Model name", "unknown CPU").strip(), " ".join(wanted) or ("AVX2, no AVX-512" if "avx2" in flags else "no AVX2")
+    return fields.get("Model name", "unknown CPU"), " ".join(wanted) or ("AVX2, no AVX-512" if "avx2" in flags else "no AVX2")
 
 
 def cpu_line() -> str:
