@@ -51,7 +51,10 @@ onnxruntime's default thread pool):
   integer kernels exact on any x86 CPU (dequant.check.onnxruntime_session): the reference every
   route's error is reported against (max |y - ref| / max |ref|);
 - ort float: onnxruntime's default session on the float model (error against the float model
-  itself is not reported: a float model is not the quantized one).
+  itself is not reported: a float model is not the quantized one); every other route's output
+  is also measured against it (`from float`: the max distance relative to the float output's
+  magnitude, averaged over FLOAT_INPUTS random inputs; reported for IREE + dq and onnxruntime's
+  default session: whether dq lands further from the float model than onnxruntime does).
 For the IREE routes the dispatch count comes from iree-compile's
 `--iree-scheduling-dump-statistics-format=json`. A route that does not compile is reported with
 the first line of its error. iree+dq off by more than EXACT (decoder) stops the benchmark with
@@ -99,6 +102,7 @@ ROUTES = ["iree", "iree+dq", "iree+dq int8", "iree float", "ort", "ort u8u8", "o
 # onnxruntime routes and 4.0 ms in a process without them.
 SETTLE_S = 0.05
 EXACT = 1e-5  # max error relative to the output's magnitude of a route computing the graph as written
+FLOAT_INPUTS = 8  # random inputs whose distances from the float model's outputs `from float` averages
 CPU_FLAGS = stage.TARGETS["llvm-cpu"].flags
 # --isa -> the CPU the IREE routes compile for (iree-compile's and dq's kernels' target): LLVM's
 # names for a CPU with those instruction sets (DQ_CPUID_MASK in bench/cpuid_mask.c says which go)
@@ -223,6 +227,7 @@ class Result:
     dispatches: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
     error: dict = field(default_factory=dict)
+    from_float: dict = field(default_factory=dict)  # max |y - y_float| / max |y_float| (ort float's output)
     ms: dict = field(default_factory=dict)
 
 
@@ -258,16 +263,21 @@ def prepare(model: Model, tmp: str, routes=None, cpu: str = "host") -> tuple[dic
         fns[route] = iree_function(vmfb, graph)
     ort_routes = {"ort": lambda: ort_function(path), "ort u8u8": lambda: ort_exact(path, optimized=True), "ort exact": lambda: ort_exact(path),
                   "ort float": lambda: ort_function(float_path)}  # fmt: skip
-    fns.update({r: make() for r, make in ort_routes.items() if routes is None or r in routes or r == "ort exact"})
+    fns.update({r: make() for r, make in ort_routes.items() if routes is None or r in routes or r in ("ort exact", "ort float")})
     return fns, res
 
 
 def measure(model: Model, fns: dict, res: Result, rounds: int, calls: int, routes=None) -> None:
     x = np.random.default_rng(7).standard_normal(model.x_shape).astype(np.float32)
     ref = fns["ort exact"](x)
+    # a single input's max distance from the float model is a lottery of which codes flip: a mean over several
+    xs = [x, *(np.random.default_rng(8 + i).standard_normal(model.x_shape).astype(np.float32) for i in range(FLOAT_INPUTS - 1))]
+    flts = [fns["ort float"](xi) for xi in xs]
     for route, fn in fns.items():
         if route != "ort float":
-            res.error[route] = float(np.abs(fn(x) - ref).max() / np.abs(ref).max())
+            ys = [fn(xi) for xi in xs]
+            res.error[route] = float(np.abs(ys[0] - ref).max() / np.abs(ref).max())
+            res.from_float[route] = float(np.mean([np.abs(y - f).max() / np.abs(f).max() for y, f in zip(ys, flts)]))
     timed = {r: fn for r, fn in fns.items() if routes is None or r in routes}
     times = {r: [] for r in timed}
     for _ in range(rounds):
@@ -290,8 +300,8 @@ def cell(res: Result, route: str) -> str:
 
 
 def table(results: dict) -> list[str]:
-    lines = ["| model | " + " | ".join(ROUTES) + " | iree+dq / iree | iree+dq / ort | iree+dq / ort u8u8 | iree+dq int8 / ort | dispatches iree / +dq / float |",
-             "|---" * (len(ROUTES) + 6) + "|"]  # fmt: skip
+    lines = ["| model | " + " | ".join(ROUTES) + " | iree+dq / iree | iree+dq / ort | iree+dq / ort u8u8 | iree+dq int8 / ort | dispatches iree / +dq / float | from float iree+dq / ort |",
+             "|---" * (len(ROUTES) + 7) + "|"]  # fmt: skip
     for name, res in results.items():
         ms = res.ms
         vs_iree = f"{ms['iree+dq'] / ms['iree']:.2f}x" if "iree" in ms and "iree+dq" in ms else "-"
@@ -299,7 +309,8 @@ def table(results: dict) -> list[str]:
         vs_u8u8 = f"{ms['iree+dq'] / ms['ort u8u8']:.2f}x" if "iree+dq" in ms and "ort u8u8" in ms else "-"
         int8_vs_ort = f"{ms['iree+dq int8'] / ms['ort']:.2f}x" if "iree+dq int8" in ms and "ort" in ms else "-"
         d = " / ".join(str(res.dispatches.get(r, "-")) for r in ("iree", "iree+dq", "iree float"))
-        lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {vs_u8u8} | {int8_vs_ort} | {d} |")
+        f = " / ".join(f"{res.from_float[r]:.1e}" if r in res.from_float else "-" for r in ("iree+dq", "ort"))
+        lines.append(f"| {name} | " + " | ".join(cell(res, r) for r in ROUTES) + f" | {vs_iree} | {vs_ort} | {vs_u8u8} | {int8_vs_ort} | {d} | {f} |")
     return lines
 
 
@@ -349,7 +360,8 @@ def main(argv=None) -> int:
                 f"`{ISA_CPU[args.isa]}`; the cores are this CPU's.", ""] if args.isa else []),
              *(["Each route timed in its own process (`--routes`), the runs merged (`--merge`).", ""] if args.merge else []),
              "Median ms per call (all cores); in brackets, the max error relative to the output's magnitude against",
-             "`ort exact` (the quantized graph as written). `does not compile`: the route's compiler refused the model.", "",
+             "`ort exact` (the quantized graph as written); `from float`: the same against `ort float` (the float",
+             f"model's output), averaged over {FLOAT_INPUTS} inputs. `does not compile`: the route's compiler refused the model.", "",
              *table(results)]  # fmt: skip
     failed = {f"{n} {r}": why for n, res in results.items() for r, why in res.failed.items()}
     lines += ["", *(f"- {k}: {v}" for k, v in failed.items())] if failed else []
