@@ -15,8 +15,9 @@ is kept packed: an `arith.constant` of its ONNX bytes (1-D i8, the same bytes th
 blob holds) read through `dq.unpack`, so no 4-bit constant reaches the next compiler (IREE 3.13
 cannot serialize a 4-bit `dense_resource` and miscomputes a 4-bit `dense`); a blob longer than
 the dims need is read by its leading bytes, as onnx.reference reads `raw_data`, and a shorter one
-leaves the node with a remark. A blocked node whose last block along a static x is partial, or
-whose sub-byte x is blocked along the axis its bytes pack, becomes `dq.dequantize`s reading no
+leaves the node with a remark. A blocked node whose last block along a static x is partial,
+whose block is not a power of two (unless only MatMuls read it, as their weights), or whose
+sub-byte x is blocked along the axis its bytes pack, becomes `dq.dequantize`s reading no
 `floordiv` (the whole blocks in a [.., K / B, B, ..] view, the tail) joined by `tensor.concat`
 (`split_blocks`, `block_view`).
 
@@ -103,22 +104,38 @@ def packed_constant(data, tt: t.TorchTensor) -> ir.Value:
     return unpack.build(t.byte_constant(data, f"dq_packed_{tt.element.name}"), tt.dq())
 
 
-def block_view(sig: Signature, types: list) -> tuple[int, int] | None:
+def block_view(sig: Signature, types: list, matmul_weights: bool = False) -> tuple[int, int] | None:
     """(axis, full) of a blocked node read through the [.., K / B, B, ..] view (split_blocks):
     `full` elements of whole blocks (a multiple of the block, maybe 0), then a shorter tail; else
-    None. Two forms: the last block along a static axis is partial; or a sub-byte x is blocked
-    along its last axis, the one its bytes pack, where the block read would be a `floordiv` of
-    the byte index (`d floordiv B/2` for int4), which IREE tiles only when its tile divides B/2
-    (a [31, 96] int4 weight, block 32: "tile size 24 ... must divide or be divisible by the step
-    16")."""
+    None. Three forms: the last block along a static axis is partial; a block that is not a
+    power of two, which IREE's power-of-two tiles need not divide nor be divisible by once the
+    dequantize is fused into a consumer (K = 96, block 48, a Cast then a MatMul: "tile size 32 for
+    dimension d0 must divide or be divisible by the step 48"; fuzz case stage:88:498), unless
+    `matmul_weights` (every use a MatMul's B, which dq's MatMul rewrites read block by block
+    themselves); or a sub-byte x is blocked along its last axis, the one its bytes pack, where
+    the block read would be a `floordiv` of the byte index (`d floordiv B/2` for int4), which IREE
+    tiles only when its tile divides B/2 (a [31, 96] int4 weight, block 32: "tile size 24 ... must
+    divide or be divisible by the step 16")."""
     b, x = sig.attrs["block_size"], types[0]
     if b <= 0 or not x.shape or None in x.shape:
         return None
     axis = sig.attrs["axis"] % len(x.shape)
     d = x.shape[axis]
-    if d % b == 0 and not (x.element.sub_byte and axis == len(x.shape) - 1 and d > b):
+    if d % b == 0 and (b & (b - 1) == 0 or matmul_weights) and not (x.element.sub_byte and axis == len(x.shape) - 1 and d > b):
         return None
     return axis, d - d % b
+
+
+def _matmul_weights(value: ir.Value, through_sub: bool = True) -> bool:
+    """Whether every use of `value` is a MatMul's B, or (`through_sub`) a Sub whose every use is
+    one (MatMulNBits' float zero points, w - z * s: python/formats/matmul_nbits.py): the forms
+    dq's MatMul rewrites read block by block themselves."""
+    uses = list(value.uses)
+    return bool(uses) and all(
+        (t.onnx_name(u.owner) == "onnx.MatMul" and u.operand_number == 1)
+        or (through_sub and t.onnx_name(u.owner) == "onnx.Sub" and _matmul_weights(u.owner.results[0], False))
+        for u in uses
+    )
 
 
 def _slice(v: ir.Value, tt: t.TorchTensor, data, axis: int, start: int, size: int, view: list | None = None) -> ir.Value:
@@ -221,7 +238,7 @@ def rewrite(op, check_only: bool = False) -> str | None:
     if why or check_only:
         return why
     with ir.InsertionPoint(op), op.location:
-        cut = block_view(sig, types)
+        cut = block_view(sig, types, _matmul_weights(op.results[0]))
         if cut is None:
             ins = [packed_constant(p, tt) if p is not None else t.to_builtin(v, tt) for v, tt, p in zip(operands, types, packed)]
             y = dq_onnx.OP.create(ins + [None] * (3 - len(ins)), attrs, result.dq())

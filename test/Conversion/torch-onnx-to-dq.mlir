@@ -336,6 +336,36 @@ func.func @output_dtype_int64(%x: !torch.vtensor<[4,8],si8>, %s: !torch.vtensor<
 
 // -----
 
+// Whole blocks of 48 (not a power of two, which IREE's tiles neither divide nor are divisible
+// by once the dequantize is fused into its consumer: fuzz case stage:88:498): read through the
+// [2, 48, N] view, the scale at the block's index, and collapsed; no `floordiv`, no tail.
+// CHECK-DAG: #[[BLOCKS48:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @whole_blocks_of_48
+// CHECK-NOT: floordiv
+// CHECK: %[[V:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 48, 4] : tensor<96x4xi8> into tensor<2x48x4xi8>
+// CHECK: %[[W:.*]] = "dq.dequantize"(%[[V]], %{{.*}}) {scale_map = #[[BLOCKS48]], {{.*}}} : (tensor<2x48x4xi8>, tensor<2x4xf32>) -> tensor<2x48x4xf32>
+// CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0, 1], [2]] : tensor<2x48x4xf32> into tensor<96x4xf32>
+// CHECK-NOT: tensor.concat
+func.func @whole_blocks_of_48(%x: !torch.vtensor<[96,4],si8>, %s: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[96,4],f32> {
+  %y = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 48 : si64} : (!torch.vtensor<[96,4],si8>, !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[96,4],f32>
+  return %y : !torch.vtensor<[96,4],f32>
+}
+
+// -----
+
+// The same weights read only as a MatMul's B stay one blocked dequantize: dq's MatMul rewrites
+// read them block by block themselves (the kernel, or one contraction).
+// CHECK-LABEL: func.func @whole_blocks_of_48_as_matmul_weights
+// CHECK-NOT: tensor.expand_shape
+// CHECK: dq.onnx_dequantize_linear"(%{{.*}}, %{{.*}}) {axis = 0 : i64, block_size = 48 : i64} : (tensor<96x4xi8>, tensor<2x4xf32>) -> tensor<96x4xf32>
+func.func @whole_blocks_of_48_as_matmul_weights(%a: !torch.vtensor<[3,96],f32>, %x: !torch.vtensor<[96,4],si8>, %s: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[3,4],f32> {
+  %w = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64, torch.onnx.block_size = 48 : si64} : (!torch.vtensor<[96,4],si8>, !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[96,4],f32>
+  %y = "torch.operator"(%a, %w) <{name = "onnx.MatMul"}> : (!torch.vtensor<[3,96],f32>, !torch.vtensor<[96,4],f32>) -> !torch.vtensor<[3,4],f32>
+  return %y : !torch.vtensor<[3,4],f32>
+}
+
+// -----
+
 // A partial last block along a static x (K = 33, block 16): the whole blocks [32, N], viewed as
 // [2, 16, N], and the tail [1, N] are two dq.dequantize on slices of x and the scale, joined by
 // tensor.concat. No read is a `floordiv` (IREE cannot tile one inside a fused contraction unless

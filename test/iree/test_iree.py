@@ -1075,6 +1075,9 @@ PARTIAL_BLOCKS = {
     # ("tile size 24 ... must divide or be divisible by the step 16"; stage:1201:22)
     "int4-gemm-transb-k96-block32-bf16-cast": dict(k=96, n=31, dtype=ml_dtypes.int4, block=32, zero_point=True, scale_dtype=ml_dtypes.bfloat16, cast=True, gemm=True),
     "int4-gemm-transb-k96-block32": dict(k=96, n=31, dtype=ml_dtypes.int4, block=32, gemm=True),
+    # whole blocks of 48 (no power of two) read through a Cast: "tile size 32 ... must divide or be
+    # divisible by the step 48" (stage:88:498)
+    "uint8-k96-block48-f16-cast": dict(k=96, n=500, dtype=np.uint8, block=48, scale_dtype=np.float16, cast=True),
 }
 
 
