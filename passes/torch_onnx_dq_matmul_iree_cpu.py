@@ -107,7 +107,7 @@ from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QdqKernel
 from .kernels.reciprocal import reciprocals
-from .kernels.routes import ROUTES, choose
+from .kernels.routes import ROUTES, choose, for_weights
 from .kernels.target import Target
 from .model_constants import constant, stored
 from .queries import erase_dead
@@ -280,11 +280,13 @@ def _replace(m: Match, a_nd: ir.Value, call, also: list = (), flat: ir.Value | N
     return out.owner
 
 
-def _constants(kernel, matched: _Matched) -> list:
-    """The kernel's repacked constants as `dense_resource`s, at the insertion point."""
+def _constants(kernel, matched: _Matched) -> _Made:
+    """The kernel for the weights (`for_weights`) and its repacked constants as
+    `dense_resource`s, at the insertion point."""
     w = matched.weights
     f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
     if isinstance(kernel, QdqKernel):
+        kernel = for_weights(kernel, w.stored)
         packed = kernel.repack(w.stored, matched.qdq.s, w.zero_point, matched.qdq.c)
     else:
         floats = [] if w.float_zero_point is None else [w.float_zero_point]  # only the f32 kernel takes one
@@ -292,7 +294,7 @@ def _constants(kernel, matched: _Matched) -> list:
     out = [resource(packed.w, i8, "dq_kernel_w"), resource(packed.s, f32, "dq_kernel_s")]
     out += [resource(packed.z, i8, "dq_kernel_z")] if packed.z is not None else []
     out += [resource(packed.zf, f32, "dq_kernel_zf")] if packed.zf is not None else []
-    return out + ([resource(packed.c, i32, "dq_kernel_c")] if packed.c is not None else [])
+    return _Made(kernel, out + ([resource(packed.c, i32, "dq_kernel_c")] if packed.c is not None else []))
 
 
 @dataclasses.dataclass
@@ -324,7 +326,7 @@ def rewrite(m: Match, module, state: _State, target: Target, options: Options, r
     made = key if qdq else m.dq_op.operation  # the float routes' constants: one set per dequantize
     if made not in state.made:
         with ir.InsertionPoint(m.dq_op), m.matmul.location:  # dominates every MatMul reading the weights
-            state.made[made] = _Made(choice.kernel, _constants(choice.kernel, matched))
+            state.made[made] = _constants(choice.kernel, matched)
     kernel, consts = state.made[made]
     notes = ([f"QDQ MatMul given dq's float route, not its integer kernel: {matched.note}"] if matched.note else []) + choice.remarks()
     if qdq:
@@ -424,7 +426,7 @@ def _dynamic(d: dynamic_matmul.Dynamic, module, state: _State, target: Target, o
     choice = choose(problem, target, options, _QDQ_ROUTE)
     if choice.kernel is None:
         return choice.why_not
-    kernel = choice.kernel
+    kernel = for_weights(choice.kernel, d.codes)
     f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
     # the constants' own ops (weights, zw, sw; and sx, zx's DynamicQuantizeLinear): one set each
     key = ("dynamic", *(getattr(v.owner, "operation", v.owner) for v in [*d.matmul.operands[1:], *d.scale.operands]))

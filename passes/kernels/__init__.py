@@ -16,7 +16,9 @@ Exact and approximate.
   `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
   saturating; bit for bit QdqKernel's results), `qdq_avxvnni.QdqAvxVnniKernel` (QdqKernel's
   sums at 8 lanes: AVX-VNNI's `vpdpbusd` on 256 bits, the AVX2 kernel's tiles and epilogue; bit
-  for bit both), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
+  for bit both), `qdq_avxvnni.QdqAvx2BytesKernel` (the AVX-VNNI kernel's direct form on AVX2,
+  each `vpdpbusd` as `vpmaddubsw` and `vpmaddwd`, for weights whose pairs cannot saturate the
+  former once a few are split off into fix steps; bit for bit), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
   tiles of 32 rows: the same i32 sums, bit for bit its results), `digits_avx2.DigitAvx2Kernel`
   (DigitKernel's sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16
   over a block),
@@ -68,6 +70,10 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
 - `qdq_avxvnni.QdqAvxVnniKernel` is needed because Intel's CPUs with AVX-VNNI but no AVX-512
   (Alder Lake and later client cores, Sierra Forest) would otherwise take the AVX2 kernel, two
   `vpmaddwd`s and a widening where one `vpdpbusd` does: about twice the time.
+- `qdq_avxvnni.QdqAvx2BytesKernel` is needed because on AVX2 hosts the `vpmaddwd` kernel takes
+  twice the multiply instructions per product of onnxruntime's (saturating) `vpmaddubsw` kernels:
+  for per-tensor weights, where few pairs could saturate, the BERT-base-dims dynamic block's
+  MatMuls took 0.69x the time.
 - `qdq_amx.QdqAmxKernel` is needed because on CPUs with AMX onnxruntime's int8 GEMMs take its
   tiles: a `tdpbusd` is 16 x 16 x 64 multiply-adds, 64 `vpdpbusd`s' worth.
 - `depthwise.DepthwiseKernel` is needed because IREE compiles an NCHW depthwise convolution

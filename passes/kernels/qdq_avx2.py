@@ -5,7 +5,8 @@ Each product of an activation byte v (int8: xq, or xq ^ 0x80 = xq - 128 for uint
 byte u is taken in 16 bits, as MLAS's AVX2 U8U8 kernel takes them: both widened to i16, then
 `vpmaddwd` multiplies 16 pairs and adds each two neighbours into an i32 lane. |v * u| <= 128 *
 255, so a lane's two products sum to at most 65,280 in magnitude: no saturation (`vpmaddubsw`
-would add two products in i16 and saturate, e.g. 255 * 127 twice). Then the same
+would add two products in i16 and saturate, e.g. 255 * 127 twice; weights whose pairs rule that
+out take its form, qdq_avxvnni.py's QdqAvx2BytesKernel, `routes.for_weights`). Then the same
 
     d = sum_k v * u - (zw + bias) * sum_k v + c[n],   y = s[n] * float(d)
 

@@ -24,15 +24,18 @@ group's 32); scales, zero points and c as QdqKernel lays them with 8 lanes. K a 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, scf, vector
 
-from .f32 import GROUPS
+from ..lazy import llvm
+from .f32 import GROUPS, Packed
 from .qdq import QdqKernel, XBytes
-from .qdq_avx2 import LANES, _Body
+from .qdq_avx2 import LANES, VPMADDWD, _Body
 
 # A register tile: 6 rows by 2 column groups a pass, 12 accumulators of AVX2's 16 registers (2
 # for the weights, 1 for x): vpdpbusd's latency (5 cycles) over 2 a cycle needs 10 chains in
@@ -98,13 +101,140 @@ class _VnniBody(XBytes, _Body):
                     d[i] = total
         return d
 
-    def step(self, acc: list, step, rs: list, gs: list) -> list:
-        """acc (row-major over rs x gs) plus the products of rows 4 step ... 4 step + 3 of K."""
+    def step(self, acc: list, step, rs: list, gs: list, x_step=None) -> list:
+        """acc (row-major over rs x gs) plus the products of rows 4 step ... 4 step + 3 of K (of
+        the weights' row `step` and x's values 4 x_step ..., x_step being step unless given)."""
         w = [vector.load(self.bytes, self.v["w"], [self.wg, step, self.const(g * 4 * LANES)]) for g in gs]
         out = list(acc)
         for ri, r in enumerate(rs):
-            x = vector.bitcast(self.bytes, vector.broadcast(self.i32, self.x_word(r, step)))
+            x = vector.bitcast(self.bytes, vector.broadcast(self.i32, self.x_word(r, step if x_step is None else x_step)))
             for gi in range(len(gs)):
                 i = ri * len(gs) + gi
                 out[i] = self.dot(out[i], w[gi], x)
         return out
+
+
+# vpmaddubsw (AVX2): uint8 x by int8 w, each two neighbouring products added in i16 with
+# saturation: exact for every x where |w[2i]| + |w[2i + 1]| <= SAFE (255 * 128 < 2^15 - 1).
+VPMADDUBSW = "llvm.x86.avx2.pmadd.ub.sw"
+SAFE = 128
+# Fix steps a workgroup may add to its K / 4 steps (`QdqAvx2BytesKernel.fixes`), else the
+# vpmaddwd kernel: a fix step costs a main step and the vpmaddwd kernel about two, so a quarter
+# keeps most of the gain (a bound, not a tuned value): docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddubsw.
+MAX_FIX_SHARE = 0.25
+
+
+def split_safe(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ws, wf) with w = ws + wf (int64 [K, N], K even), every pair of rows (2i, 2i + 1) of each
+    column of both within SAFE: a pair of w beyond it is clamped to [-64, 64] in ws, the rest
+    (in [-64, 63]) is wf; wf is zero elsewhere."""
+    a, b = w[0::2], w[1::2]
+    bad = np.repeat(np.abs(a) + np.abs(b) > SAFE, 2, axis=0)
+    ws = np.where(bad, np.clip(w, -64, 64), w)
+    return ws, w - ws
+
+
+def fix_steps(wf: np.ndarray, workgroups: int, width: int) -> list:
+    """Per workgroup (its `width` columns of wf [K, workgroups * width]), the steps (4 rows of K)
+    where its wf is not zero."""
+    k = wf.shape[0]
+    nonzero = (wf.reshape(k // 4, 4, workgroups, width) != 0).any(axis=(1, 3))  # [K / 4, wg]
+    return [np.flatnonzero(nonzero[:, g]) for g in range(workgroups)]
+
+
+@dataclass(frozen=True)
+class QdqAvx2BytesKernel(QdqAvxVnniKernel):
+    """The direct form of a QDQ MatMul (uint8 xq, int8 weights without a zero point) on AVX2
+    whose weights `vpmaddubsw` takes exactly: the AVX-VNNI kernel's layout and tiles at 4 rows,
+    each `vpdpbusd` done by `vpmaddubsw` (i16 pair sums, exact: `split_safe`) and `vpmaddwd`
+    against ones, then `vpaddd`. The weights are ws + wf (`split_safe`); ws is the main loop's,
+    and each workgroup adds wf's few nonzero steps (`fixes` of them, padded with zero steps)
+    after it, reading x at the step's index: results bit for bit the VNNI kernel's
+    (docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddubsw). Weights [N / W, K / 4 + fixes +
+    ceil(fixes / 32), 4 * W] bytes: ws's K / 4 rows, the fix steps' wf rows, then their step
+    indices as i32, 32 a row."""
+
+    fixes: int = 0
+
+    @classmethod
+    def of(cls, kernel: QdqKernel, codes: np.ndarray) -> QdqKernel:
+        """This kernel for `kernel`'s problem and these weights' codes [K, N], or `kernel`
+        where it does not apply (not the direct form; too many fix steps)."""
+        if not QdqKernel.direct.fget(kernel):  # the AVX2 kernel's own `direct` is False (vpmaddwd)
+            return kernel
+        w = np.reshape(codes, (kernel.k, kernel.n)).view(np.int8).astype(np.int64)
+        wide = cls(kernel.problem, **{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name not in ("problem", "lanes")})
+        padded = np.zeros((kernel.k, wide.columns), np.int64)
+        padded[:, : kernel.n] = w
+        fixes = max((len(f) for f in fix_steps(split_safe(padded)[1], wide.workgroups, wide.width)), default=0)
+        if fixes > MAX_FIX_SHARE * kernel.k / 4:
+            return kernel
+        return dataclasses.replace(wide, fixes=fixes)
+
+    @property
+    def index_rows(self) -> int:
+        return -(-self.fixes // 32)
+
+    def name(self) -> str:
+        return QdqKernel.name(self).replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2b_", 1) + f"_f{self.fixes}"
+
+    def layout(self, codes: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None) -> Packed:
+        w = np.reshape(codes, (self.k, self.n)).view(np.int8).astype(np.int64)
+        ws, wf = split_safe(w)
+        packed = super().layout(ws.astype(np.int8).view(np.uint8), scale, zero_point)
+        fixes = fix_steps(wf, self.workgroups, self.width)
+        rows = np.zeros((self.workgroups, self.fixes, 4 * self.width), np.uint8)
+        index = np.zeros((self.workgroups, self.index_rows * 32), np.int32)
+        if self.fixes:
+            laid = super().layout(wf.astype(np.int8).view(np.uint8), scale, zero_point).w  # [wg, K / 4, 4 W]
+            for g, steps in enumerate(fixes):
+                rows[g, : len(steps)] = laid[g, steps]
+                index[g, : len(steps)] = steps
+        extra = index.view(np.uint8).reshape(self.workgroups, self.index_rows, 4 * self.width)
+        return packed._replace(w=np.ascontiguousarray(np.concatenate([packed.w, rows, extra], axis=1)))
+
+    def types(self, m: int | None = None) -> dict:
+        table = super().types(m)
+        table["w"] = ir.MemRefType.get([self.workgroups, self.k // 4 + self.fixes + self.index_rows, 4 * self.width], ir.IntegerType.get_signless(8))
+        return table
+
+    def emit_views(self, v: dict, m, workgroup) -> None:
+        _BytesBody(self, v, m, workgroup).emit()
+
+
+class _BytesBody(_VnniBody):
+    """The AVX-VNNI body with `vpmaddubsw` + `vpmaddwd` for `vpdpbusd`, at 4 rows (each product
+    needs a register more), and the fix steps after each pass."""
+
+    rows = 4
+
+    def tail_groups(self, rows: int) -> int:
+        return max(1, min(len(self.groups), 8 // rows))
+
+    def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
+        ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
+        pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [x, w], [], [])
+        return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], []))
+
+    def sums(self, gs: list, rs: list, passes: list) -> list:
+        d = super().sums(gs, rs, passes)
+        fixes = self.k.fixes
+        if not fixes:
+            return d
+        first, index0 = self.k.k // 4, self.k.k // 4 + fixes
+        i8, i32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+        for gis in passes:
+            at = [ri * len(gs) + gi for ri in range(len(rs)) for gi in gis]
+            loop = scf.ForOp(self.const(0), self.const(fixes), self.const(1), [d[i] for i in at])
+            with ir.InsertionPoint(loop.body):
+                e = loop.induction_variable
+                row = arith.addi(self.const(index0), arith.divui(e, self.const(32)))
+                col = arith.muli(arith.remui(e, self.const(32)), self.const(4))
+                four = vector.load(ir.VectorType.get([4], i8), self.v["w"], [self.wg, row, col])
+                word = vector.extract(vector.bitcast(ir.VectorType.get([1], i32), four), [], [0])
+                step = arith.index_cast(ir.IndexType.get(), word)
+                acc = self.step(list(loop.inner_iter_args), arith.addi(self.const(first), e), rs, [gs[gi] for gi in gis], step)
+                scf.YieldOp(acc)
+            for i, total in zip(at, loop.results):
+                d[i] = total
+        return d

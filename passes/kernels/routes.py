@@ -19,7 +19,7 @@ from .problem import Options, Problem
 from .qdq import QdqKernel
 from .qdq_amx import QdqAmxKernel
 from .qdq_avx2 import QdqAvx2Kernel
-from .qdq_avxvnni import QdqAvxVnniKernel
+from .qdq_avxvnni import QdqAvx2BytesKernel, QdqAvxVnniKernel
 from .target import Target
 
 
@@ -49,6 +49,12 @@ def qdq_kernel(t: Target) -> type[QdqKernel] | None:
     if t.avxvnni:
         return QdqAvxVnniKernel
     return QdqAvx2Kernel if t.x86_avx2 else None
+
+
+def for_weights(kernel, codes):
+    """The kernel a chosen one becomes for these constant weights' codes [K, N]: the AVX2 QDQ
+    kernel's `vpmaddubsw` form where its weights allow it (QdqAvx2BytesKernel.of), else itself."""
+    return QdqAvx2BytesKernel.of(kernel, codes) if type(kernel) is QdqAvx2Kernel else kernel
 
 
 def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:

@@ -4,10 +4,12 @@
 // as dq-target-features tags one on haswell or znver2, or AVX-512 without VNNI): one dispatch
 // of the exact integer kernel with vpmaddwd (passes/kernels/qdq_avx2.py, QdqAvx2Kernel), no vpdpbusd.
 
-// uint8 x, sx = 0.5, zx = 130; int8 weights w = 3 everywhere, K = N = 64, sw = 0.25 per column:
-// two workgroups of 32 columns. The constants, by hand: int8 weights without a zero point are
-// widened signed, u = w = 0x03 in every byte, laid out [N / 32, K / 2, 64] (pairs of rows of K);
-// s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) * sum_k (w - 0) = -2 * 192 = -384 (0xFFFFFE80).
+// uint8 x, sx = 0.5, zx = 130; int8 weights w = 100 everywhere (each pair of rows of K adds to
+// 200 in magnitude: vpmaddubsw could saturate, so not QdqAvx2BytesKernel below), K = N = 64, sw =
+// 0.25 per column: two workgroups of 32 columns. The constants, by hand: int8 weights without a
+// zero point are widened signed, u = w = 0x64 in every byte, laid out [N / 32, K / 2, 64] (pairs
+// of rows of K); s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) * sum_k (w - 0) = -2 * 6400
+// = -12800 (0xFFFFCE00).
 // The rows across workgroups (passes/iree_dispatch.py): two column workgroups, so up to 8 / 2 = 4
 // row groups of 32 rows or more; this one's rows from its first, at 64 bytes a row of x and 256 of y.
 // CHECK-LABEL: "stream.executable"() ({
@@ -53,14 +55,14 @@
 // CHECK-SAME: (index, tensor<?x64xi8>, tensor<2x32x64xi8>, tensor<2x1x32xf32>, tensor<2x1x32xi32>, index, index, index) -> tensor<?x64xf32>
 // CHECK-NOT: onnx.DequantizeLinear
 // CHECK-NOT: onnx.MatMul
-// CHECK-DAG: "0x{{........}}{{(03)+}}"
+// CHECK-DAG: "0x{{........}}{{(64)+}}"
 // CHECK-DAG: "0x{{........}}{{(0000003E)+}}"
-// CHECK-DAG: "0x{{........}}{{(80FEFFFF)+}}"
+// CHECK-DAG: "0x{{........}}{{(00CEFFFF)+}}"
 module attributes {dq.avx2} {
 func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32> {
   %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
   %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
-  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<100> : tensor<64x64xsi8>} : () -> !torch.vtensor<[64,64],si8>
   %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<64xf32>} : () -> !torch.vtensor<[64],f32>
   %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
   %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
@@ -124,7 +126,7 @@ func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32
 
 // -----
 
-// The requantize's codes (uint8, sy = 0.0625, zy = 3) of N = 20 columns: one workgroup of three
+// The requantize's codes (uint8, sy = 0.0625, zy = 3; weights 100: the vpmaddwd kernel) of N = 20 columns: one workgroup of three
 // groups, the last one's 4 columns live. Each group's codes are i32 lanes (the rounding sum's
 // bits plus zy less 0x4B400000, 1262485504), a row's three packed at once (the last
 // again as the fourth): vpackssdw twice, vpackuswb, the dwords put in order; then the row's 24
@@ -149,7 +151,7 @@ module attributes {dq.avx2} {
 func.func @requantized(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,20],ui8> {
   %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
   %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
-  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<64x20xsi8>} : () -> !torch.vtensor<[64,20],si8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<100> : tensor<64x20xsi8>} : () -> !torch.vtensor<[64,20],si8>
   %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<20xf32>} : () -> !torch.vtensor<[20],f32>
   %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.0625> : tensor<f32>} : () -> !torch.vtensor<[],f32>
   %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
@@ -159,5 +161,36 @@ func.func @requantized(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,20],
   %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,20],f32>) -> !torch.vtensor<[?,20],f32>
   %q = "torch.operator"(%y, %sy, %zy) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,20],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,20],ui8>
   "func.return"(%q) : (!torch.vtensor<[?,20],ui8>) -> ()
+}
+}
+
+// -----
+
+// The direct form (uint8 x, int8 weights without a zero point) whose weights vpmaddubsw takes
+// exactly (passes/kernels/qdq_avxvnni.py, QdqAvx2BytesKernel): w = 3, each pair of rows of K within
+// 128, but rows 0 and 1 of column 0 127 + 127. Those are split, ws = 64 + 64 in the main K / 4 = 4
+// steps (the VNNI layout, 4 rows of K a column's dword) and wf = 63 + 63 in one fix step (`_f1`)
+// after them, then its step index (0) as i32: weights [1, 4 + 1 + 1, 128]. vpmaddubsw of x's 4
+// bytes broadcast, then vpmaddwd against ones; c[n] = -zx * sum_k w (x read as it is): column 0
+// -130 * (14 * 3 + 254) = -38480 (0xFFFF69B0), the others -130 * 48 = -6240 (0xFFFFE7A0).
+// CHECK-LABEL: func.func @dq_matmul_qdq_avx2b_u8_i8_k16_n8_f1
+// CHECK: "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x6x128xi8>
+// CHECK: %[[PAIRS:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%{{[^,]+}}, %{{[^)]+}}) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[PAIRS]], %{{[^)]+}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// CHECK-NOT: vpdpbusd
+// CHECK-LABEL: func.func @safe_weights
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_avx2b_u8_i8_k16_n8_f1::@dq_matmul_qdq_avx2b_u8_i8_k16_n8_f1]
+// CHECK-DAG: "0x{{........}}B069FFFF{{(A0E7FFFF){7}(00000000)+}}"
+module attributes {dq.avx2} {
+func.func @safe_weights(%a: !torch.vtensor<[?,16],f32>) -> !torch.vtensor<[?,8],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<[[127, 3, 3, 3, 3, 3, 3, 3], [127, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3], [3, 3, 3, 3, 3, 3, 3, 3]]> : tensor<16x8xsi8>} : () -> !torch.vtensor<[16,8],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<8xf32>} : () -> !torch.vtensor<[8],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,16],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,16],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,16],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[16,8],si8>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[16,8],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[16,8],f32>) -> !torch.vtensor<[?,8],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,8],f32>) -> ()
 }
 }

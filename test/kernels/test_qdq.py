@@ -169,17 +169,28 @@ def after(i: int, epilogue: str | None, rng, k: int, n: int) -> tuple:
     return nodes, inits + sy + [z]
 
 
-def qdq_model(cases: list, path, seed: int = 0) -> list:
+def narrow(rng, k: int, n: int) -> np.ndarray:
+    """int8 weights [K, N] as per-tensor quantization makes them (most well inside the range,
+    |w[2i]| + |w[2i + 1]| <= 128 for most pairs of rows), with pairs at the range's ends planted
+    (127 + 127, -128 + -128, 127 + -128: vpmaddubsw of x = 255 would saturate on each)."""
+    w = np.clip(np.rint(rng.normal(0, 24, (k, n))), -128, 127).astype(np.int64)
+    for row, col, a, b in ((0, 0, 127, 127), (k // 2, n - 1, -128, -128), (k - 2, n // 2, 127, -128)):
+        w[row, col], w[row + 1, col] = a, b
+    return w
+
+
+def qdq_model(cases: list, path, seed: int = 0, weights_of=None) -> list:
     """One model, graph `g`, one QDQ MatMul per case on its own input x<i> [rows, K], then the
     case's epilogue: (wq, sw, zw, (nodes, initializers) after the MatMul) of each, wq, sw and zw
-    as int64 [K, N], f32 [1, N] and int64 [1, N] (0 without a zero point)."""
+    as int64 [K, N], f32 [1, N] and int64 [1, N] (0 without a zero point). `weights_of(rng, k,
+    n)`: the weights (else uniform over their type)."""
     rng = np.random.default_rng(seed)
     nodes, inits, inputs, outputs, weights = [], [], [], [], []
     for i, case in enumerate(cases):
         f, unsigned_x = case.form, case.unsigned_x
         dtype = np.int8 if f.signed else np.uint8
         info = np.iinfo(dtype)
-        wq = rng.integers(info.min, info.max, (f.k, f.n), endpoint=True)
+        wq = rng.integers(info.min, info.max, (f.k, f.n), endpoint=True) if weights_of is None else weights_of(rng, f.k, f.n)
         shape = (f.n,) if f.block == 0 else ()
         sw = (rng.random(shape) * 0.01 + 0.001).astype(np.float32)
         zw = rng.integers(info.min // 8 + 16, info.max // 8, shape) if f.zero_point else np.zeros(shape, np.int64)
@@ -266,3 +277,38 @@ def test_qdq_kernel_against_its_model(built, case):
         assert (np.abs(got - exact) <= ((1 + U) ** 3 - 1) * np.abs(exact)).all(), str(case)
     elif case.epilogue != "bias":
         assert len(np.unique(got)) > 8, str(case)  # the requantized codes are not all one (saturated) value
+
+
+# The AVX2 kernel's vpmaddubsw form (passes/kernels/qdq_avxvnni.py, QdqAvx2BytesKernel): direct
+# forms (uint8 x, int8 weights without a zero point) whose weights' pairs mostly cannot saturate
+# (`narrow`), the others through its fix steps; x mostly at 255. Per tensor and per column, a
+# partial column workgroup (N = 40), an epilogue, row groups (70 rows).
+BYTES_CASES = [
+    Case(Form(8, True, -1, False, 768, 96, rows=9), True),
+    Case(Form(8, True, 0, False, 256, 40, rows=64), True, "q-u8"),
+    Case(Form(8, True, -1, False, 512, 64, rows=70), True, "mid"),
+]
+
+
+def test_avx2_bytes_kernel_against_its_model(tmp_path_factory):
+    """Each case takes the vpmaddubsw form with fix steps (`_f<n>`, n > 0, in its name) and gives
+    the exact sums' results: x at the top of its range against the planted pairs would saturate
+    vpmaddubsw's i16 sums without the split."""
+
+    def check(text: str, summary) -> None:
+        names = harness.entry_points(text)
+        assert summary.fused == len(BYTES_CASES) and len(names) == len(BYTES_CASES), names
+        assert all(n.startswith("dq_matmul_qdq_avx2b_u8_i8_") and int(n.rsplit("_f", 1)[1]) > 0 for n in names), names
+
+    weights, run = harness.built(tmp_path_factory, "qdq-avx2-bytes", "haswell", lambda path: qdq_model(BYTES_CASES, path, weights_of=narrow), check, tags=("dq.avx2",))
+    rng = np.random.default_rng(2)
+    xs = [(rng.standard_normal((c.form.rows, c.form.k)) * 3 + 12).astype(np.float32) for c in BYTES_CASES]  # most codes 255
+    for case, (wq, sw, zw, rest), x, got in zip(BYTES_CASES, weights, xs, run(*xs)):
+        xq = np.clip(np.rint(x / SX).astype(np.int64) + int(ZX[True]), 0, 255)
+        assert (xq == 255).mean() > 0.5
+        d = (xq - int(ZX[True])) @ wq
+        y = SX * sw * d.astype(np.float32)
+        want = y if case.epilogue is None else epilogue_reference(BYTES_CASES.index(case), rest, y)
+        if got.dtype == np.int8 and want.dtype == np.uint8:
+            got = got.view(np.uint8)
+        np.testing.assert_array_equal(got, want, err_msg=str(case))

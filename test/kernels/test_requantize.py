@@ -163,7 +163,8 @@ def test_bias_added_to_the_rounded_product(tmp_path_factory, cpu):
     avx2 = cpu == "haswell"
     n = product_cases()[0].size
     assert n > 50
-    name = f"dq_matmul_qdq{'_avx2' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_b_rcp"  # SY = 1: zh = 1, zl = 0
+    # SY = 1: zh = 1, zl = 0; on AVX2 the vpmaddubsw form (one row of weights: no pair saturates)
+    name = f"dq_matmul_qdq{'_avx2b' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_b_rcp" + ("_f0" if avx2 else "")
     (w0, b), run = harness.built(tmp_path_factory, f"bias-product-{cpu}", cpu, product_model, harness.dispatches(1, [name]),
                                  tags=("dq.avx2",) if avx2 else ())  # fmt: skip
     x = np.zeros((P_ROWS, K), np.float32)
