@@ -144,8 +144,9 @@ def fix_steps(wf: np.ndarray, workgroups: int, width: int) -> list:
 
 @dataclass(frozen=True)
 class QdqAvx2BytesKernel(QdqAvxVnniKernel):
-    """The direct form of a QDQ MatMul (uint8 xq, int8 weights without a zero point) on AVX2
-    whose weights `vpmaddubsw` takes exactly: the AVX-VNNI kernel's layout and tiles at 4 rows,
+    """A QDQ MatMul of int8 weights without a zero point on AVX2 whose weights `vpmaddubsw` takes
+    exactly, in the direct form for uint8 and int8 xq alike (int8 xq read as xq ^ 0x80 = xq + 128,
+    its c made for zx + 128: `direct`): the AVX-VNNI kernel's layout and tiles at 4 rows,
     each `vpdpbusd` done by `vpmaddubsw` (i16 pair sums, exact: `split_safe`) and `vpmaddwd`
     against ones, then `vpaddd`. The weights are ws + wf (`split_safe`); ws is the main loop's,
     and each workgroup adds wf's few nonzero steps (`fixes` of them, padded with zero steps)
@@ -156,11 +157,19 @@ class QdqAvx2BytesKernel(QdqAvxVnniKernel):
 
     fixes: int = 0
 
+    @property
+    def direct(self) -> bool:
+        """xq (uint8; int8 flipped to xq + 128) and the weights' codes as they are, d = sum_k u wq
+        + c[n] with c[n] = -(zx [+ 128 for int8 xq]) * sum_k wq: QdqKernel.repack's correction of
+        the direct form holds for both (int8's c starts from -zx; `of` takes no run-time int8 xq)."""
+        return self.signed and not self.zero_point
+
     @classmethod
     def of(cls, kernel: QdqKernel, codes: np.ndarray) -> QdqKernel:
         """This kernel for `kernel`'s problem and these weights' codes [K, N], or `kernel`
-        where it does not apply (not the direct form; too many fix steps)."""
-        if not QdqKernel.direct.fget(kernel):  # the AVX2 kernel's own `direct` is False (vpmaddwd)
+        where it does not apply (weights unsigned or with a zero point; int8 xq quantized at run
+        time, whose zx the body would need as zx + 128; too many fix steps)."""
+        if not (kernel.signed and not kernel.zero_point) or (kernel.dynamic and not kernel.unsigned_x):
             return kernel
         w = np.reshape(codes, (kernel.k, kernel.n)).view(np.int8).astype(np.int64)
         wide = cls(kernel.problem, **{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name not in ("problem", "lanes")})
@@ -210,6 +219,13 @@ class _BytesBody(_VnniBody):
 
     def tail_groups(self, rows: int) -> int:
         return max(1, min(len(self.groups), 8 // rows))
+
+    def flip(self, v: ir.Value) -> ir.Value:
+        """vpmaddubsw's unsigned operand: uint8 xq as it is, int8 xq ^ 0x80 = xq + 128."""
+        if self.k.unsigned_x:
+            return v
+        top = self._constant("flip_word", lambda: arith.constant(v.type, ir.IntegerAttr.get(v.type, -0x7F7F7F80)))
+        return arith.xori(v, top)
 
     def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
         ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")

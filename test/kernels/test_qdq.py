@@ -279,14 +279,16 @@ def test_qdq_kernel_against_its_model(built, case):
         assert len(np.unique(got)) > 8, str(case)  # the requantized codes are not all one (saturated) value
 
 
-# The AVX2 kernel's vpmaddubsw form (passes/kernels/qdq_avxvnni.py, QdqAvx2BytesKernel): direct
-# forms (uint8 x, int8 weights without a zero point) whose weights' pairs mostly cannot saturate
-# (`narrow`), the others through its fix steps; x mostly at 255. Per tensor and per column, a
-# partial column workgroup (N = 40), an epilogue, row groups (70 rows).
+# The AVX2 kernel's vpmaddubsw form (passes/kernels/qdq_avxvnni.py, QdqAvx2BytesKernel): int8
+# weights without a zero point whose pairs mostly cannot saturate (`narrow`), the others through
+# its fix steps; x mostly at the top of its range (255, or 127 read as 255). Per tensor and per
+# column, a partial column workgroup (N = 40), epilogues, row groups (70 rows), uint8 and int8 x.
 BYTES_CASES = [
     Case(Form(8, True, -1, False, 768, 96, rows=9), True),
     Case(Form(8, True, 0, False, 256, 40, rows=64), True, "q-u8"),
     Case(Form(8, True, -1, False, 512, 64, rows=70), True, "mid"),
+    Case(Form(8, True, -1, False, 512, 64, rows=33), False),
+    Case(Form(8, True, 0, False, 256, 40, rows=64), False, "q-i8"),
 ]
 
 
@@ -298,15 +300,16 @@ def test_avx2_bytes_kernel_against_its_model(tmp_path_factory):
     def check(text: str, summary) -> None:
         names = harness.entry_points(text)
         assert summary.fused == len(BYTES_CASES) and len(names) == len(BYTES_CASES), names
-        assert all(n.startswith("dq_matmul_qdq_avx2b_u8_i8_") and int(n.rsplit("_f", 1)[1]) > 0 for n in names), names
+        assert all(n.startswith("dq_matmul_qdq_avx2b_") and int(n.rsplit("_f", 1)[1]) > 0 for n in names), names
 
     weights, run = harness.built(tmp_path_factory, "qdq-avx2-bytes", "haswell", lambda path: qdq_model(BYTES_CASES, path, weights_of=narrow), check, tags=("dq.avx2",))
     rng = np.random.default_rng(2)
     xs = [(rng.standard_normal((c.form.rows, c.form.k)) * 3 + 12).astype(np.float32) for c in BYTES_CASES]  # most codes 255
     for case, (wq, sw, zw, rest), x, got in zip(BYTES_CASES, weights, xs, run(*xs)):
-        xq = np.clip(np.rint(x / SX).astype(np.int64) + int(ZX[True]), 0, 255)
-        assert (xq == 255).mean() > 0.5
-        d = (xq - int(ZX[True])) @ wq
+        zx, info = int(ZX[case.unsigned_x]), np.iinfo(ZX[case.unsigned_x].dtype)
+        xq = np.clip(np.rint(x / SX).astype(np.int64) + zx, info.min, info.max)
+        assert (xq == info.max).mean() > 0.5
+        d = (xq - zx) @ wq
         y = SX * sw * d.astype(np.float32)
         want = y if case.epilogue is None else epilogue_reference(BYTES_CASES.index(case), rest, y)
         if got.dtype == np.int8 and want.dtype == np.uint8:
