@@ -16,9 +16,9 @@ Exact and approximate.
   `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
   saturating; bit for bit QdqKernel's results), `qdq_avxvnni.QdqAvxVnniKernel` (QdqKernel's
   sums at 8 lanes: AVX-VNNI's `vpdpbusd` on 256 bits, the AVX2 kernel's tiles and epilogue; bit
-  for bit both), `qdq_avxvnni.QdqAvx2BytesKernel` (the AVX-VNNI kernel's direct form on AVX2,
-  each `vpdpbusd` as `vpmaddubsw` and `vpmaddwd`, for weights whose pairs cannot saturate the
-  former once a few are split off into fix steps; bit for bit), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
+  for bit both), `qdq_avxvnni.QdqAvx2BytesKernel` (int8 weights without a zero point on AVX2:
+  the AVX-VNNI kernel's body, each `vpdpbusd` as `vpmaddubsw` and `vpmaddwd`, for weights whose
+  pairs cannot saturate the former once a few are split off into fix steps; bit for bit), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
   tiles of 32 rows: the same i32 sums, bit for bit its results), `digits_avx2.DigitAvx2Kernel`
   (DigitKernel's sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16
   over a block),
