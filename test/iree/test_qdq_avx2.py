@@ -28,13 +28,14 @@ FORMS = ["uint8-x-per-column", "int8-x-per-column-zero-point", "uint8-x-per-tens
          "int8-x-zero-point-requantize-uint8", "uint8-x-qdq-bias-requantize-uint8"]  # fmt: skip
 
 
-def staged_for_avx2(path) -> str:
-    """The dq stage's output for a module tagged as for an AVX2 host (dq.avx2, no AVX-512 tag)."""
+def staged_for_avx2(path, kernel: str = "avx2_") -> str:
+    """The dq stage's output for a module tagged as for an AVX2 host (dq.avx2, no AVX-512 tag),
+    one dispatch of the AVX2 kernel (`kernel`: "avx2_", vpmaddwd; "avx2b_", its vpmaddubsw form)."""
     text = stage.import_onnx(path)
     end = "\n}) : () -> ()\n"  # the module's own closing line
     assert end in text
     staged = stage.prepare(text.replace(end, f"\n}}) {{{AVX2}}} : () -> ()\n", 1))
-    assert staged.count("entry_points = [@dq_matmul_qdq_avx2_") == 1 and "vpdpbusd" not in staged
+    assert staged.count(f"entry_points = [@dq_matmul_qdq_{kernel}") == 1 and "vpdpbusd" not in staged
     return staged
 
 
@@ -91,3 +92,30 @@ def test_qdq_matmul_of_each_opset(tmp_path, opset):
     x = (np.random.default_rng(1).standard_normal((32, 256)) * 3).astype(np.float32)
     want = qdq_integer_model(models.qdq_matmul(tmp_path / "ref.onnx", 32, 256, 256, **form), x)
     np.testing.assert_array_equal(run_vmfb(vmfb, x).view(np.uint8), want)
+
+
+@needs_avx2
+def test_dynamic_matmul_takes_the_vpmaddubsw_form(tmp_path):
+    """A MatMul by quantize_dynamic (DynamicQuantizeLinear, MatMulInteger: uint8 x, per-tensor int8
+    weights, few pairs beyond 128) takes the AVX2 kernel's vpmaddubsw form (passes/kernels/qdq_avxvnni.py,
+    QdqAvx2BytesKernel), x quantized at run time; onnxruntime's exact session on the same model
+    gives the same y bit for bit, x spread so that its codes reach 0 and 255."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from dequant import check
+
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((256, 256)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 256])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 256])], [w])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "f.onnx")
+    path = models.quantize_dynamic_file(tmp_path / "f.onnx", tmp_path / "q.onnx")
+    staged = staged_for_avx2(path, "avx2b_")
+    assert "_dyn_f" in staged
+    x = (rng.standard_normal((32, 256)) * 3).astype(np.float32)
+    x[0, :] = np.linspace(-10, 10, 256)  # the row's range: codes 0 and 255
+    got = run_vmfb(compile_text(tmp_path, staged, *HASWELL), x)
+    want = check.onnxruntime_session(str(path)).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
