@@ -426,17 +426,17 @@ def _dynamic(d: dynamic_matmul.Dynamic, module, state: _State, target: Target, o
     choice = choose(problem, target, options, _QDQ_ROUTE)
     if choice.kernel is None:
         return choice.why_not
-    kernel = for_weights(choice.kernel, d.codes)
     f32, i8, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
     # the constants' own ops (weights, zw, sw; and sx, zx's DynamicQuantizeLinear): one set each
     key = ("dynamic", *(getattr(v.owner, "operation", v.owner) for v in [*d.matmul.operands[1:], *d.scale.operands]))
     if key not in state.made:  # s = sw, c = sum_k (wq - zw): the body applies sx and zx
+        kernel = for_weights(choice.kernel, d.codes)
         with ir.InsertionPoint(d.matmul), d.matmul.location:
             packed = kernel.repack(d.codes, d.sw, d.zw, centred.sum(axis=0, keepdims=True))
             consts = [resource(packed.w, i8, "dq_kernel_w"), resource(packed.s, f32, "dq_kernel_s")]
             consts += [resource(packed.z, i8, "dq_kernel_z")] if packed.z is not None else []
             state.made[key] = _Made(kernel, consts + [resource(packed.c, i32, "dq_kernel_c")])
-    consts = state.made[key].consts
+    kernel, consts = state.made[key]
     name = executable(kernel, module)
     x_nd, xq, *x_terms = _pre_pass(d, module, state)
     operands = list(d.matmul.operands[1:]) + list(d.scale.operands)

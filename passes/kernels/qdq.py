@@ -105,6 +105,12 @@ class QdqKernel(Int8Kernel):
         return self.unsigned_x and self.signed and not self.zero_point
 
     @property
+    def flips_x(self) -> bool:
+        """Whether the body reads xq ^ 0x80 (its x operand of the other signedness: vpdpbusd's
+        signed one for uint8 xq, unless `direct`)."""
+        return self.unsigned_x and not self.direct
+
+    @property
     def bias(self) -> int:
         return 0 if self.direct else super().bias
 
@@ -371,9 +377,9 @@ class XBytes:
     `_constant`."""
 
     def flip(self, v: ir.Value) -> ir.Value:
-        """v's bytes as int8 (uint8 xq: xq ^ 0x80 = xq - 128, in each byte of a vector or word;
-        `direct`: as they are)."""
-        if not self.k.unsigned_x or self.k.direct:
+        """v's bytes as the body reads them: xq ^ 0x80 in each byte of a vector or word where the
+        kernel `flips_x` (uint8 xq as int8, xq - 128; int8 as uint8, xq + 128), else as they are."""
+        if not self.k.flips_x:
             return v
         if isinstance(v.type, ir.VectorType):
             t = ir.VectorType(v.type)

@@ -36,6 +36,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed
 from .qdq import QdqKernel, XBytes
 from .qdq_avx2 import LANES, VPMADDWD, _Body
+from .tail import pad
 
 # A register tile: 6 rows by 2 column groups a pass, 12 accumulators of AVX2's 16 registers (2
 # for the weights, 1 for x): vpdpbusd's latency (5 cycles) over 2 a cycle needs 10 chains in
@@ -164,6 +165,11 @@ class QdqAvx2BytesKernel(QdqAvxVnniKernel):
         the direct form holds for both (int8's c starts from -zx; `of` takes no run-time int8 xq)."""
         return self.signed and not self.zero_point
 
+    @property
+    def flips_x(self) -> bool:
+        """vpmaddubsw's operand is unsigned: int8 xq read as xq ^ 0x80 = xq + 128."""
+        return not self.unsigned_x
+
     @classmethod
     def of(cls, kernel: QdqKernel, codes: np.ndarray) -> QdqKernel:
         """This kernel for `kernel`'s problem and these weights' codes [K, N], or `kernel`
@@ -171,14 +177,11 @@ class QdqAvx2BytesKernel(QdqAvxVnniKernel):
         time, whose zx the body would need as zx + 128; too many fix steps)."""
         if not (kernel.signed and not kernel.zero_point) or (kernel.dynamic and not kernel.unsigned_x):
             return kernel
-        w = np.reshape(codes, (kernel.k, kernel.n)).view(np.int8).astype(np.int64)
-        wide = cls(kernel.problem, **{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name not in ("problem", "lanes")})
-        padded = np.zeros((kernel.k, wide.columns), np.int64)
-        padded[:, : kernel.n] = w
-        fixes = max((len(f) for f in fix_steps(split_safe(padded)[1], wide.workgroups, wide.width)), default=0)
+        w = pad(np.reshape(codes, (kernel.k, kernel.n)).view(np.int8).astype(np.int64), kernel.columns)  # the same 32-column workgroups
+        fixes = max(len(f) for f in fix_steps(split_safe(w)[1], kernel.workgroups, kernel.width))
         if fixes > MAX_FIX_SHARE * kernel.k / 4:
             return kernel
-        return dataclasses.replace(wide, fixes=fixes)
+        return cls(fixes=fixes, **{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name != "lanes"})
 
     @property
     def index_rows(self) -> int:
@@ -219,13 +222,6 @@ class _BytesBody(_VnniBody):
 
     def tail_groups(self, rows: int) -> int:
         return max(1, min(len(self.groups), 8 // rows))
-
-    def flip(self, v: ir.Value) -> ir.Value:
-        """vpmaddubsw's unsigned operand: uint8 xq as it is, int8 xq ^ 0x80 = xq + 128."""
-        if self.k.unsigned_x:
-            return v
-        top = self._constant("flip_word", lambda: arith.constant(v.type, ir.IntegerAttr.get(v.type, -0x7F7F7F80)))
-        return arith.xori(v, top)
 
     def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
         ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
