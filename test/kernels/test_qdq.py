@@ -252,24 +252,33 @@ def epilogue_reference(i: int, rest: tuple, y: np.ndarray) -> np.ndarray:
         return ReferenceEvaluator(onnx.ModelProto.FromString(model.SerializeToString())).run(None, {f"y0{i}": y})[0]
 
 
-@pytest.mark.parametrize("case", CASES + AMX_CASES, ids=str)
-def test_qdq_kernel_against_its_model(built, case):
-    cases, weights, xs, got, why = built
-    if case not in cases:
-        pytest.skip(why)
-    i = cases.index(case)
-    (wq, sw, zw, rest), x, got = weights[i], xs[i], got[i]
+def reference(i: int, case: Case, weights: tuple, x: np.ndarray, got: np.ndarray) -> tuple:
+    """(xq, its type's iinfo, d, y as the model's MatMul i and its epilogue compute it, got as that
+    type): d = sum_k (xq - zx)(wq - zw) exact in int64, y = f32(sx * sw) * f32(d), then
+    onnx.reference's nodes after it."""
+    wq, sw, zw, rest = weights
     zx = int(ZX[case.unsigned_x])
     info = np.iinfo(ZX[case.unsigned_x].dtype)
     xq = np.clip(np.rint(x / SX).astype(np.int64) + zx, info.min, info.max)
-    saturated = (xq == info.min) | (xq == info.max)
-    assert saturated.any() and not saturated.all()
     d = (xq - zx) @ (wq - zw)  # exact, int64
     s = SX * sw  # f32 x f32, rounded once
     y = s * d.astype(np.float32)
     want = y if case.epilogue is None else epilogue_reference(i, rest, y)
     if got.dtype == np.int8 and want.dtype == np.uint8:  # IREE's buffers are signless
         got = got.view(np.uint8)
+    return xq, info, d, want, got
+
+
+@pytest.mark.parametrize("case", CASES + AMX_CASES, ids=str)
+def test_qdq_kernel_against_its_model(built, case):
+    cases, weights, xs, got, why = built
+    if case not in cases:
+        pytest.skip(why)
+    i = cases.index(case)
+    xq, info, d, want, got = reference(i, case, weights[i], xs[i], got[i])
+    sw = weights[i][1]
+    saturated = (xq == info.min) | (xq == info.max)
+    assert saturated.any() and not saturated.all()
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want, err_msg=str(case))
     if case.epilogue is None:
@@ -305,13 +314,7 @@ def test_avx2_bytes_kernel_against_its_model(tmp_path_factory):
     weights, run = harness.built(tmp_path_factory, "qdq-avx2-bytes", "haswell", lambda path: qdq_model(BYTES_CASES, path, weights_of=narrow), check, tags=("dq.avx2",))
     rng = np.random.default_rng(2)
     xs = [(rng.standard_normal((c.form.rows, c.form.k)) * 3 + 12).astype(np.float32) for c in BYTES_CASES]  # most codes 255
-    for case, (wq, sw, zw, rest), x, got in zip(BYTES_CASES, weights, xs, run(*xs)):
-        zx, info = int(ZX[case.unsigned_x]), np.iinfo(ZX[case.unsigned_x].dtype)
-        xq = np.clip(np.rint(x / SX).astype(np.int64) + zx, info.min, info.max)
+    for i, (case, got) in enumerate(zip(BYTES_CASES, run(*xs))):
+        xq, info, _, want, got = reference(i, case, weights[i], xs[i], got)
         assert (xq == info.max).mean() > 0.5
-        d = (xq - zx) @ wq
-        y = SX * sw * d.astype(np.float32)
-        want = y if case.epilogue is None else epilogue_reference(BYTES_CASES.index(case), rest, y)
-        if got.dtype == np.int8 and want.dtype == np.uint8:
-            got = got.view(np.uint8)
         np.testing.assert_array_equal(got, want, err_msg=str(case))
