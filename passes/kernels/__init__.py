@@ -13,12 +13,15 @@ Exact and approximate.
   `digits.DigitKernel` (x's blocks as exact integers, integer sums, one rounding to f32 per
   block; docs/semantics.md#the-exact-one-row-route), `qdq.QdqKernel` (QDQ MatMuls: the model's
   own int8/uint8 activation, exact i32 sums; docs/semantics.md#the-integer-route-of-qdq-matmuls),
-  `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2: products in i16 added by `vpmaddwd`, never
-  saturating; bit for bit QdqKernel's results), `qdq_avxvnni.QdqAvxVnniKernel` (QdqKernel's
+  `qdq_avx2.QdqAvx2Kernel` (the same sums on AVX2, weights with a zero point or uint8: products
+  in i16 added by `vpmaddwd`, never saturating; bit for bit QdqKernel's results), `qdq_avxvnni.QdqAvxVnniKernel` (QdqKernel's
   sums at 8 lanes: AVX-VNNI's `vpdpbusd` on 256 bits, the AVX2 kernel's tiles and epilogue; bit
   for bit both), `qdq_avxvnni.QdqAvx2BytesKernel` (int8 weights without a zero point on AVX2:
   the AVX-VNNI kernel's body, each `vpdpbusd` as `vpmaddubsw` and `vpmaddwd`, for weights whose
-  pairs cannot saturate the former once a few are split off into fix steps; bit for bit), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
+  pairs cannot saturate the former once a few are split off into fix steps; bit for bit),
+  `qdq_avxvnni.QdqAvx2SignKernel` (the other int8 weights without a zero point on AVX2: x as its
+  magnitude by the weights xor its sign, `vpmaddubsw` pairs that cannot saturate, plus a row
+  term; bit for bit), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
   tiles of 32 rows: the same i32 sums, bit for bit its results), `digits_avx2.DigitAvx2Kernel`
   (DigitKernel's sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16
   over a block),
@@ -74,6 +77,9 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   twice the multiply instructions per product of onnxruntime's (saturating) `vpmaddubsw` kernels:
   for per-tensor weights, where few pairs could saturate, the BERT-base-dims dynamic block's
   MatMuls took 0.69x the time.
+- `qdq_avxvnni.QdqAvx2SignKernel` is needed because per-channel weights (quantize_static's
+  default) would need too many of those fix steps and took `vpmaddwd`: the QDQ transformer
+  block's MatMuls take 0.87-0.91x the time in this form.
 - `qdq_amx.QdqAmxKernel` is needed because on CPUs with AMX onnxruntime's int8 GEMMs take its
   tiles: a `tdpbusd` is 16 x 16 x 64 multiply-adds, 64 `vpdpbusd`s' worth.
 - `depthwise.DepthwiseKernel` is needed because IREE compiles an NCHW depthwise convolution

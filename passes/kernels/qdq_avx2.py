@@ -5,17 +5,17 @@ Each product of an activation byte v (int8: xq, or xq ^ 0x80 = xq - 128 for uint
 byte u is taken in 16 bits, as MLAS's AVX2 U8U8 kernel takes them: both widened to i16, then
 `vpmaddwd` multiplies 16 pairs and adds each two neighbours into an i32 lane. |v * u| <= 128 *
 255, so a lane's two products sum to at most 65,280 in magnitude: no saturation (`vpmaddubsw`
-would add two products in i16 and saturate, e.g. 255 * 127 twice; weights whose pairs rule that
-out take its form, qdq_avxvnni.py's QdqAvx2BytesKernel, `routes.for_weights`). Then the same
+would add two products in i16 and saturate, e.g. 255 * 127 twice). Then the same
 
     d = sum_k v * u - (zw + bias) * sum_k v + c[n],   y = s[n] * float(d)
 
-in i32 as the VNNI kernel, with its epilogues (requantize, bias, mid): bit for bit its results.
-Unlike the VNNI kernel's operand, a widened weight may be signed: int8 weights without a zero
-point (quantize_static's and quantize_dynamic's default) are u = wq itself, sign-extended
-(`vpmovsxbw`), bias 0, and the term of sum_k v, a pass over x per tile, goes
-(docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd); the others are u = wq + bias (0..255),
-zero-extended (`vpmovzxbw`), with the row sums, as the VNNI kernel's.
+in i32 as the VNNI kernel, with its epilogues (requantize, bias, mid): bit for bit its results;
+u = wq + bias (0..255), zero-extended (`vpmovzxbw`), with the row sums, as the VNNI kernel's
+(docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd). int8 weights without a zero point
+(quantize_static's and quantize_dynamic's default) never reach this body: `routes.for_weights`
+gives them a `vpmaddubsw` form of qdq_avxvnni.py (QdqAvx2BytesKernel where their pairs cannot
+saturate, else QdqAvx2SignKernel), so this kernel computes weights with a zero point and uint8
+ones.
 
 Layout (W = 32 columns per workgroup, 4 groups of 8): weights `[N / W, K / 2, 2 * W]` bytes,
 for rows 2i and 2i + 1 of K and column j of a group, bytes 2j and 2j + 1 of the group's 16 (the
@@ -62,17 +62,8 @@ class QdqAvx2Kernel(QdqKernel):
     COLUMNS: ClassVar[int] = LANES * GROUPS
 
     @property
-    def signed_words(self) -> bool:
-        """Whether the weights are widened signed: u = wq, bias 0 (the module docstring)."""
-        return self.signed and not self.zero_point
-
-    @property
     def direct(self) -> bool:
         return False  # vpmaddwd on widened words: the module docstring
-
-    @property
-    def bias(self) -> int:
-        return 0 if self.signed_words else super().bias
 
     def name(self) -> str:
         return super().name().replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2_", 1)
@@ -235,14 +226,13 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
     def pass_body(self, loop, kc, buf, rows: int, gs: list) -> None:
         """The body of a pass over 2 * PAIRS values of K from kc + the loop's index: d of each
         (row, group of gs), in the loop's iter_args, += each pair of v times each of u (the
-        weights sign- or zero-extended: the module docstring)."""
+        weights zero-extended: the module docstring)."""
         v, kk, d = self.v, loop.induction_variable, list(loop.inner_iter_args)
-        extend = arith.extsi if self.k.signed_words else arith.extui
         at0 = arith.divui(kk, self.const(2))
         row0 = arith.addi(arith.divui(kc, self.const(2)), at0)
         for p in range(PAIRS):
             row, at = (arith.addi(row0, self.const(p)), arith.addi(at0, self.const(p))) if p else (row0, at0)
-            wv = [extend(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
+            wv = [arith.extui(self.words, vector.load(self.bytes, v["w"], [self.wg, row, self.const(g * 2 * LANES)])) for g in gs]
             for ri in range(rows):
                 xb = vector.bitcast(self.words, vector.broadcast(self.i32, memref.load(buf, [self.const(ri), at])))
                 for gi in range(len(gs)):

@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, scf, vector
+from mlir.dialects import arith, memref, scf, vector
 
 from ..lazy import llvm
 from .f32 import GROUPS, Packed
@@ -120,8 +120,9 @@ class _VnniBody(XBytes, _Body):
 VPMADDUBSW = "llvm.x86.avx2.pmadd.ub.sw"
 SAFE = 128
 # Fix steps a workgroup may add to its K / 4 steps (`QdqAvx2BytesKernel.fixes`), else the
-# vpmaddwd kernel: a fix step costs a main step and the vpmaddwd kernel about two, so a quarter
-# keeps most of the gain (a bound, not a tuned value): docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddubsw.
+# sign-split form (QdqAvx2SignKernel): a fix step costs a main step and the sign-split form about
+# 1.3 of them, so a quarter keeps a gain (a bound, not a tuned value):
+# docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddubsw.
 MAX_FIX_SHARE = 0.25
 
 
@@ -174,7 +175,8 @@ class QdqAvx2BytesKernel(QdqAvxVnniKernel):
     def of(cls, kernel: QdqKernel, codes: np.ndarray) -> QdqKernel:
         """This kernel for `kernel`'s problem and these weights' codes [K, N], or `kernel`
         where it does not apply (weights unsigned or with a zero point; int8 xq quantized at run
-        time, whose zx the body would need as zx + 128; too many fix steps)."""
+        time, whose zx the body would need as zx + 128; too many fix steps: `routes.for_weights`
+        then takes the sign-split form)."""
         if not (kernel.signed and not kernel.zero_point) or (kernel.dynamic and not kernel.unsigned_x):
             return kernel
         w = pad(np.reshape(codes, (kernel.k, kernel.n)).view(np.int8).astype(np.int64), kernel.columns)  # the same 32-column workgroups
@@ -250,3 +252,165 @@ class _BytesBody(_VnniBody):
             for i, total in zip(at, loop.results):
                 d[i] = total
         return d
+
+
+# Values of K per chunk of a tile's rows staged as |v| and v's sign mask (two [4, CHUNK / 4] i32
+# stack buffers, 4 KB each), as the vpmaddwd kernel stages its widened x (qdq_avx2.py).
+SIGN_CHUNK = 1024
+
+
+@dataclass(frozen=True)
+class QdqAvx2SignKernel(QdqAvxVnniKernel):
+    """A QDQ MatMul of int8 weights without a zero point on AVX2, any codes (per column too) and
+    either kind of xq: the arithmetic of the vpmaddwd kernel (qdq_avx2.py: v = xq as int8, uint8
+    flipped, xq ^ 0x80 = xq - 128; u = wq; d = sum_k v * u + c[n], c[n] = -(zx [- 128]) * sum_k wq),
+    the products by `vpmaddubsw` on the VNNI layout. v is split into its magnitude a = |v| (0 ...
+    128, vpmaddubsw's unsigned operand) and its sign mask m (-1 where v < 0), and each weight byte
+    is u ^ m: where v < 0, a * ~u = (-v) * (-u - 1) = v * u + v. Every product lies in [-128 *
+    128, 128 * 127], so a pair's i16 sum cannot saturate, and
+
+        sum_k v * u = sum_k a * (u ^ m) + sum_{k: v < 0} a
+
+    the last term one per row. The rows' a and m are staged per chunk of K on the stack once per
+    tile (`_SignBody.stage`); then one `vpxor`, `vpmaddubsw` and `vpmaddwd` against ones a
+    product of 4 rows of K and 8 columns: results bit for bit the vpmaddwd kernel's, about 1.25x
+    its speed (docs/iree.md#qdq-matmuls-on-avx2-hosts-the-sign-split-form)."""
+
+    @property
+    def direct(self) -> bool:
+        return False  # v = xq ^ 0x80 for uint8: the magnitudes need v signed
+
+    @property
+    def bias(self) -> int:
+        return 0  # u = wq as it is
+
+    @classmethod
+    def of(cls, kernel: QdqKernel) -> QdqKernel:
+        """This kernel for `kernel`'s problem where its weights are int8 without a zero point, else
+        `kernel`."""
+        if not (kernel.signed and not kernel.zero_point):
+            return kernel
+        return cls(**{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name != "lanes"})
+
+    def name(self) -> str:
+        return QdqKernel.name(self).replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2s_", 1)
+
+    def emit_views(self, v: dict, m, workgroup) -> None:
+        _SignBody(self, v, m, workgroup).emit()
+
+
+class _SignBody(_VnniBody):
+    """The AVX-VNNI body's tiles at 4 rows with QdqAvx2SignKernel's products: per chunk of K, the
+    rows' a and m staged (`stage`), then per pass the steps (`sign_step`)."""
+
+    rows = 4
+
+    def tail_groups(self, rows: int) -> int:
+        return max(1, min(len(self.groups), 8 // rows))
+
+    def sums(self, gs: list, rs: list, passes: list) -> list:
+        kern, i32 = self.k, self.t32
+        words = ir.MemRefType.get([self.rows, SIGN_CHUNK // 4], i32)
+        mags = self._constant("x_magnitudes", lambda: memref.alloca(words, [], []))
+        signs = self._constant("x_signs", lambda: memref.alloca(words, [], []))
+        # a chunk's values of K: known here unless the last chunk is partial
+        static = min(SIGN_CHUNK, kern.k) if kern.k % SIGN_CHUNK == 0 or kern.k < SIGN_CHUNK else None
+        unrolled = UNROLL if min(SIGN_CHUNK, kern.k) // 4 >= 4 * UNROLL else 1
+        chunks = scf.ForOp(self.const(0), self.const(kern.k), self.const(SIGN_CHUNK), self.starts(rs, gs))
+        with ir.InsertionPoint(chunks.body):
+            kc = chunks.induction_variable
+            size = static if static is not None else arith.minui(self.const(SIGN_CHUNK), arith.subi(self.const(kern.k), kc))
+            negative = self.stage(rs, kc, size, mags, signs)
+            d = [arith.addi(t, vector.broadcast(self.i32, negative[i // len(gs)])) for i, t in enumerate(chunks.inner_iter_args)]
+            steps = self.floor(size, 4, to=False)
+            whole = self.floor(steps, unrolled)
+            row0 = arith.divui(kc, self.const(4))
+            for gis in passes:
+                at = [ri * len(gs) + gi for ri in range(len(rs)) for gi in gis]  # d's indices this pass adds to
+                group = [gs[gi] for gi in gis]
+                for lo, hi, unroll in ((0, whole, unrolled), (whole, steps, 1)):
+                    if isinstance(hi, int) and lo == hi:
+                        continue
+                    loop = scf.ForOp(self.value(lo), self.value(hi), self.const(unroll), [d[i] for i in at])
+                    with ir.InsertionPoint(loop.body):
+                        acc = list(loop.inner_iter_args)
+                        for u in range(unroll):
+                            q = arith.addi(loop.induction_variable, self.const(u)) if u else loop.induction_variable
+                            acc = self.sign_step(acc, q, arith.addi(row0, q), rs, group, mags, signs)
+                        scf.YieldOp(acc)
+                    for i, total in zip(at, loop.results):
+                        d[i] = total
+            scf.YieldOp(d)
+        return list(chunks.results)
+
+    def floor(self, n, step: int, to: bool = True):
+        """n // step * step (`to`), or n // step, of an index known here (an int) or at run time."""
+        if isinstance(n, int):
+            return n // step * step if to else n // step
+        q = arith.divui(n, self.const(step))
+        return arith.muli(q, self.const(step)) if to else q
+
+    def value(self, n) -> ir.Value:
+        return self.const(n) if isinstance(n, int) else n
+
+    def sign_step(self, acc: list, q, row, rs: list, gs: list, mags, signs) -> list:
+        """acc (row-major over rs x gs) plus the products of the chunk's step q (4 rows of K; the
+        weights' row `row`): each row's a and m broadcast from the stage, each group's weights
+        loaded once."""
+        ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
+        w = [vector.load(self.bytes, self.v["w"], [self.wg, row, self.const(g * 4 * LANES)]) for g in gs]
+        out = list(acc)
+        for ri in range(len(rs)):
+            a, m = (vector.bitcast(self.bytes, vector.broadcast(self.i32, memref.load(b, [self.const(ri), q]))) for b in (mags, signs))
+            for gi in range(len(gs)):
+                i = ri * len(gs) + gi
+                pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [a, arith.xori(w[gi], m)], [], [])
+                out[i] = arith.addi(out[i], llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], []))
+        return out
+
+    def stage(self, rs: list, kc, size, mags, signs) -> list:
+        """Each row's a = |v| and sign mask m of the chunk's `size` values of K from kc into the
+        buffers (32 bytes at a time, then 4), and sum_{k: v < 0} a of the chunk (i32 per row)."""
+        i8, i32 = self.t8, self.t32
+        wide = self.bytes  # 32 x i8
+        ones8 = self.splat(wide, ir.IntegerAttr.get(i8, 1), "ones8")
+        ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
+        zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
+        full = self.floor(size, 32)
+        loop = scf.ForOp(self.const(0), self.value(full), self.const(32), [zero] * len(rs))
+        with ir.InsertionPoint(loop.body):
+            kk = loop.induction_variable
+            out = []
+            for ri, r in enumerate(rs):
+                a, m = self.magnitude_sign(vector.load(wide, self.v["xq"], [r, arith.addi(kc, kk)]))
+                for b, part in ((mags, a), (signs, m)):
+                    vector.store(vector.bitcast(self.i32, part), b, [self.const(ri), arith.divui(kk, self.const(4))])
+                pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [arith.andi(a, m), ones8], [], [])  # a <= 128: i16 sums exact
+                out.append(arith.addi(loop.inner_iter_args[ri], llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], [])))
+            scf.YieldOp(out)
+        sums = [vector.reduction(i32, vector.CombiningKind.ADD, s) for s in loop.results]
+        if isinstance(size, int) and full == size:
+            return sums
+        four, word = ir.VectorType.get([4], i8), ir.VectorType.get([1], i32)
+        tail = scf.ForOp(self.value(full), self.value(size), self.const(4), sums)  # K mod 32, a multiple of 4
+        with ir.InsertionPoint(tail.body):
+            kk = tail.induction_variable
+            out = []
+            for ri, r in enumerate(rs):
+                a, m = self.magnitude_sign(vector.load(four, self.v["xq"], [r, arith.addi(kc, kk)]))
+                for b, part in ((mags, a), (signs, m)):
+                    vector.store(vector.bitcast(word, part), b, [self.const(ri), arith.divui(kk, self.const(4))])
+                negative = arith.extui(ir.VectorType.get([4], i32), arith.andi(a, m))
+                out.append(arith.addi(tail.inner_iter_args[ri], vector.reduction(i32, vector.CombiningKind.ADD, negative)))
+            scf.YieldOp(out)
+        return list(tail.results)
+
+    def magnitude_sign(self, x: ir.Value) -> tuple:
+        """(a, m) of xq's bytes x: v = `flip`(x), a = |v| (-128's magnitude 128 as the unsigned
+        byte 0x80), m = -1 where v < 0, else 0."""
+        v = self.flip(x)
+        t = ir.VectorType(v.type)
+        zero = self.splat(t, ir.IntegerAttr.get(self.t8, 0), ("zero8", t.shape[0]))
+        below = arith.cmpi(arith.CmpIPredicate.slt, v, zero)
+        return arith.select(below, arith.subi(zero, v), v), arith.extsi(t, below)
+

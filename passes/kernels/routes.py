@@ -19,7 +19,7 @@ from .problem import Options, Problem
 from .qdq import QdqKernel
 from .qdq_amx import QdqAmxKernel
 from .qdq_avx2 import QdqAvx2Kernel
-from .qdq_avxvnni import QdqAvx2BytesKernel, QdqAvxVnniKernel
+from .qdq_avxvnni import QdqAvx2BytesKernel, QdqAvx2SignKernel, QdqAvxVnniKernel
 from .target import Target
 
 
@@ -53,8 +53,13 @@ def qdq_kernel(t: Target) -> type[QdqKernel] | None:
 
 def for_weights(kernel, codes):
     """The kernel a chosen one becomes for these constant weights' codes [K, N]: the AVX2 QDQ
-    kernel's `vpmaddubsw` form where its weights allow it (QdqAvx2BytesKernel.of), else itself."""
-    return QdqAvx2BytesKernel.of(kernel, codes) if type(kernel) is QdqAvx2Kernel else kernel
+    kernel's direct `vpmaddubsw` form where its weights allow it (QdqAvx2BytesKernel.of), else
+    its sign-split form for any int8 weights without a zero point (QdqAvx2SignKernel.of), else
+    itself (vpmaddwd)."""
+    if type(kernel) is not QdqAvx2Kernel:
+        return kernel
+    bytes_form = QdqAvx2BytesKernel.of(kernel, codes)
+    return bytes_form if bytes_form is not kernel else QdqAvx2SignKernel.of(kernel)
 
 
 def _qdq_fits(p: Problem, t: Target, o: Options) -> str | None:

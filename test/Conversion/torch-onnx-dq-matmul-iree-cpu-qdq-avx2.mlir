@@ -2,14 +2,20 @@
 
 // torch-onnx-dq-matmul-iree-cpu on QDQ MatMuls for an AVX2 host (a module tagged dq.avx2 alone,
 // as dq-target-features tags one on haswell or znver2, or AVX-512 without VNNI): one dispatch
-// of the exact integer kernel with vpmaddwd (passes/kernels/qdq_avx2.py, QdqAvx2Kernel), no vpdpbusd.
+// of the exact integer kernel, no vpdpbusd: for int8 weights without a zero point its
+// vpmaddubsw forms (passes/kernels/qdq_avxvnni.py), for the others vpmaddwd
+// (passes/kernels/qdq_avx2.py, QdqAvx2Kernel).
 
 // uint8 x, sx = 0.5, zx = 130; int8 weights w = 100 everywhere (each pair of rows of K adds to
-// 200 in magnitude: vpmaddubsw could saturate, so not QdqAvx2BytesKernel below), K = N = 64, sw =
-// 0.25 per column: two workgroups of 32 columns. The constants, by hand: int8 weights without a
-// zero point are widened signed, u = w = 0x64 in every byte, laid out [N / 32, K / 2, 64] (pairs
-// of rows of K); s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) * sum_k (w - 0) = -2 * 6400
-// = -12800 (0xFFFFCE00).
+// 200 in magnitude: vpmaddubsw of x as it is could saturate, so not QdqAvx2BytesKernel below but
+// the sign-split form, QdqAvx2SignKernel), K = N = 64, sw = 0.25 per column: two workgroups of
+// 32 columns. The constants, by hand: u = w = 0x64 in every byte, laid out as the VNNI kernel's
+// [N / 32, K / 4, 128]; s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) * sum_k w = -2 *
+// 6400 = -12800 (0xFFFFCE00). Per tile of 4 rows, each row's v = xq ^ 0x80 staged 32 bytes at a
+// time as |v| (the select) and its sign mask (the extended compare) into two stack buffers, and
+// the row's sum of |v| where v < 0 (vpmaddubsw and vpmaddwd against ones); then per step (4 rows
+// of K) each row's |v| and mask broadcast from them, the weights xor the mask, vpmaddubsw,
+// vpmaddwd against ones.
 // The rows across workgroups (passes/iree_dispatch.py): two column workgroups, so up to 8 / 2 = 4
 // row groups of 32 rows or more; this one's rows from its first, at 64 bytes a row of x and 256 of y.
 // CHECK-LABEL: "stream.executable"() ({
@@ -17,34 +23,41 @@
 // CHECK: %[[CAP:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
 // CHECK: %[[GROUPS:.*]] = arith.maxui %[[CAP]], %{{.*}} : index
 // CHECK: "stream.return"(%[[TWO:.*]], %[[GROUPS]], %{{[^)]+}})
-// CHECK: func.func @[[K:dq_matmul_qdq_avx2_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
-// The stack buffer of the rows' x pairs (below): 4 rows by 1024 values of K.
-// CHECK: %[[BUF:.*]] = memref.alloca() : memref<4x512xi32>
+// CHECK: func.func @[[K:dq_matmul_qdq_avx2s_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
+// CHECK: %[[MAGS:.*]] = memref.alloca() : memref<4x256xi32>
+// CHECK: %[[SIGNS:.*]] = memref.alloca() : memref<4x256xi32>
 // CHECK: %[[GROUP:.*]] = "stream.dispatch.workgroup.id"() {dimension = 1 : index} : () -> index
 // CHECK: %[[R0:.*]] = arith.minui %{{.*}}, %[[M]] : index
 // CHECK: %[[ROWS:.*]] = arith.subi %{{.*}}, %[[R0]] : index
 // CHECK: %[[XAT:.*]] = arith.muli %[[R0]], %{{.*}} : index
 // CHECK: %[[X:.*]] = "stream.binding.subspan"(%[[XB]], %[[XAT]], %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xi8>
-// CHECK-DAG: %[[W:.*]] = "stream.binding.subspan"(%[[WB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x32x64xi8>
+// CHECK-DAG: %[[W:.*]] = "stream.binding.subspan"(%[[WB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x16x128xi8>
 // CHECK-DAG: "stream.binding.subspan"(%[[SB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xf32>
 // CHECK-DAG: "stream.binding.subspan"(%[[CB]], %{{[^)]+}}) : (!stream.binding, index) -> memref<2x1x32xi32>
 // CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xf32>
-// No row sums (d = sum_k v * w + c[n]): per chunk of K, the tile's rows of x, xq ^ 0x80 as 16
-// bytes sign-extended to i16, stored as pairs into a stack buffer, with no vpmaddwd against ones;
-// then 16 weight bytes (8 columns x 2 rows of K) sign-extended, against one pair of x values
-// broadcast to every lane by a load from the buffer (no shuffle).
-// CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<16xi8>
-// CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<16xi8>
-// CHECK: %[[V16:.*]] = arith.extsi %[[V]] : vector<16xi8> to vector<16xi16>
-// CHECK-NOT: llvm.call_intrinsic
-// CHECK: vector.store %{{.*}}, %[[BUF]][%{{[^]]+}}] : memref<4x512xi32>, vector<8xi32>
-// CHECK: %[[WV:.*]] = vector.load %[[W]][%{{[^]]+}}] : memref<2x32x64xi8>, vector<16xi8>
-// CHECK: %[[U:.*]] = arith.extsi %[[WV]] : vector<16xi8> to vector<16xi16>
-// CHECK: %[[PAIR:.*]] = memref.load %[[BUF]][%{{[^]]+}}] : memref<4x512xi32>
-// CHECK: %[[PAIRS:.*]] = vector.broadcast %[[PAIR]] : i32 to vector<8xi32>
-// CHECK: %[[XP:.*]] = vector.bitcast %[[PAIRS]] : vector<8xi32> to vector<16xi16>
-// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[U]], %[[XP]])
-// CHECK-NOT: vector.shuffle
+// CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<32xi8>
+// CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<32xi8>
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[V]], %[[ZERO:.*]] : vector<32xi8>
+// CHECK: %[[MINUS:.*]] = arith.subi %[[ZERO]], %[[V]] : vector<32xi8>
+// CHECK: %[[A:.*]] = arith.select %[[NEG]], %[[MINUS]], %[[V]] : vector<32xi1>, vector<32xi8>
+// CHECK: %[[MASK:.*]] = arith.extsi %[[NEG]] : vector<32xi1> to vector<32xi8>
+// CHECK: %[[AW:.*]] = vector.bitcast %[[A]] : vector<32xi8> to vector<8xi32>
+// CHECK: vector.store %[[AW]], %[[MAGS]][%{{[^]]+}}] : memref<4x256xi32>, vector<8xi32>
+// CHECK: %[[MW:.*]] = vector.bitcast %[[MASK]] : vector<32xi8> to vector<8xi32>
+// CHECK: vector.store %[[MW]], %[[SIGNS]][%{{[^]]+}}] : memref<4x256xi32>, vector<8xi32>
+// CHECK: %[[NA:.*]] = arith.andi %[[A]], %[[MASK]] : vector<32xi8>
+// CHECK: %[[NP:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[NA]], %{{.*}})
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[NP]], %{{.*}})
+// CHECK: %[[WV:.*]] = vector.load %[[W]][%{{[^]]+}}] : memref<2x16x128xi8>, vector<32xi8>
+// CHECK: %[[AWORD:.*]] = memref.load %[[MAGS]][%{{[^]]+}}] : memref<4x256xi32>
+// CHECK: %[[AB:.*]] = vector.broadcast %[[AWORD]] : i32 to vector<8xi32>
+// CHECK: %[[AX:.*]] = vector.bitcast %[[AB]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[MWORD:.*]] = memref.load %[[SIGNS]][%{{[^]]+}}] : memref<4x256xi32>
+// CHECK: %[[MB:.*]] = vector.broadcast %[[MWORD]] : i32 to vector<8xi32>
+// CHECK: %[[MX:.*]] = vector.bitcast %[[MB]] : vector<8xi32> to vector<32xi8>
+// CHECK: %[[U:.*]] = arith.xori %[[WV]], %[[MX]] : vector<32xi8>
+// CHECK: %[[P:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%[[AX]], %[[U]])
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[P]], %{{.*}})
 // CHECK-NOT: vpdpbusd
 // CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
 // CHECK-NEXT: arith.mulf %{{.*}}, %[[F]] : vector<8xf32>
@@ -52,7 +65,7 @@
 // CHECK-NOT: dq.onnx_dequantize_linear
 // CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[?,64],ui8>) -> tensor<?x64xi8>
 // CHECK: "flow.dispatch"(%{{[^,]+}}, %[[XQ]], {{.*}}) {entry_points = [@[[K]]::@[[K]]]
-// CHECK-SAME: (index, tensor<?x64xi8>, tensor<2x32x64xi8>, tensor<2x1x32xf32>, tensor<2x1x32xi32>, index, index, index) -> tensor<?x64xf32>
+// CHECK-SAME: (index, tensor<?x64xi8>, tensor<2x16x128xi8>, tensor<2x1x32xf32>, tensor<2x1x32xi32>, index, index, index) -> tensor<?x64xf32>
 // CHECK-NOT: onnx.DequantizeLinear
 // CHECK-NOT: onnx.MatMul
 // CHECK-DAG: "0x{{........}}{{(64)+}}"
@@ -126,12 +139,13 @@ func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32
 
 // -----
 
-// The requantize's codes (uint8, sy = 0.0625, zy = 3; weights 100: the vpmaddwd kernel) of N = 20 columns: one workgroup of three
+// The requantize's codes (uint8, sy = 0.0625, zy = 3; weights 100: the sign-split form, whose
+// epilogue is the vpmaddwd kernel's) of N = 20 columns: one workgroup of three
 // groups, the last one's 4 columns live. Each group's codes are i32 lanes (the rounding sum's
 // bits plus zy less 0x4B400000, 1262485504), a row's three packed at once (the last
 // again as the fourth): vpackssdw twice, vpackuswb, the dwords put in order; then the row's 24
 // bytes in one store masked to 8 + 8 + 4 = 20 columns.
-// CHECK-LABEL: func.func @dq_matmul_qdq_avx2_u8_i8_k64_n20_qu8
+// CHECK-LABEL: func.func @dq_matmul_qdq_avx2s_u8_i8_k64_n20_qu8
 // CHECK: %[[BITS:.*]] = arith.constant dense<1262485504> : vector<8xi32>
 // CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: %[[SUMBITS:.*]] = vector.bitcast %[[SUM]] : vector<8xf32> to vector<8xi32>

@@ -17,7 +17,7 @@
 
 // com.microsoft DynamicQuantizeMatMul: DynamicQuantizeLinear (uint8), MatMulInteger with both zero
 // points (exact int32 sums), then f32 times sa * sb, plus the float bias; which the stage then
-// gives dq's dispatches (for haswell: the AVX2 kernel, its 8 columns one group of 8 lanes): x's
+// gives dq's dispatches (for haswell: the AVX2 kernel's sign-split form, its 8 columns one group of 8 lanes): x's
 // range by row groups (2 rows: 2 workgroups), x quantized, the kernel reading xq, sx and zx (passes/dynamic_matmul.py), the bias IREE's Add.
 // RUN: %python %S/Inputs/qoperator.py %t/dqmm.onnx DynamicQuantizeMatMul
 // RUN: %python -m dequant.iree %t/dqmm.onnx --emit-mlir -q -o %t/dqmm.mlir -- --iree-llvmcpu-target-cpu=haswell
@@ -30,7 +30,7 @@
 // DQMM-DAG: %[[XB:.*]] = "torch_c.to_builtin_tensor"(%[[X]])
 // DQMM: %[[P:.*]] = "flow.dispatch"(%{{.*}}, %[[XB]], %{{.*}}) {entry_points = [@dq_dynamic_range_k16_w2::
 // DQMM: %[[Q:.*]]:3 = "flow.dispatch"(%{{.*}}, %[[XB]], %[[P]], %{{.*}}) {entry_points = [@dq_dynamic_quantize_k16_w2::
-// DQMM: %[[D:.*]] = "flow.dispatch"(%{{.*}}, %[[Q]]#0, %[[Q]]#1, %[[Q]]#2, {{.*}}) {entry_points = [@dq_matmul_qdq_avx2_u8_i8_k16_n8_dyn::
+// DQMM: %[[D:.*]] = "flow.dispatch"(%{{.*}}, %[[Q]]#0, %[[Q]]#1, %[[Q]]#2, {{.*}}) {entry_points = [@dq_matmul_qdq_avx2s_u8_i8_k16_n8_dyn::
 // DQMM-SAME: -> tensor<2x8xf32>
 // DQMM: %[[Y:.*]] = "torch_c.from_builtin_tensor"(%[[D]])
 // DQMM: %[[YB:.*]] = "torch.operator"(%[[Y]], %[[BIAS]]) <{name = "onnx.Add"}>

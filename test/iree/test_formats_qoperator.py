@@ -492,7 +492,7 @@ def test_residual_adds_in_the_epilogue(tmp_path):
     apart = run_iree(stage.compile_onnx(layers), onnx.load(str(layers)).graph.name, x)[0]
     for cpu in ["host", *(["haswell"] if host_has_avx2() else [])]:
         staged = stage.run_stage(stage.import_onnx(str(path), "llvm-cpu", cpu), cpu=cpu)[0]
-        body = "avx2_" if cpu == "haswell" else ""  # the host's: VNNI or AMX (both its names)
+        body = "avx2s_" if cpu == "haswell" else ""  # AVX2: the sign-split form (per-channel int8 weights); the host's: VNNI or AMX
         assert adds == 10 == len(re.findall(rf"entry_points = \[@dq_matmul_qdq_{body}\w*_ru8u8\w*::", staged)), cpu
         flags = () if cpu == "host" else ("--iree-llvmcpu-target-cpu=haswell",)
         got = run_iree(stage.compile_onnx(str(path), extra_args=flags), model.graph.name, x)[0]

@@ -1,7 +1,8 @@
-"""QDQ MatMuls on AVX2 targets: dq's exact integer kernel with `vpmaddwd` (passes/kernels/qdq_avx2.py),
-chosen for a module tagged `dq.avx2` alone (an AVX2 host without AVX-512: haswell, znver2) and
-compiled for `--iree-llvmcpu-target-cpu=haswell`; run where the host has AVX2, against the integer
-arithmetic in numpy (int64) and float64."""
+"""QDQ MatMuls on AVX2 targets: dq's exact integer kernels for a module tagged `dq.avx2` alone (an
+AVX2 host without AVX-512: haswell, znver2), compiled for `--iree-llvmcpu-target-cpu=haswell`:
+`vpmaddwd` (passes/kernels/qdq_avx2.py) for weights with a zero point, the `vpmaddubsw` forms
+(passes/kernels/qdq_avxvnni.py) for int8 weights without one; run where the host has AVX2, against
+the integer arithmetic in numpy (int64) and float64."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ FORMS = ["uint8-x-per-column", "int8-x-per-column-zero-point", "uint8-x-per-tens
          "int8-x-zero-point-requantize-uint8", "uint8-x-qdq-bias-requantize-uint8"]  # fmt: skip
 
 
-def staged_for_avx2(path, kernel: str = "avx2_") -> str:
+def staged_for_avx2(path, kernel: str) -> str:
     """The dq stage's output for a module tagged as for an AVX2 host (dq.avx2, no AVX-512 tag),
-    one dispatch of the AVX2 kernel (`kernel`: "avx2_", vpmaddwd; "avx2b_", its vpmaddubsw form)."""
+    one dispatch of the AVX2 kernel `kernel`: "avx2_", vpmaddwd; "avx2b_", the direct vpmaddubsw
+    form; "avx2s_", the sign-split one."""
     text = stage.import_onnx(path)
     end = "\n}) : () -> ()\n"  # the module's own closing line
     assert end in text
@@ -43,9 +45,10 @@ def staged_for_avx2(path, kernel: str = "avx2_") -> str:
 @pytest.mark.parametrize("name", FORMS)
 def test_qdq_matmul_avx2_kernel(tmp_path, name):
     """32 x 256 @ 256 x 256 int8 QDQ MatMuls (the VNNI kernel's forms, test_iree.QDQ_FORMS) on the AVX2
-    kernel: equal, bit for bit, to the same integer arithmetic in numpy (and so to the VNNI kernel)."""
+    kernels (weights with a zero point vpmaddwd, the others, uniform over int8, the sign-split
+    form): equal, bit for bit, to the same integer arithmetic in numpy (and so to the VNNI kernel)."""
     path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, **QDQ_FORMS[name])
-    vmfb = compile_text(tmp_path, staged_for_avx2(path), *HASWELL)
+    vmfb = compile_text(tmp_path, staged_for_avx2(path, "avx2_" if "zero-point" in name else "avx2s_"), *HASWELL)
     x = (np.random.default_rng(1).standard_normal((32, 256)) * 3).astype(np.float32)  # some codes saturate
     got, want = run_vmfb(vmfb, x), qdq_integer_model(path, x)
     if got.dtype == np.int8 and want.dtype == np.uint8:  # IREE's buffers are signless
@@ -54,17 +57,20 @@ def test_qdq_matmul_avx2_kernel(tmp_path, name):
 
 
 @needs_avx2
+@pytest.mark.parametrize("zero_point", [False, True], ids=["sign-split", "vpmaddwd"])
 @pytest.mark.parametrize("activations", [np.uint8, np.int8])
-def test_qdq_matmul_avx2_kernel_does_not_saturate(tmp_path, activations):
-    """Every x code at its extreme (255 for uint8, -128 for int8) and weights -128 and 127: the pairs
-    a vpmaddubsw form would add in i16 (255 * 127 twice, or 128 * 255 as the kernel biases them)
-    leave int16, which vpmaddwd's i32 sums hold. y against float64: (xq - zx) * sx @ (wq * sw), each
-    term exact, within the kernel's three f32 roundings (sx * sw, float(d), their product)."""
+def test_qdq_matmul_avx2_kernel_does_not_saturate(tmp_path, activations, zero_point):
+    """Every x code at its extreme (255 for uint8, -128 for int8, the other extreme in other rows)
+    and weights -128 and 127: the pairs a vpmaddubsw of x as it is would add in i16 (255 * 127
+    twice, or 128 * 255 as the kernel biases them) leave int16. Without a weight zero point the
+    sign-split form (its products |v| * (w ^ m) at their ends, -128 * 128 twice, -32768), with one
+    vpmaddwd (i32 sums). y against float64: (xq - zx) * sx @ ((wq - zw) * sw), each term exact,
+    within the kernel's three f32 roundings (sx * sw, float(d), their product)."""
     k = n = 256
     w = np.where(np.random.default_rng(2).random((k, n)) < 0.5, -128, 127).astype(np.int8)
     w[:, :32] = 127  # whole columns of one sign: the largest |d|
-    path = models.qdq_matmul(tmp_path / "m.onnx", 15, k, n, activations=activations, weights=w)  # 3 x 4 rows, then 2 and 1
-    vmfb = compile_text(tmp_path, staged_for_avx2(path), *HASWELL)
+    path = models.qdq_matmul(tmp_path / "m.onnx", 15, k, n, activations=activations, weights=w, weight_zero_point=zero_point)  # 3 x 4 rows, then 2 and 1
+    vmfb = compile_text(tmp_path, staged_for_avx2(path, "avx2_" if zero_point else "avx2s_"), *HASWELL)
     x = np.full((15, k), 1e6 if activations == np.uint8 else -1e6, np.float32)
     x[1::2, ::3] *= -1  # other rows: the other extreme too
     got = run_vmfb(vmfb, x)
@@ -72,7 +78,8 @@ def test_qdq_matmul_avx2_kernel_does_not_saturate(tmp_path, activations):
     init = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
     info, zx = np.iinfo(activations), int(init["zx"])
     xq = np.where(x > 0, info.max, info.min).astype(np.float64)
-    want = ((xq - zx) * np.float64(init["sx"])) @ (w.astype(np.float64) * init["sw"].astype(np.float64))
+    centred = w.astype(np.float64) - init.get("zw", np.zeros(())).astype(np.float64)
+    want = ((xq - zx) * np.float64(init["sx"])) @ (centred * init["sw"].astype(np.float64))
     assert np.abs(xq - zx).max() * 127 * 2 > 32767  # two products overflow an i16 sum
     np.testing.assert_allclose(got, want, rtol=3 * 2.0**-24 * 1.01, atol=0)
 
@@ -88,7 +95,7 @@ def test_qdq_matmul_of_each_opset(tmp_path, opset):
     form = QDQ_FORMS["uint8-x-qdq-bias-requantize-uint8"]
     path = models.qdq_matmul(tmp_path / "m.onnx", 32, 256, 256, opset=opset, **form)
     assert onnx.load(path).opset_import[0].version == opset
-    vmfb = compile_text(tmp_path, staged_for_avx2(path), *HASWELL)
+    vmfb = compile_text(tmp_path, staged_for_avx2(path, "avx2s_"), *HASWELL)
     x = (np.random.default_rng(1).standard_normal((32, 256)) * 3).astype(np.float32)
     want = qdq_integer_model(models.qdq_matmul(tmp_path / "ref.onnx", 32, 256, 256, **form), x)
     np.testing.assert_array_equal(run_vmfb(vmfb, x).view(np.uint8), want)

@@ -224,6 +224,8 @@ def kernel_name(case: Case, cpu: str) -> str:
     out += "_rcp" if out else ""
     name = harness.kernel_name("qdq", case.form, unsigned_x=case.unsigned_x) + out
     kind = {"haswell": "avx2_", "alderlake": "avxvnni_", "sapphirerapids": "amx_"}.get(cpu, "")
+    if cpu == "haswell" and case.form.signed and not case.form.zero_point:
+        kind = "avx2s_"  # uniform int8 weights: the sign-split form (QdqAvx2SignKernel), not the direct vpmaddubsw one
     return name.replace("dq_matmul_qdq_", f"dq_matmul_qdq_{kind}")
 
 
@@ -317,4 +319,43 @@ def test_avx2_bytes_kernel_against_its_model(tmp_path_factory):
     for i, (case, got) in enumerate(zip(BYTES_CASES, run(*xs))):
         xq, info, _, want, got = reference(i, case, weights[i], xs[i], got)
         assert (xq == info.max).mean() > 0.5
+        np.testing.assert_array_equal(got, want, err_msg=str(case))
+
+
+def extremes(rng, k: int, n: int) -> np.ndarray:
+    """int8 weights [K, N] uniform over the whole range, rows 0 and 1 all 127, rows 2 and 3 all
+    -128, rows 4 and 5 127 and -128: with v = -128 (uint8 x = 0) and 127 the sign-split form's pair
+    sums reach -32768 and 32512, its ends (QdqAvx2SignKernel)."""
+    w = rng.integers(-128, 127, (k, n), endpoint=True)
+    w[0:2], w[2:4], w[4], w[5] = 127, -128, 127, -128
+    return w
+
+
+# The AVX2 kernel's sign-split form (passes/kernels/qdq_avxvnni.py, QdqAvx2SignKernel): int8
+# weights without a zero point of the whole range (`extremes`) against x at both ends of its range.
+# K = 1040: a second chunk of 16 values of K (the stage's 4-byte steps), 528 (K mod 32 = 16); per tensor and per
+# column; a partial column workgroup (N = 40, 72); row groups (70 rows); epilogues; uint8 and int8 x.
+SIGN_CASES = [
+    Case(Form(8, True, 0, False, 1040, 72, rows=9), True),
+    Case(Form(8, True, -1, False, 256, 40, rows=70), True, "q-u8"),
+    Case(Form(8, True, 0, False, 528, 64, rows=16), False, "mid"),
+    Case(Form(8, True, -1, False, 2048, 40, rows=7), False, "q-i8"),
+]
+
+
+def test_avx2_sign_kernel_against_its_model(tmp_path_factory):
+    """Each case takes the sign-split form and gives the exact sums' results with every x at
+    either end of its range (uint8 0 and 255, int8 -128 and 127)."""
+
+    def check(text: str, summary) -> None:
+        names = harness.entry_points(text)
+        assert summary.fused == len(SIGN_CASES) and len(names) == len(SIGN_CASES), names
+        assert all(n.startswith("dq_matmul_qdq_avx2s_") for n in names), names
+
+    weights, run = harness.built(tmp_path_factory, "qdq-avx2-sign", "haswell", lambda path: qdq_model(SIGN_CASES, path, weights_of=extremes), check, tags=("dq.avx2",))
+    rng = np.random.default_rng(3)
+    xs = [np.where(rng.random((c.form.rows, c.form.k)) < 0.5, -20.0, 20.0).astype(np.float32) for c in SIGN_CASES]  # every code at an end
+    for i, (case, got) in enumerate(zip(SIGN_CASES, run(*xs))):
+        xq, info, _, want, got = reference(i, case, weights[i], xs[i], got)
+        assert ((xq == info.min) | (xq == info.max)).all()
         np.testing.assert_array_equal(got, want, err_msg=str(case))
