@@ -79,7 +79,7 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
   MatMuls took 0.69x the time.
 - `qdq_avxvnni.QdqAvx2SignKernel` is needed because per-channel weights (quantize_static's
   default) would need too many of those fix steps and took `vpmaddwd`: the QDQ transformer
-  block's MatMuls take 0.87-0.91x the time in this form.
+  block's MatMuls take 0.85-0.91x the time in this form.
 - `qdq_amx.QdqAmxKernel` is needed because on CPUs with AMX onnxruntime's int8 GEMMs take its
   tiles: a `tdpbusd` is 16 x 16 x 64 multiply-adds, 64 `vpdpbusd`s' worth.
 - `depthwise.DepthwiseKernel` is needed because IREE compiles an NCHW depthwise convolution

@@ -84,23 +84,34 @@ class _VnniBody(XBytes, _Body):
         d = list(self.starts(rs, gs))
         steps = self.k.k // 4
         unrolled = UNROLL if steps >= 4 * UNROLL else 1
-        whole = steps // unrolled * unrolled
+        self.run_passes(d, rs, gs, passes, (steps // unrolled * unrolled, steps, unrolled), lambda acc, q, group: self.step(acc, q, rs, group))
+        return d
+
+    def run_passes(self, d: list, rs: list, gs: list, passes: list, bounds: tuple, step) -> None:
+        """d (row-major over rs x gs) plus each pass's steps (`passes`: indices into gs), in place:
+        bounds (whole, steps, unrolled), steps [0, whole) `unrolled` an iteration then [whole,
+        steps) one at a time (ints, or index values known at run time); `step(acc, q, group)`
+        adds step q's products of the pass's groups to acc."""
+        whole, steps, unrolled = bounds
         for gis in passes:
             at = [ri * len(gs) + gi for ri in range(len(rs)) for gi in gis]  # d's indices this pass adds to
             group = [gs[gi] for gi in gis]
             for lo, hi, unroll in ((0, whole, unrolled), (whole, steps, 1)):
-                if lo == hi:
+                if isinstance(lo, int) and isinstance(hi, int) and lo == hi:
                     continue
-                loop = scf.ForOp(self.const(lo), self.const(hi), self.const(unroll), [d[i] for i in at])
+                loop = scf.ForOp(self.value(lo), self.value(hi), self.const(unroll), [d[i] for i in at])
                 with ir.InsertionPoint(loop.body):
                     acc = list(loop.inner_iter_args)
                     for u in range(unroll):
-                        step = arith.addi(loop.induction_variable, self.const(u)) if u else loop.induction_variable
-                        acc = self.step(acc, step, rs, group)
+                        q = arith.addi(loop.induction_variable, self.const(u)) if u else loop.induction_variable
+                        acc = step(acc, q, group)
                     scf.YieldOp(acc)
                 for i, total in zip(at, loop.results):
                     d[i] = total
-        return d
+
+    def value(self, n) -> ir.Value:
+        """An index known here (an int) or at run time, as a value."""
+        return self.const(n) if isinstance(n, int) else n
 
     def step(self, acc: list, step, rs: list, gs: list, x_step=None) -> list:
         """acc (row-major over rs x gs) plus the products of rows 4 step ... 4 step + 3 of K (of
@@ -273,8 +284,8 @@ class QdqAvx2SignKernel(QdqAvxVnniKernel):
 
     the last term one per row. The rows' a and m are staged per chunk of K on the stack once per
     tile (`_SignBody.stage`); then one `vpxor`, `vpmaddubsw` and `vpmaddwd` against ones a
-    product of 4 rows of K and 8 columns: results bit for bit the vpmaddwd kernel's, about 1.25x
-    its speed (docs/iree.md#qdq-matmuls-on-avx2-hosts-the-sign-split-form)."""
+    product of 4 rows of K and 8 columns: results bit for bit the vpmaddwd kernel's, its MatMuls
+    1.1-1.15x as fast (docs/iree.md#qdq-matmuls-on-avx2-hosts-the-sign-split-form)."""
 
     @property
     def direct(self) -> bool:
@@ -325,21 +336,8 @@ class _SignBody(_VnniBody):
             steps = self.floor(size, 4, to=False)
             whole = self.floor(steps, unrolled)
             row0 = arith.divui(kc, self.const(4))
-            for gis in passes:
-                at = [ri * len(gs) + gi for ri in range(len(rs)) for gi in gis]  # d's indices this pass adds to
-                group = [gs[gi] for gi in gis]
-                for lo, hi, unroll in ((0, whole, unrolled), (whole, steps, 1)):
-                    if isinstance(hi, int) and lo == hi:
-                        continue
-                    loop = scf.ForOp(self.value(lo), self.value(hi), self.const(unroll), [d[i] for i in at])
-                    with ir.InsertionPoint(loop.body):
-                        acc = list(loop.inner_iter_args)
-                        for u in range(unroll):
-                            q = arith.addi(loop.induction_variable, self.const(u)) if u else loop.induction_variable
-                            acc = self.sign_step(acc, q, arith.addi(row0, q), rs, group, mags, signs)
-                        scf.YieldOp(acc)
-                    for i, total in zip(at, loop.results):
-                        d[i] = total
+            self.run_passes(d, rs, gs, passes, (whole, steps, unrolled),
+                            lambda acc, q, group: self.sign_step(acc, q, arith.addi(row0, q), rs, group, mags, signs))
             scf.YieldOp(d)
         return list(chunks.results)
 
@@ -349,9 +347,6 @@ class _SignBody(_VnniBody):
             return n // step * step if to else n // step
         q = arith.divui(n, self.const(step))
         return arith.muli(q, self.const(step)) if to else q
-
-    def value(self, n) -> ir.Value:
-        return self.const(n) if isinstance(n, int) else n
 
     def sign_step(self, acc: list, q, row, rs: list, gs: list, mags, signs) -> list:
         """acc (row-major over rs x gs) plus the products of the chunk's step q (4 rows of K; the
@@ -372,38 +367,39 @@ class _SignBody(_VnniBody):
         """Each row's a = |v| and sign mask m of the chunk's `size` values of K from kc into the
         buffers (32 bytes at a time, then 4), and sum_{k: v < 0} a of the chunk (i32 per row)."""
         i8, i32 = self.t8, self.t32
-        wide = self.bytes  # 32 x i8
-        ones8 = self.splat(wide, ir.IntegerAttr.get(i8, 1), "ones8")
+        ones8 = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones8")
         ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
         full = self.floor(size, 32)
-        loop = scf.ForOp(self.const(0), self.value(full), self.const(32), [zero] * len(rs))
+
+        def wide(acc, negative):  # a <= 128: vpmaddubsw's i16 sums exact
+            pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [negative, ones8], [], [])
+            return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], []))
+
+        def word(acc, negative):
+            return arith.addi(acc, vector.reduction(i32, vector.CombiningKind.ADD, arith.extui(ir.VectorType.get([4], i32), negative)))
+
+        sums = [vector.reduction(i32, vector.CombiningKind.ADD, v) for v in self.stage_steps(rs, kc, (0, full), 32, [zero] * len(rs), (mags, signs), wide)]
+        if isinstance(size, int) and full == size:
+            return sums
+        return self.stage_steps(rs, kc, (full, size), 4, sums, (mags, signs), word)  # K mod 32, a multiple of 4
+
+    def stage_steps(self, rs: list, kc, span: tuple, width: int, init: list, buffers: tuple, add) -> list:
+        """`stage`'s loop over the chunk's K from span[0] to span[1] (ints or index values),
+        `width` bytes of each row a step: a and m stored into `buffers`, and each row's value
+        of init, `add`(it, a & m) each step; the rows' values after the loop."""
+        bytes_, stored = ir.VectorType.get([width], self.t8), ir.VectorType.get([width // 4], self.t32)
+        loop = scf.ForOp(self.value(span[0]), self.value(span[1]), self.const(width), init)
         with ir.InsertionPoint(loop.body):
             kk = loop.induction_variable
             out = []
             for ri, r in enumerate(rs):
-                a, m = self.magnitude_sign(vector.load(wide, self.v["xq"], [r, arith.addi(kc, kk)]))
-                for b, part in ((mags, a), (signs, m)):
-                    vector.store(vector.bitcast(self.i32, part), b, [self.const(ri), arith.divui(kk, self.const(4))])
-                pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [arith.andi(a, m), ones8], [], [])  # a <= 128: i16 sums exact
-                out.append(arith.addi(loop.inner_iter_args[ri], llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], [])))
+                a, m = self.magnitude_sign(vector.load(bytes_, self.v["xq"], [r, arith.addi(kc, kk)]))
+                for b, part in zip(buffers, (a, m)):
+                    vector.store(vector.bitcast(stored, part), b, [self.const(ri), arith.divui(kk, self.const(4))])
+                out.append(add(loop.inner_iter_args[ri], arith.andi(a, m)))
             scf.YieldOp(out)
-        sums = [vector.reduction(i32, vector.CombiningKind.ADD, s) for s in loop.results]
-        if isinstance(size, int) and full == size:
-            return sums
-        four, word = ir.VectorType.get([4], i8), ir.VectorType.get([1], i32)
-        tail = scf.ForOp(self.value(full), self.value(size), self.const(4), sums)  # K mod 32, a multiple of 4
-        with ir.InsertionPoint(tail.body):
-            kk = tail.induction_variable
-            out = []
-            for ri, r in enumerate(rs):
-                a, m = self.magnitude_sign(vector.load(four, self.v["xq"], [r, arith.addi(kc, kk)]))
-                for b, part in ((mags, a), (signs, m)):
-                    vector.store(vector.bitcast(word, part), b, [self.const(ri), arith.divui(kk, self.const(4))])
-                negative = arith.extui(ir.VectorType.get([4], i32), arith.andi(a, m))
-                out.append(arith.addi(tail.inner_iter_args[ri], vector.reduction(i32, vector.CombiningKind.ADD, negative)))
-            scf.YieldOp(out)
-        return list(tail.results)
+        return list(loop.results)
 
     def magnitude_sign(self, x: ir.Value) -> tuple:
         """(a, m) of xq's bytes x: v = `flip`(x), a = |v| (-128's magnitude 128 as the unsigned
@@ -413,4 +409,3 @@ class _SignBody(_VnniBody):
         zero = self.splat(t, ir.IntegerAttr.get(self.t8, 0), ("zero8", t.shape[0]))
         below = arith.cmpi(arith.CmpIPredicate.slt, v, zero)
         return arith.select(below, arith.subi(zero, v), v), arith.extsi(t, below)
-
