@@ -57,6 +57,12 @@ class QdqAvxVnniKernel(QdqKernel):
 
     COLUMNS: ClassVar[int] = LANES * GROUPS
 
+    @classmethod
+    def like(cls, kernel: QdqKernel, **fields) -> QdqAvxVnniKernel:
+        """This class's kernel for `kernel`'s problem and epilogues, with `fields` (an AVX2 form
+        taking the place of the kernel `routes.for_weights` was given)."""
+        return cls(**fields, **{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name != "lanes"})
+
     def name(self) -> str:
         return super().name().replace("dq_matmul_qdq_", "dq_matmul_qdq_avxvnni_", 1)
 
@@ -194,7 +200,7 @@ class QdqAvx2BytesKernel(QdqAvxVnniKernel):
         fixes = max(len(f) for f in fix_steps(split_safe(w)[1], kernel.workgroups, kernel.width))
         if fixes > MAX_FIX_SHARE * kernel.k / 4:
             return kernel
-        return cls(fixes=fixes, **{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name != "lanes"})
+        return cls.like(kernel, fixes=fixes)
 
     @property
     def index_rows(self) -> int:
@@ -227,19 +233,29 @@ class QdqAvx2BytesKernel(QdqAvxVnniKernel):
         _BytesBody(self, v, m, workgroup).emit()
 
 
-class _BytesBody(_VnniBody):
-    """The AVX-VNNI body with `vpmaddubsw` + `vpmaddwd` for `vpdpbusd`, at 4 rows (each product
-    needs a register more), and the fix steps after each pass."""
+class _PairsBody(_VnniBody):
+    """The AVX-VNNI body's tiles at 4 rows (each product needs a register more than vpdpbusd's)
+    for the `vpmaddubsw` forms, and their product of 4 bytes (`pairs_dot`)."""
 
     rows = 4
 
     def tail_groups(self, rows: int) -> int:
         return max(1, min(len(self.groups), 8 // rows))
 
-    def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
+    def pairs_dot(self, acc: ir.Value, u: ir.Value, s: ir.Value) -> ir.Value:
+        """acc plus each lane's 4-byte dot of unsigned bytes u and signed bytes s: `vpmaddubsw`'s
+        i16 pair sums (the caller rules out their saturation), then `vpmaddwd` against ones."""
         ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
-        pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [x, w], [], [])
+        pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [u, s], [], [])
         return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], []))
+
+
+class _BytesBody(_PairsBody):
+    """The AVX-VNNI body with `vpmaddubsw` + `vpmaddwd` for `vpdpbusd`, and the fix steps after
+    each pass."""
+
+    def dot(self, acc: ir.Value, w: ir.Value, x: ir.Value) -> ir.Value:
+        return self.pairs_dot(acc, x, w)
 
     def sums(self, gs: list, rs: list, passes: list) -> list:
         d = super().sums(gs, rs, passes)
@@ -301,7 +317,7 @@ class QdqAvx2SignKernel(QdqAvxVnniKernel):
         `kernel`."""
         if not (kernel.signed and not kernel.zero_point):
             return kernel
-        return cls(**{f.name: getattr(kernel, f.name) for f in dataclasses.fields(kernel) if f.name != "lanes"})
+        return cls.like(kernel)
 
     def name(self) -> str:
         return QdqKernel.name(self).replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2s_", 1)
@@ -310,14 +326,9 @@ class QdqAvx2SignKernel(QdqAvxVnniKernel):
         _SignBody(self, v, m, workgroup).emit()
 
 
-class _SignBody(_VnniBody):
-    """The AVX-VNNI body's tiles at 4 rows with QdqAvx2SignKernel's products: per chunk of K, the
-    rows' a and m staged (`stage`), then per pass the steps (`sign_step`)."""
-
-    rows = 4
-
-    def tail_groups(self, rows: int) -> int:
-        return max(1, min(len(self.groups), 8 // rows))
+class _SignBody(_PairsBody):
+    """The 4-row tiles with QdqAvx2SignKernel's products: per chunk of K, the rows' a and m staged
+    (`stage`), then per pass the steps (`sign_step`)."""
 
     def sums(self, gs: list, rs: list, passes: list) -> list:
         kern, i32 = self.k, self.t32
@@ -352,15 +363,13 @@ class _SignBody(_VnniBody):
         """acc (row-major over rs x gs) plus the products of the chunk's step q (4 rows of K; the
         weights' row `row`): each row's a and m broadcast from the stage, each group's weights
         loaded once."""
-        ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
         w = [vector.load(self.bytes, self.v["w"], [self.wg, row, self.const(g * 4 * LANES)]) for g in gs]
         out = list(acc)
         for ri in range(len(rs)):
             a, m = (vector.bitcast(self.bytes, vector.broadcast(self.i32, memref.load(b, [self.const(ri), q]))) for b in (mags, signs))
             for gi in range(len(gs)):
                 i = ri * len(gs) + gi
-                pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [a, arith.xori(w[gi], m)], [], [])
-                out[i] = arith.addi(out[i], llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], []))
+                out[i] = self.pairs_dot(out[i], a, arith.xori(w[gi], m))
         return out
 
     def stage(self, rs: list, kc, size, mags, signs) -> list:
@@ -368,13 +377,11 @@ class _SignBody(_VnniBody):
         buffers (32 bytes at a time, then 4), and sum_{k: v < 0} a of the chunk (i32 per row)."""
         i8, i32 = self.t8, self.t32
         ones8 = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones8")
-        ones = self.splat(self.words, ir.IntegerAttr.get(self.t16, 1), "ones")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
         full = self.floor(size, 32)
 
         def wide(acc, negative):  # a <= 128: vpmaddubsw's i16 sums exact
-            pairs = llvm.call_intrinsic(self.words, VPMADDUBSW, [negative, ones8], [], [])
-            return arith.addi(acc, llvm.call_intrinsic(self.i32, VPMADDWD, [pairs, ones], [], []))
+            return self.pairs_dot(acc, negative, ones8)
 
         def word(acc, negative):
             return arith.addi(acc, vector.reduction(i32, vector.CombiningKind.ADD, arith.extui(ir.VectorType.get([4], i32), negative)))

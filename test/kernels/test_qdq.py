@@ -303,21 +303,32 @@ BYTES_CASES = [
 ]
 
 
+def avx2_form_results(tmp_path_factory, tag: str, cases: list, weights_of, named, xs: list) -> list:
+    """`cases` in one module for haswell (tagged `dq.avx2`), weights by `weights_of`, each one
+    dispatch of a kernel `named(name)` accepts (an AVX2 form of qdq_avxvnni.py), run on xs: per
+    case (case, xq, its type's iinfo, want, got), as `reference` gives them."""
+
+    def check(text: str, summary) -> None:
+        names = harness.entry_points(text)
+        assert summary.fused == len(cases) and len(names) == len(cases), names
+        assert all(named(n) for n in names), names
+
+    weights, run = harness.built(tmp_path_factory, tag, "haswell", lambda path: qdq_model(cases, path, weights_of=weights_of), check, tags=("dq.avx2",))
+    out = []
+    for i, (case, got) in enumerate(zip(cases, run(*xs))):
+        xq, info, _, want, got = reference(i, case, weights[i], xs[i], got)
+        out.append((case, xq, info, want, got))
+    return out
+
+
 def test_avx2_bytes_kernel_against_its_model(tmp_path_factory):
     """Each case takes the vpmaddubsw form with fix steps (`_f<n>`, n > 0, in its name) and gives
     the exact sums' results: x at the top of its range against the planted pairs would saturate
     vpmaddubsw's i16 sums without the split."""
-
-    def check(text: str, summary) -> None:
-        names = harness.entry_points(text)
-        assert summary.fused == len(BYTES_CASES) and len(names) == len(BYTES_CASES), names
-        assert all(n.startswith("dq_matmul_qdq_avx2b_") and int(n.rsplit("_f", 1)[1]) > 0 for n in names), names
-
-    weights, run = harness.built(tmp_path_factory, "qdq-avx2-bytes", "haswell", lambda path: qdq_model(BYTES_CASES, path, weights_of=narrow), check, tags=("dq.avx2",))
     rng = np.random.default_rng(2)
     xs = [(rng.standard_normal((c.form.rows, c.form.k)) * 3 + 12).astype(np.float32) for c in BYTES_CASES]  # most codes 255
-    for i, (case, got) in enumerate(zip(BYTES_CASES, run(*xs))):
-        xq, info, _, want, got = reference(i, case, weights[i], xs[i], got)
+    named = lambda n: n.startswith("dq_matmul_qdq_avx2b_") and int(n.rsplit("_f", 1)[1]) > 0  # noqa: E731
+    for case, xq, info, want, got in avx2_form_results(tmp_path_factory, "qdq-avx2-bytes", BYTES_CASES, narrow, named, xs):
         assert (xq == info.max).mean() > 0.5
         np.testing.assert_array_equal(got, want, err_msg=str(case))
 
@@ -346,16 +357,9 @@ SIGN_CASES = [
 def test_avx2_sign_kernel_against_its_model(tmp_path_factory):
     """Each case takes the sign-split form and gives the exact sums' results with every x at
     either end of its range (uint8 0 and 255, int8 -128 and 127)."""
-
-    def check(text: str, summary) -> None:
-        names = harness.entry_points(text)
-        assert summary.fused == len(SIGN_CASES) and len(names) == len(SIGN_CASES), names
-        assert all(n.startswith("dq_matmul_qdq_avx2s_") for n in names), names
-
-    weights, run = harness.built(tmp_path_factory, "qdq-avx2-sign", "haswell", lambda path: qdq_model(SIGN_CASES, path, weights_of=extremes), check, tags=("dq.avx2",))
     rng = np.random.default_rng(3)
     xs = [np.where(rng.random((c.form.rows, c.form.k)) < 0.5, -20.0, 20.0).astype(np.float32) for c in SIGN_CASES]  # every code at an end
-    for i, (case, got) in enumerate(zip(SIGN_CASES, run(*xs))):
-        xq, info, _, want, got = reference(i, case, weights[i], xs[i], got)
+    named = lambda n: n.startswith("dq_matmul_qdq_avx2s_")  # noqa: E731
+    for case, xq, info, want, got in avx2_form_results(tmp_path_factory, "qdq-avx2-sign", SIGN_CASES, extremes, named, xs):
         assert ((xq == info.min) | (xq == info.max)).all()
         np.testing.assert_array_equal(got, want, err_msg=str(case))
