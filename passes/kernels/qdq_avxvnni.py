@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, memref, scf, vector
+from mlir.dialects import arith, math, memref, scf, vector
 
 from ..lazy import llvm
 from .f32 import GROUPS, Packed
@@ -303,6 +303,10 @@ class QdqAvx2SignKernel(QdqAvxVnniKernel):
     product of 4 rows of K and 8 columns: results bit for bit the vpmaddwd kernel's, its MatMuls
     1.1-1.15x as fast (docs/iree.md#qdq-matmuls-on-avx2-hosts-the-sign-split-form)."""
 
+    # K in steps of 16, the AVX2 kernel's (`of` takes its problems): `_SignBody.stage` stages a
+    # chunk's K mod 32 in one 16-byte step
+    K_STEP: ClassVar[int] = 16
+
     @property
     def direct(self) -> bool:
         return False  # v = xq ^ 0x80 for uint8: the magnitudes need v signed
@@ -374,7 +378,8 @@ class _SignBody(_PairsBody):
 
     def stage(self, rs: list, kc, size, mags, signs) -> list:
         """Each row's a = |v| and sign mask m of the chunk's `size` values of K from kc into the
-        buffers (32 bytes at a time, then 4), and sum_{k: v < 0} a of the chunk (i32 per row)."""
+        buffers, and sum_{k: v < 0} a of the chunk (i32 per row): 32 bytes a step, then the last
+        chunk's K mod 32 values (0 or 16: K_STEP; every other chunk has none) in one step."""
         i8, i32 = self.t8, self.t32
         ones8 = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones8")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
@@ -383,30 +388,36 @@ class _SignBody(_PairsBody):
         def wide(acc, negative):  # a <= 128: vpmaddubsw's i16 sums exact
             return self.pairs_dot(acc, negative, ones8)
 
-        def word(acc, negative):
-            return arith.addi(acc, vector.reduction(i32, vector.CombiningKind.ADD, arith.extui(ir.VectorType.get([4], i32), negative)))
+        def half(acc, negative):
+            words = ir.VectorType.get([16], i32)
+            return arith.addi(acc, vector.reduction(i32, vector.CombiningKind.ADD, arith.extui(words, negative)))
 
-        sums = [vector.reduction(i32, vector.CombiningKind.ADD, v) for v in self.stage_steps(rs, kc, (0, full), 32, [zero] * len(rs), (mags, signs), wide)]
-        if isinstance(size, int) and full == size:
-            return sums
-        return self.stage_steps(rs, kc, (full, size), 4, sums, (mags, signs), word)  # K mod 32, a multiple of 4
-
-    def stage_steps(self, rs: list, kc, span: tuple, width: int, init: list, buffers: tuple, add) -> list:
-        """`stage`'s loop over the chunk's K from span[0] to span[1] (ints or index values),
-        `width` bytes of each row a step: a and m stored into `buffers`, and each row's value
-        of init, `add`(it, a & m) each step; the rows' values after the loop."""
-        bytes_, stored = ir.VectorType.get([width], self.t8), ir.VectorType.get([width // 4], self.t32)
-        loop = scf.ForOp(self.value(span[0]), self.value(span[1]), self.const(width), init)
+        loop = scf.ForOp(self.const(0), self.value(full), self.const(32), [zero] * len(rs))
         with ir.InsertionPoint(loop.body):
-            kk = loop.induction_variable
-            out = []
-            for ri, r in enumerate(rs):
-                a, m = self.magnitude_sign(vector.load(bytes_, self.v["xq"], [r, arith.addi(kc, kk)]))
-                for b, part in zip(buffers, (a, m)):
-                    vector.store(vector.bitcast(stored, part), b, [self.const(ri), arith.divui(kk, self.const(4))])
-                out.append(add(loop.inner_iter_args[ri], arith.andi(a, m)))
-            scf.YieldOp(out)
-        return list(loop.results)
+            scf.YieldOp(self.stage_step(rs, kc, loop.induction_variable, 32, list(loop.inner_iter_args), (mags, signs), wide))
+        sums = [vector.reduction(i32, vector.CombiningKind.ADD, v) for v in loop.results]
+        if self.k.k % 32 == 0:
+            return sums
+        if isinstance(size, int):
+            return self.stage_step(rs, kc, self.value(full), 16, sums, (mags, signs), half)
+        last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ne, full, size), [i32] * len(rs), has_else=True)
+        with ir.InsertionPoint(last.then_block):
+            scf.YieldOp(self.stage_step(rs, kc, full, 16, sums, (mags, signs), half))
+        with ir.InsertionPoint(last.else_block):
+            scf.YieldOp(sums)
+        return list(last.results)
+
+    def stage_step(self, rs: list, kc, kk, width: int, acc: list, buffers: tuple, add) -> list:
+        """`stage`'s step of `width` bytes of each row at kc + kk: a and m stored into `buffers`
+        (i32 words from kk / 4), each row's value of acc `add`(it, a & m)."""
+        bytes_, stored = ir.VectorType.get([width], self.t8), ir.VectorType.get([width // 4], self.t32)
+        out = []
+        for ri, r in enumerate(rs):
+            a, m = self.magnitude_sign(vector.load(bytes_, self.v["xq"], [r, arith.addi(kc, kk)]))
+            for b, part in zip(buffers, (a, m)):
+                vector.store(vector.bitcast(stored, part), b, [self.const(ri), arith.divui(kk, self.const(4))])
+            out.append(add(acc[ri], arith.andi(a, m)))
+        return out
 
     def magnitude_sign(self, x: ir.Value) -> tuple:
         """(a, m) of xq's bytes x: v = `flip`(x), a = |v| (-128's magnitude 128 as the unsigned
@@ -415,4 +426,4 @@ class _SignBody(_PairsBody):
         t = ir.VectorType(v.type)
         zero = self.splat(t, ir.IntegerAttr.get(self.t8, 0), ("zero8", t.shape[0]))
         below = arith.cmpi(arith.CmpIPredicate.slt, v, zero)
-        return arith.select(below, arith.subi(zero, v), v), arith.extsi(t, below)
+        return math.absi(v), arith.extsi(t, below)  # vpabsb: |-128| wraps to 0x80, 128 unsigned

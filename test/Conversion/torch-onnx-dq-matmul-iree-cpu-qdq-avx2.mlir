@@ -12,10 +12,10 @@
 // 32 columns. The constants, by hand: u = w = 0x64 in every byte, laid out as the VNNI kernel's
 // [N / 32, K / 4, 128]; s = sx * sw = 0.125 (0x3E000000); c[n] = -(zx - 128) * sum_k w = -2 *
 // 6400 = -12800 (0xFFFFCE00). Per tile of 4 rows, each row's v = xq ^ 0x80 staged 32 bytes at a
-// time as |v| (the select) and its sign mask (the extended compare) into two stack buffers, and
-// the row's sum of |v| where v < 0 (vpmaddubsw and vpmaddwd against ones); then per step (4 rows
-// of K) each row's |v| and mask broadcast from them, the weights xor the mask, vpmaddubsw,
-// vpmaddwd against ones.
+// time as |v| (`math.absi`: vpabsb) and its sign mask (the extended compare) into two stack
+// buffers, and the row's sum of |v| where v < 0 (vpmaddubsw and vpmaddwd against ones); then per
+// step (4 rows of K) each row's |v| and mask broadcast from them, the weights xor the mask,
+// vpmaddubsw, vpmaddwd against ones.
 // The rows across workgroups (passes/iree_dispatch.py): two column workgroups, so up to 8 / 2 = 4
 // row groups of 32 rows or more; this one's rows from its first, at 64 bytes a row of x and 256 of y.
 // CHECK-LABEL: "stream.executable"() ({
@@ -37,9 +37,8 @@
 // CHECK-DAG: "stream.binding.subspan"(%[[YB]], %{{[^,]+}}, %[[ROWS]]) : (!stream.binding, index, index) -> memref<?x64xf32>
 // CHECK: %[[ROW:.*]] = vector.load %[[X]][%{{[^]]+}}] : memref<?x64xi8>, vector<32xi8>
 // CHECK: %[[V:.*]] = arith.xori %[[ROW]], %{{.*}} : vector<32xi8>
-// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[V]], %[[ZERO:.*]] : vector<32xi8>
-// CHECK: %[[MINUS:.*]] = arith.subi %[[ZERO]], %[[V]] : vector<32xi8>
-// CHECK: %[[A:.*]] = arith.select %[[NEG]], %[[MINUS]], %[[V]] : vector<32xi1>, vector<32xi8>
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[V]], %{{.*}} : vector<32xi8>
+// CHECK: %[[A:.*]] = math.absi %[[V]] : vector<32xi8>
 // CHECK: %[[MASK:.*]] = arith.extsi %[[NEG]] : vector<32xi1> to vector<32xi8>
 // CHECK: %[[AW:.*]] = vector.bitcast %[[A]] : vector<32xi8> to vector<8xi32>
 // CHECK: vector.store %[[AW]], %[[MAGS]][%{{[^]]+}}] : memref<4x256xi32>, vector<8xi32>
@@ -82,6 +81,34 @@ func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?
   %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,64],si8>, !torch.vtensor<[64],f32>) -> !torch.vtensor<[64,64],f32>
   %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64],f32>
   "func.return"(%y) : (!torch.vtensor<[?,64],f32>) -> ()
+}
+}
+
+// -----
+
+// K = 48: the sign form stages 32 bytes of a row, then its last 16 in one step.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @dq_matmul_qdq_avx2s_u8_i8_k48_n256(
+// CHECK: vector.load %{{.*}} : memref<?x48xi8>, vector<32xi8>
+// CHECK: math.absi %{{.*}} : vector<32xi8>
+// CHECK: %[[HALF:.*]] = vector.load %{{.*}} : memref<?x48xi8>, vector<16xi8>
+// CHECK: %[[HV:.*]] = arith.xori %[[HALF]], %{{.*}} : vector<16xi8>
+// CHECK: %[[HA:.*]] = math.absi %[[HV]] : vector<16xi8>
+// CHECK: %[[HW:.*]] = vector.bitcast %[[HA]] : vector<16xi8> to vector<4xi32>
+// CHECK: vector.store %[[HW]], %{{.*}} : memref<4x256xi32>, vector<4xi32>
+// CHECK-LABEL: func.func @k48_n256
+// CHECK: "flow.dispatch"({{.*}}) {entry_points = [@dq_matmul_qdq_avx2s_u8_i8_k48_n256::@dq_matmul_qdq_avx2s_u8_i8_k48_n256]
+module attributes {dq.avx2} {
+func.func @k48_n256(%a: !torch.vtensor<[?,48],f32>) -> !torch.vtensor<[?,256],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<100> : tensor<48x256xsi8>} : () -> !torch.vtensor<[48,256],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<256xf32>} : () -> !torch.vtensor<[256],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,48],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,48],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,48],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,48],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[48,256],si8>, !torch.vtensor<[256],f32>) -> !torch.vtensor<[48,256],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,48],f32>, !torch.vtensor<[48,256],f32>) -> !torch.vtensor<[?,256],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,256],f32>) -> ()
 }
 }
 

@@ -344,8 +344,9 @@ def extremes(rng, k: int, n: int) -> np.ndarray:
 
 # The AVX2 kernel's sign-split form (passes/kernels/qdq_avxvnni.py, QdqAvx2SignKernel): int8
 # weights without a zero point of the whole range (`extremes`) against x at both ends of its range.
-# K = 1040: a second chunk of 16 values of K (the stage's 4-byte steps), 528 (K mod 32 = 16); per tensor and per
-# column; a partial column workgroup (N = 40, 72); row groups (70 rows); epilogues; uint8 and int8 x.
+# K = 1040: a second chunk of 16 values of K (the stage's 16-byte step, under scf.if), 528 (K mod
+# 32 = 16: that step in every chunk); per tensor and per column; a partial column workgroup (N =
+# 40, 72); row groups (70 rows); epilogues; uint8 and int8 x.
 SIGN_CASES = [
     Case(Form(8, True, 0, False, 1040, 72, rows=9), True),
     Case(Form(8, True, -1, False, 256, 40, rows=70), True, "q-u8"),
