@@ -1,6 +1,7 @@
 """What torch-onnx-dq-matmul-iree-cpu hands IREE: a kernel's `stream.executable` (`executable`:
 the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`, times up to
-`kernel.row_groups` along the rows), a `flow.dispatch` of
+`kernel.row_groups` along the rows, or two from `kernel.APART_ROWS` rows, the row groups first in
+the grid), a `flow.dispatch` of
 it (`dispatch`) and its constants as `dense_resource`s (`resource`); and the loop of the passes
 that make the stage's own nodes dispatches (`rewrite_nodes`). IREE's ops are created in
 generic form (their dialects are not registered here).
@@ -36,24 +37,27 @@ def executable(kernel, module) -> str:
         export = _op("stream.executable.export", regions=1, attributes={
             "function_ref": ir.FlatSymbolRefAttr.get(name), "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("public")})  # fmt: skip
         most = getattr(kernel, "row_groups", 1)
+        apart = getattr(kernel, "APART_ROWS", None)
+        split = most > 1 or apart is not None
         with ir.InsertionPoint(export.regions[0].blocks.append(index)) as at:
-            one = arith.constant(index, 1)
-            rows = _row_groups(at.block.arguments[0], most, kernel.ROW_STEP) if most > 1 else one
-            _op("stream.return", operands=[arith.constant(index, kernel.workgroups), rows, one])
+            one, columns = arith.constant(index, 1), arith.constant(index, kernel.workgroups)
+            # the row groups first: IREE hands out workgroups in order, x fastest
+            grid = [_row_groups(at.block.arguments[0], most, kernel.ROW_STEP, apart), columns] if split else [columns, one]
+            _op("stream.return", operands=[*grid, one])
         inner = builtin.ModuleOp()
         with ir.InsertionPoint(inner.body):
             f = func.FuncOp(name, ir.FunctionType.get([binding] * len(roles) + [index], []))
             with ir.InsertionPoint(f.add_entry_block()):
                 *bindings, m = f.arguments
                 zero = arith.constant(index, 0)
-                r0, rows = (zero, m) if most == 1 else _rows_of_group(m, most, kernel.ROW_STEP)
+                r0, rows = _rows_of_group(m, most, kernel.ROW_STEP, apart) if split else (zero, m)
                 views = {}
                 for role, b in zip(roles, bindings):
                     t = types[role]
                     # a row-indexed buffer (its dynamic first dim, the rows) from the group's first row
                     dims, at = ([rows], arith.muli(r0, arith.constant(index, _row_bytes(t)))) if t.is_dynamic_dim(0) else ([], zero)
                     views[role] = _op("stream.binding.subspan", [t], [b, at] + dims).result
-                group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 0)}).result
+                group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 1 if split else 0)}).result
                 kernel.emit_views(views, rows, group)
                 func.ReturnOp([])
         _op("stream.executable.end")
@@ -79,21 +83,24 @@ def rewrite_nodes(root, onnx_op: str, node: str, pass_name: str, rewrite) -> boo
     return ok
 
 
-def _row_groups(m, most: int, step: int):
-    """The row groups of a dispatch over m rows: ceil(m / step), 1 to `most`."""
+def _row_groups(m, most: int, step: int, apart: int | None):
+    """The row groups of a dispatch over m rows: ceil(m / step), 1 to `most`, or to 2 where m >=
+    `apart` (if given) and `most` is 1."""
     index = ir.IndexType.get()
-    groups = arith.divui(arith.addi(m, arith.constant(index, step - 1)), arith.constant(index, step))
-    return arith.maxui(arith.minui(groups, arith.constant(index, most)), arith.constant(index, 1))
+    c = lambda v: arith.constant(index, v)  # noqa: E731
+    groups = arith.divui(arith.addi(m, c(step - 1)), c(step))
+    top = c(most) if apart is None or most > 1 else arith.select(arith.cmpi(arith.CmpIPredicate.uge, m, c(apart)), c(2), c(1))
+    return arith.maxui(arith.minui(groups, top), c(1))
 
 
-def _rows_of_group(m, most: int, step: int) -> tuple:
-    """(first row, rows) of this workgroup's row group (workgroup id 1): ceil(m / groups) rounded
+def _rows_of_group(m, most: int, step: int, apart: int | None) -> tuple:
+    """(first row, rows) of this workgroup's row group (workgroup id 0): ceil(m / groups) rounded
     up to a multiple of `step` each, the last fewer, any after it none."""
     index = ir.IndexType.get()
-    groups = _row_groups(m, most, step)
+    groups = _row_groups(m, most, step, apart)
     each = arith.divui(arith.addi(m, arith.subi(groups, arith.constant(index, 1))), groups)
     each = arith.muli(arith.divui(arith.addi(each, arith.constant(index, step - 1)), arith.constant(index, step)), arith.constant(index, step))
-    group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 1)}).result
+    group = _op("stream.dispatch.workgroup.id", [index], attributes={"dimension": ir.IntegerAttr.get(index, 0)}).result
     r0 = arith.minui(arith.muli(group, each), m)
     return r0, arith.subi(arith.minui(arith.addi(r0, each), m), r0)
 

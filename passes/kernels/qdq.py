@@ -125,6 +125,10 @@ class QdqKernel(Int8Kernel):
     COLUMNS: ClassVar[int] = LANES * GROUPS
     # a row group's rows: a multiple of this, a multiple of the bodies' row tiles (iree_dispatch.py)
     ROW_STEP: ClassVar[int] = 32
+    # From this many rows at least two row groups, whatever `row_groups`: the workgroups running at
+    # once then write different rows, not pieces of the same rows' cache lines
+    # (docs/iree.md#rows-across-workgroups).
+    APART_ROWS: ClassVar[int] = 256
 
     @property
     def workgroups(self) -> int:
@@ -138,8 +142,9 @@ class QdqKernel(Int8Kernel):
     @property
     def row_groups(self) -> int:
         """At most this many workgroups along the rows (passes/iree_dispatch.py splits xq and y
-        there, ROW_STEP rows or more each): with few column workgroups (N <= 64 is one) the
-        dispatch would keep all but one core idle (docs/iree.md#rows-across-workgroups)."""
+        there, ROW_STEP rows or more each; two where this is one, from APART_ROWS rows): with
+        few column workgroups (N <= 64 is one) the dispatch would keep all but one core idle
+        (docs/iree.md#rows-across-workgroups)."""
         return max(1, WORKGROUP_TARGET // self.workgroups)
 
     @classmethod

@@ -17,16 +17,18 @@
 // step (4 rows of K) each row's |v| and mask broadcast from them, the weights xor the mask,
 // vpmaddubsw, vpmaddwd against ones.
 // The rows across workgroups (passes/iree_dispatch.py): two column workgroups, so up to 8 / 2 = 4
-// row groups of 32 rows or more; this one's rows from its first, at 64 bytes a row of x and 256 of y.
+// row groups of 32 rows or more, first in the grid (workgroup id 0); this one's rows from its
+// first, at 64 bytes a row of x and 256 of y.
 // CHECK-LABEL: "stream.executable"() ({
+// CHECK: %[[TWO:.*]] = arith.constant 2 : index
 // CHECK: %[[MOST:.*]] = arith.constant 4 : index
 // CHECK: %[[CAP:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
 // CHECK: %[[GROUPS:.*]] = arith.maxui %[[CAP]], %{{.*}} : index
-// CHECK: "stream.return"(%[[TWO:.*]], %[[GROUPS]], %{{[^)]+}})
+// CHECK: "stream.return"(%[[GROUPS]], %[[TWO]], %{{[^)]+}})
 // CHECK: func.func @[[K:dq_matmul_qdq_avx2s_u8_i8_k64_n64]](%[[XB:[^:]+]]: !stream.binding, %[[WB:[^:]+]]: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %[[YB:[^:]+]]: !stream.binding, %[[M:[^:]+]]: index)
 // CHECK: %[[MAGS:.*]] = memref.alloca() : memref<4x256xi32>
 // CHECK: %[[SIGNS:.*]] = memref.alloca() : memref<4x256xi32>
-// CHECK: %[[GROUP:.*]] = "stream.dispatch.workgroup.id"() {dimension = 1 : index} : () -> index
+// CHECK: %[[GROUP:.*]] = "stream.dispatch.workgroup.id"() {dimension = 0 : index} : () -> index
 // CHECK: %[[R0:.*]] = arith.minui %{{.*}}, %[[M]] : index
 // CHECK: %[[ROWS:.*]] = arith.subi %{{.*}}, %[[R0]] : index
 // CHECK: %[[XAT:.*]] = arith.muli %[[R0]], %{{.*}} : index
@@ -86,8 +88,20 @@ func.func @uint8_activation(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?
 
 // -----
 
-// K = 48: the sign form stages 32 bytes of a row, then its last 16 in one step.
+// N = 256: eight column workgroups, so no row groups by WORKGROUP_TARGET, but two where M >= 256
+// (QdqKernel.APART_ROWS: the workgroups running at once write different rows). K = 48: the sign
+// form stages 32 bytes of a row, then its last 16 in one step.
 // CHECK-LABEL: "stream.executable"() ({
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK: %[[APART:.*]] = arith.constant 256 : index
+// CHECK: %[[BIG:.*]] = arith.cmpi uge, %{{.*}}, %[[APART]] : index
+// CHECK: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: %[[LONE:.*]] = arith.constant 1 : index
+// CHECK: %[[MOST:.*]] = arith.select %[[BIG]], %[[TWO]], %[[LONE]] : index
+// CHECK: %[[CAP:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
+// CHECK: %[[GROUPS:.*]] = arith.maxui %[[CAP]], %{{.*}} : index
+// CHECK: "stream.return"(%[[GROUPS]], %[[EIGHT]], %[[ONE]])
 // CHECK: func.func @dq_matmul_qdq_avx2s_u8_i8_k48_n256(
 // CHECK: vector.load %{{.*}} : memref<?x48xi8>, vector<32xi8>
 // CHECK: math.absi %{{.*}} : vector<32xi8>

@@ -369,9 +369,9 @@ func.func @partial_columns(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,
 // groups (plain stores).
 // CHECK-LABEL: "stream.executable"() ({
 // CHECK: %[[TWO:.*]] = arith.constant 2 : index
-// CHECK: "stream.return"(%[[TWO]],
+// CHECK: "stream.return"(%{{[^,]+}}, %[[TWO]],
 // CHECK: func.func @dq_matmul_qdq_u8_i8_k64_n72(
-// CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"() {dimension = 0 : index}
+// CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"() {dimension = 1 : index}
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[WG]], %c1 : index
 // CHECK-NEXT: scf.if %[[LAST]] {
 // CHECK-NOT: vector.store {{.*}} : memref<?x72xf32>
