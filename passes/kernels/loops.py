@@ -77,8 +77,14 @@ class Hoisted:
         magic = self.splat(t, ir.FloatAttr.get_f32(ROUND), ("round", str(t)))
         return arith.subf(arith.addf(v, magic), magic)
 
-    def whole_tiles(self, m, most: int) -> ir.Value:
-        """The rows of m in full tiles of `most` rows: m - m mod most."""
+    def value(self, n) -> ir.Value:
+        """An index known here (an int) or at run time, as a value."""
+        return self.const(n) if isinstance(n, int) else n
+
+    def whole_tiles(self, m, most: int):
+        """The rows of m in full tiles of `most` rows: m - m mod most (an int where m is one)."""
+        if isinstance(m, int):
+            return m // most * most
         return arith.muli(arith.divui(m, self.const(most)), self.const(most))
 
     def full_tiles(self, full, most: int, tile, at=None) -> None:

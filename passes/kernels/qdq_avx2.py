@@ -114,11 +114,8 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         `self.groups`, then the last m mod `rows` rows by `tail_groups` a pass (as the VNNI
         kernel)."""
         groups = self.groups
-        full = arith.muli(arith.divui(self.m, self.const(self.rows)), self.const(self.rows))
-        loop = scf.ForOp(self.const(0), full, self.const(self.rows))
-        with ir.InsertionPoint(loop.body):
-            self.tile(groups, loop.induction_variable, self.rows, self.half)
-            scf.YieldOp([])
+        full = self.whole_tiles(self.m, self.rows)
+        self.full_tiles(full, self.rows, lambda r0, rows: self.tile(groups, r0, rows, self.half))
         self.tail_rows(full, self.m, self.rows, lambda r0, rows: self.tile(groups, r0, rows, self.tail_groups(rows)))
 
     def tail_groups(self, rows: int) -> int:

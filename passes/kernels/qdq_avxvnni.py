@@ -115,10 +115,6 @@ class _VnniBody(XBytes, _Body):
                 for i, total in zip(at, loop.results):
                     d[i] = total
 
-    def value(self, n) -> ir.Value:
-        """An index known here (an int) or at run time, as a value."""
-        return self.const(n) if isinstance(n, int) else n
-
     def step(self, acc: list, step, rs: list, gs: list, x_step=None) -> list:
         """acc (row-major over rs x gs) plus the products of rows 4 step ... 4 step + 3 of K (of
         the weights' row `step` and x's values 4 x_step ..., x_step being step unless given)."""
@@ -348,20 +344,13 @@ class _SignBody(_PairsBody):
             size = static if static is not None else arith.minui(self.const(SIGN_CHUNK), arith.subi(self.const(kern.k), kc))
             negative = self.stage(rs, kc, size, mags, signs)
             d = [arith.addi(t, vector.broadcast(self.i32, negative[i // len(gs)])) for i, t in enumerate(chunks.inner_iter_args)]
-            steps = self.floor(size, 4, to=False)
-            whole = self.floor(steps, unrolled)
+            steps = size // 4 if isinstance(size, int) else arith.divui(size, self.const(4))
+            whole = self.whole_tiles(steps, unrolled)
             row0 = arith.divui(kc, self.const(4))
             self.run_passes(d, rs, gs, passes, (whole, steps, unrolled),
                             lambda acc, q, group: self.sign_step(acc, q, arith.addi(row0, q), rs, group, mags, signs))
             scf.YieldOp(d)
         return list(chunks.results)
-
-    def floor(self, n, step: int, to: bool = True):
-        """n // step * step (`to`), or n // step, of an index known here (an int) or at run time."""
-        if isinstance(n, int):
-            return n // step * step if to else n // step
-        q = arith.divui(n, self.const(step))
-        return arith.muli(q, self.const(step)) if to else q
 
     def sign_step(self, acc: list, q, row, rs: list, gs: list, mags, signs) -> list:
         """acc (row-major over rs x gs) plus the products of the chunk's step q (4 rows of K; the
@@ -383,7 +372,7 @@ class _SignBody(_PairsBody):
         i8, i32 = self.t8, self.t32
         ones8 = self.splat(self.bytes, ir.IntegerAttr.get(i8, 1), "ones8")
         zero = self.splat(self.i32, ir.IntegerAttr.get(i32, 0), "zero_i")
-        full = self.floor(size, 32)
+        full = self.whole_tiles(size, 32)
 
         def wide(acc, negative):  # a <= 128: vpmaddubsw's i16 sums exact
             return self.pairs_dot(acc, negative, ones8)
