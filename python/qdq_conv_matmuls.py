@@ -36,7 +36,11 @@ Then each NCHW Transpose of NHWC codes moves after the per-tensor elementwise op
 (the pairs, the residual Adds) and after a MaxPool of codes (which becomes dequant.NhwcMaxPool,
 torch-onnx-dq-maxpool-iree-cpu's), and the next im2col reads the NHWC codes themselves: IREE
 fuses a transpose into the elementwise dispatch reading it as strided reads
-(docs/iree.md#qdq-convolutions-as-int8-matmuls).
+(docs/iree.md#qdq-convolutions-as-int8-matmuls). A per-tensor QuantizeLinear of an f32 image
+(C <= 8: a model's input) read by those NHWC Transposes alone becomes dequant.NhwcQuantizeLinear
+(torch-onnx-dq-quantize-iree-cpu's), its codes NHWC as the first im2col reads them, where IREE
+fused the QuantizeLinear into a transpose dispatch of strided byte stores
+(docs/iree.md#the-input-quantizelinear).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from dequant.passes.kernels.nhwc_quantize import MOST_CHANNELS
 from dequant.passes.kernels.routes import qdq_kernel
 from dequant.passes.kernels.target import Target
 from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
@@ -56,6 +61,7 @@ from .qdq_convs import qdq_conv, static_types
 
 IM2COL = "Im2col"  # the stage's own node (in qdq_depthwise.DOMAIN), torch-onnx-dq-im2col-iree-cpu's
 NHWC_MAXPOOL = "NhwcMaxPool"  # the stage's own node too, torch-onnx-dq-maxpool-iree-cpu's
+NHWC_QUANTIZE = "NhwcQuantizeLinear"  # and torch-onnx-dq-quantize-iree-cpu's
 K_MULTIPLE = 16  # K padded to a multiple of every kernel's K step (VNNI 4, AVX2 16)
 NHWC, NCHW = qdq_depthwise.NHWC, qdq_depthwise.NCHW
 # elementwise ops a Transpose to NCHW sinks through, where their other inputs are scalars
@@ -116,16 +122,10 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
         elif id(node) not in gone:
             nodes.append(node)
     outputs = {v.name for v in g.output}
-    nodes = _sink(graph, nodes, outputs, types)
+    nodes = _quantized(graph, _live(_sink(graph, nodes, outputs, types), outputs), outputs, types)
     if any(n.domain == qdq_depthwise.DOMAIN for n in nodes):
         qdq_depthwise.declare(model)
-    while True:  # the Convs' DequantizeLinear nodes nothing reads now, the Transposes _sink left
-        read = {v for n in nodes for v in n.input} | outputs
-        kept = [n for n in nodes if n.op_type not in ("DequantizeLinear", "Transpose") or any(o in read for o in n.output)]
-        if len(kept) == len(nodes):
-            break
-        nodes = kept
-    graph.replace_nodes(nodes)
+    graph.replace_nodes(_live(nodes, outputs))
     return model, len(forms) + len(depthwise)
 
 
@@ -197,6 +197,48 @@ def _sink(graph: Graph, nodes: list, outputs: set, types: dict) -> list:
         for o in node.output:
             producers[o] = node
     return out
+
+
+def _live(nodes: list, outputs: set) -> list:
+    """`nodes` less the DequantizeLinear and Transpose nodes nothing reads (the Convs' own
+    DequantizeLinear nodes, the Transposes _sink left), as long as there are any."""
+    while True:
+        read = {v for n in nodes for v in n.input} | outputs
+        kept = [n for n in nodes if n.op_type not in ("DequantizeLinear", "Transpose") or any(o in read for o in n.output)]
+        if len(kept) == len(nodes):
+            return nodes
+        nodes = kept
+
+
+def _quantized(graph: Graph, nodes: list, outputs: set, types: dict) -> list:
+    """`nodes` with each per-tensor QuantizeLinear of constant parameters of an f32 image [N, C,
+    H, W] (C <= MOST_CHANNELS: a CNN's input) that only NHWC Transposes read (the rewritten
+    convolutions' im2col) as a dequant.NhwcQuantizeLinear of NHWC codes, which those read
+    instead (as Identities); its result's type recorded."""
+    readers: dict = {}
+    for n in nodes:
+        for v in n.input:
+            readers.setdefault(v, []).append(n)
+    swapped = {}
+    for node in nodes:
+        if node.op_type != "QuantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.output) != 1 or node.output[0] in outputs:
+            continue
+        after = readers.get(node.output[0], [])
+        if not after or any(n.op_type != "Transpose" or _perm(n) != NHWC for n in after) or any(a.name not in ("axis", "saturate") for a in node.attribute):
+            continue
+        scale, zero = graph.value(node.input[1]), node.input[2] if len(node.input) > 2 else ""
+        if scale is None or scale.size != 1 or scale.dtype != np.float32 or zero and (graph.value(zero) is None or graph.value(zero).size != 1):
+            continue
+        (dims, dtype), code = types.get(node.input[0], ((), None)), types.get(node.output[0], ((), None))[1]
+        if dtype != np.float32 or len(dims) != 4 or dims[1] > MOST_CHANNELS or code not in (np.int8, np.uint8):
+            continue
+        n, c, h, w = dims
+        inner = graph.fresh(f"{node.output[0]}_nhwc")
+        graph.model.graph.value_info.append(helper.make_tensor_value_info(inner, helper.np_dtype_to_tensor_dtype(np.dtype(code)), [n, h, w, c]))
+        swapped[id(node)] = helper.make_node(NHWC_QUANTIZE, list(node.input), [inner], name=node.name, domain=qdq_depthwise.DOMAIN)
+        for t in after:
+            swapped[id(t)] = helper.make_node("Identity", [inner], list(t.output), name=t.name)
+    return [swapped.get(id(n), n) for n in nodes]
 
 
 def _pooled(graph: Graph, node, views: list, types: dict, outputs: set):

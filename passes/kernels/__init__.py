@@ -1,7 +1,8 @@
 """dq's CPU kernels for IREE: the bodies torch-onnx-dq-matmul-iree-cpu (and, for depthwise
 convolutions, torch-onnx-dq-depthwise-iree-cpu; for a convolution's rows of codes,
 torch-onnx-dq-im2col-iree-cpu; for a MaxPool of them, torch-onnx-dq-maxpool-iree-cpu; for table
-lookups of codes, torch-onnx-dq-lookup-iree-cpu)
+lookups of codes, torch-onnx-dq-lookup-iree-cpu; for a CNN's input quantized into NHWC codes,
+torch-onnx-dq-quantize-iree-cpu)
 hands IREE as `flow.dispatch`es (docs/iree.md, "The matmul kernel (CPU)", "The depthwise kernel",
 "The im2col dispatch", "Activations as tables"). The rules every kernel here keeps,
 as IREE's ukernel `common.h` states its own:
@@ -29,7 +30,10 @@ Exact and approximate.
   fused multiply-adds, exact while every partial sum stays below 2^24, which its `why_not` checks;
   the QDQ kernels' epilogue; docs/semantics.md#the-depthwise-kernel), and the tables of codes
   the QDQ and depthwise kernels' epilogues and `lookup.LookupKernel` read (an activation's values
-  at each code, as onnx.reference computes the graph: docs/semantics.md#activations-as-tables).
+  at each code, as onnx.reference computes the graph: docs/semantics.md#activations-as-tables),
+  and `nhwc_quantize.NhwcQuantizeKernel` (a CNN's f32 image quantized into NHWC codes, the QDQ
+  kernels' requantize: ONNX's QuantizeLinear code for code;
+  docs/semantics.md#qdq-convolutions-as-int8-matmuls).
 - No arithmetic: `im2col.Im2colKernel` (a QDQ convolution's codes copied into the rows its
   MatMul reads, zx where a tap lies in the padding), `maxpool.MaxPoolKernel` (the largest code
   of each window, compared as the codes' type).
@@ -92,4 +96,7 @@ Why each kernel exists (measurements: docs/iree.md, "What was measured"; not in 
 - `lookup.LookupKernel` is needed because IREE's own lowering of a table's Gather gathers single
   bytes with a branch a lane wherever a dispatch's tiles are not whole vectors (up to 100 ns a
   byte); it runs only the lookups no kernel's epilogue took.
+- `nhwc_quantize.NhwcQuantizeKernel` is needed because IREE fuses a CNN input's QuantizeLinear
+  into its NHWC transpose as one strided byte store an element, with `math.roundeven` expanded:
+  four times the kernel's time.
 """

@@ -51,13 +51,16 @@
 // CHECK: <{name = "onnx.Add"}> : (!torch.vtensor<[1,8,5,5],f32>, !torch.vtensor<[8,1,1],f32>)
 // CHECK: return
 
-// The codes NHWC, each convolution one dispatch of dq's depthwise kernel
+// The codes NHWC (the input quantized into them by one dispatch of dq's quantize kernel,
+// passes/kernels/nhwc_quantize.py), each convolution one dispatch of dq's depthwise kernel
 // (passes/kernels/depthwise.py) reading its padding as the code zx (no Pad), the first's NHWC
 // result read by the second without a transpose (the two cancelled: an Identity).
 // AVX2-LABEL: func.func @g(
 // AVX2-NOT: onnx.Conv
 // AVX2-NOT: onnx.Pad
-// AVX2: %[[NHWC:.*]] = "torch.operator"(%{{.*}}) <{name = "onnx.Transpose"}> {torch.onnx.perm = [0 : si64, 2 : si64, 3 : si64, 1 : si64]} : (!torch.vtensor<[1,8,9,9],ui8>) -> !torch.vtensor<[1,9,9,8],ui8>
+// AVX2-NOT: onnx.Transpose
+// AVX2: "flow.dispatch"({{.*}}) {entry_points = [@dq_quantize_nhwc_u8_n1_c8_h9_w9_rcp::
+// AVX2-SAME: -> tensor<9x72xi8>
 // AVX2: %[[Y1:.*]] = "flow.dispatch"({{.*}}) {entry_points = [@dq_depthwise_u8_qu8_n1_h9_w9_c8_k3x3_s1x1_p1x1x1x1_b_rcp::
 // AVX2-SAME: -> tensor<1x9x9x8xi8>
 // AVX2: %[[T1:.*]] = "torch_c.from_builtin_tensor"(%[[Y1]]) : (tensor<1x9x9x8xi8>) -> !torch.vtensor<[1,9,9,8],ui8>

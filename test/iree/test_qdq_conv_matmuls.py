@@ -136,10 +136,22 @@ class NhwcMaxPool(OpRun):
         return (np.max(taps(x, kernel_shape, strides, pads, np.iinfo(x.dtype).min, axes=(1, 2)), axis=0),)
 
 
+class NhwcQuantizeLinear(OpRun):
+    """The stage's dequant.NhwcQuantizeLinear node (python/qdq_conv_matmuls.py), ONNX's
+    QuantizeLinear of an NCHW image, its codes NHWC, for onnx.reference."""
+
+    op_domain = "dequant"
+
+    def _run(self, x, scale, zero_point=None):
+        zero_point = np.uint8(0) if zero_point is None else zero_point
+        return (quantize(x, scale, zero_point).astype(zero_point.dtype).transpose(0, 2, 3, 1),)
+
+
 def rewritten(model, x: np.ndarray) -> np.ndarray:
-    """onnx.reference on a rewritten model (its dequant.Im2col and dequant.NhwcMaxPool nodes by
-    `Im2col` and `NhwcMaxPool`; onnxruntime does not know them)."""
-    return ReferenceEvaluator(model, new_ops=[Im2col, NhwcMaxPool]).run(None, {"x": x})[0]
+    """onnx.reference on a rewritten model (its dequant.Im2col, dequant.NhwcMaxPool and
+    dequant.NhwcQuantizeLinear nodes by `Im2col`, `NhwcMaxPool` and `NhwcQuantizeLinear`;
+    onnxruntime does not know them)."""
+    return ReferenceEvaluator(model, new_ops=[Im2col, NhwcMaxPool, NhwcQuantizeLinear]).run(None, {"x": x})[0]
 
 
 def run(path, *flags) -> tuple:
@@ -232,6 +244,54 @@ def test_maxpool_of_nhwc_codes_is_the_integer_arithmetic(tmp_path, pool, y_type)
     k, s, p = pool
     for x in inputs((1, 16, 16, 16)):
         want = np.max(taps(integer_reference(path, x), (k, k), (s, s), (p,) * 4, -np.inf), axis=0)
+        np.testing.assert_array_equal(f(x), want)
+
+
+def identity_conv_model(path, c: int, h: int, w: int, x_type, sx: float) -> str:
+    """x [1, c, h, w] f32 -> Q (sx, zx) -> DQ -> a 1 x 1 Conv of 64 output channels, channel o
+    the input's o mod c (weights 1 and 0, scale 1) -> Q -> DQ, the output's scale and zero point
+    x's: y[o] = (xq[o mod c] - zx) * sx, so every code of x's QuantizeLinear is in y."""
+    zx = x_type(7 if x_type == np.int8 else 131)
+    weights = (np.arange(64)[:, None] % c == np.arange(c)[None, :]).astype(np.int8).reshape(64, c, 1, 1)
+    init = {"sx": F32(sx), "zx": np.array(zx), "w": weights, "sw": F32(1), "zw": np.int8(0)}
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"]),
+        helper.make_node("Conv", ["xd", "wd"], ["yc"], kernel_shape=[1, 1]),
+        helper.make_node("QuantizeLinear", ["yc", "sx", "zx"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "sx", "zx"], ["y"]),
+    ]
+    return save(path, nodes, [1, c, h, w], [1, 64, h, w], init)
+
+
+@needs_iree
+@pytest.mark.parametrize("c, h, w, x_type, sx", [(3, 24, 24, np.uint8, 0.25), (3, 24, 24, np.int8, 0.037), (1, 20, 29, np.int8, 0.25),
+                                                 (4, 25, 21, np.uint8, 0.011), (8, 16, 37, np.int8, 1e-35)],
+                         ids=["c3-uint8-ties", "c3-int8", "c1-tail-int8", "c4-tail-uint8", "c8-tail-divided"])  # fmt: skip
+def test_input_quantizelinear_becomes_nhwc_codes(tmp_path, c, h, w, x_type, sx):
+    """The QuantizeLinear of a model's f32 image (C <= 8) before a rewritten Conv through
+    dequant-iree: one dispatch of dq's NHWC quantize kernel (its division as a split reciprocal
+    where kernels/reciprocal.py allows it, else divided: a scale of 1e-35), and every code ONNX's
+    QuantizeLinear (ties to even: the scale 0.25 makes x / sx halves exactly; saturation; -0; W
+    not a multiple of the kernel's 8 pixels)."""
+    if not host_has_avx2():
+        pytest.skip("the host lacks AVX2 (dq's QDQ kernels)")
+    path = identity_conv_model(tmp_path / "m.onnx", c, h, w, x_type, sx)
+    text = stage.prepare(stage.import_onnx(path, "llvm-cpu"))
+    assert f"@dq_quantize_nhwc_{'u8' if x_type == np.uint8 else 'i8'}_n1_c{c}_h{h}_w{w}" + ("_rcp" if sx != 1e-35 else "") + "::" in text
+    f, _ = run(path)
+    v = {t.name: numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    rng = np.random.default_rng(c * 100 + w)
+    halves = ((rng.integers(-300, 300, (1, c, h, w)) + F32(0.5)) * F32(sx)).astype(F32)
+    picks = [rng.standard_normal((1, c, h, w)).astype(F32) * F32(40 * sx), halves]
+    special = picks[0].copy()
+    special.reshape(-1)[:4] = [-0.0, 0.0, 1e30, -1e30]
+    info, zx = np.iinfo(x_type), int(v["zx"])
+    for x in picks + [special]:
+        with np.errstate(over="ignore"):  # x / 1e-35 overflows to inf, which saturates
+            codes = np.clip(np.rint(x / v["sx"]), info.min - zx, info.max - zx)  # QuantizeLinear less zx, saturated before any cast
+        want = (codes.astype(F32) * v["sx"])[:, np.arange(64) % c]
         np.testing.assert_array_equal(f(x), want)
 
 
