@@ -2,7 +2,8 @@
 one QDQ Conv through dequant-iree equal, bit for bit, to the Conv's integer arithmetic in numpy
 (written from the ONNX spec: QuantizeLinear, an int64 convolution of the codes, the f32 scale, bias
 and QuantizeLinear); which Convs it takes (any number of output channels, a CPU whose tags take
-the kernel); QDQ ResNet-style models against onnxruntime on the QDQ graph.
+the kernel); the model's input quantized into NHWC codes by dq's kernel, code for code ONNX's
+QuantizeLinear; QDQ ResNet-style models against onnxruntime on the QDQ graph.
 """
 
 from __future__ import annotations
