@@ -34,14 +34,6 @@ def _widest(k: int, most: int) -> int:
     return next(w for w in (64, 32, 16, 8, 4, 2, 1) if w <= most and k % w == 0)
 
 
-def _rows(h: Hoisted, m, workgroup, count: int) -> tuple:
-    """The rows [r0, r1) of `workgroup` of `count`: ceil(m / count) each, the last ones fewer
-    or none."""
-    each = arith.divui(arith.addi(m, h.const(count - 1)), h.const(count))
-    r0 = arith.minui(arith.muli(workgroup, each), m)
-    return r0, arith.minui(arith.addi(r0, each), m)
-
-
 @dataclass(frozen=True)
 class DynamicRange:
     """The first dispatch: each workgroup's max(0, max x) and min(0, min x) over its rows of x
@@ -70,7 +62,7 @@ class DynamicRange:
         h = Hoisted()
         const = h.const
         zero = h.splat(vf, ir.FloatAttr.get_f32(0.0), 0.0)
-        r0, r1 = _rows(h, m, workgroup, self.workgroups)
+        r0, r1 = h.workgroup_rows(m, workgroup, self.workgroups)
         rows = scf.ForOp(r0, r1, const(1), [zero, zero])  # the range includes 0
         with ir.InsertionPoint(rows.body):
             cols = scf.ForOp(const(0), const(self.k), const(self.width), list(rows.inner_iter_args))
@@ -131,7 +123,7 @@ class DynamicQuantize:
         # clamp(roundeven(q) + zx, 0, 255) = roundeven(clamp(q, -zx, 255 - zx)) + zx: zx is an
         # integer of [0, 255], the bounds integers (h.roundeven takes the clamped values)
         lo, hi = vector.broadcast(vf, arith.subf(zero, zx)), vector.broadcast(vf, arith.subf(most, zx))
-        r0, r1 = _rows(h, m, workgroup, self.workgroups)
+        r0, r1 = h.workgroup_rows(m, workgroup, self.workgroups)
         rows = scf.ForOp(r0, r1, const(1))
         with ir.InsertionPoint(rows.body):
             cols = scf.ForOp(const(0), const(self.k), const(self.width))

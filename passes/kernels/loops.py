@@ -77,6 +77,13 @@ class Hoisted:
         magic = self.splat(t, ir.FloatAttr.get_f32(ROUND), ("round", str(t)))
         return arith.subf(arith.addf(v, magic), magic)
 
+    def workgroup_rows(self, m, workgroup, count: int) -> tuple:
+        """The rows [r0, r1) of `workgroup` of `count` splitting m rows: ceil(m / count) each, the
+        last ones fewer or none."""
+        each = arith.divui(arith.addi(m, self.const(count - 1)), self.const(count))
+        r0 = arith.minui(arith.muli(workgroup, each), m)
+        return r0, arith.minui(arith.addi(r0, each), m)
+
     def value(self, n) -> ir.Value:
         """An index known here (an int) or at run time, as a value."""
         return self.const(n) if isinstance(n, int) else n

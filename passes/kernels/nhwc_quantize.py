@@ -93,11 +93,8 @@ class _Body(Hoisted, Requantize):
         self.f32, self.i32, self.small = (ir.VectorType.get([LANES], t) for t in (f32, i32, i8))  # as Requantize reads them
 
     def emit(self) -> None:
-        k = self.k
         self.load_r()
-        each = arith.divui(arith.addi(self.m, self.const(k.workgroups - 1)), self.const(k.workgroups))
-        r0 = arith.minui(arith.muli(self.wg, each), self.m)
-        rows = scf.ForOp(r0, arith.minui(arith.addi(r0, each), self.m), self.const(1))
+        rows = scf.ForOp(*self.workgroup_rows(self.m, self.wg, self.k.workgroups), self.const(1))
         with ir.InsertionPoint(rows.body):
             self.image_row(rows.induction_variable)
             scf.YieldOp([])

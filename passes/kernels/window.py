@@ -49,12 +49,9 @@ class Windows:
 
 def image_rows(body, row) -> None:
     """`row(r, b, i)` for each output image row r = b * ho + i of the workgroup's share (a body
-    with `k` (Windows), `m` (the rows), `wg` (its workgroup id) and `const`), in order."""
+    Hoisted with `k` (Windows), `m` (the rows) and `wg` (its workgroup id)), in order."""
     k, const = body.k, body.const
-    each = arith.divui(arith.addi(body.m, const(k.workgroups - 1)), const(k.workgroups))
-    r0 = arith.minui(arith.muli(body.wg, each), body.m)
-    r1 = arith.minui(arith.addi(r0, each), body.m)
-    loop = scf.ForOp(r0, r1, const(1))
+    loop = scf.ForOp(*body.workgroup_rows(body.m, body.wg, k.workgroups), const(1))
     with ir.InsertionPoint(loop.body):
         r = loop.induction_variable
         row(r, arith.divui(r, const(k.ho)), arith.remui(r, const(k.ho)))
