@@ -1,6 +1,7 @@
 """torch-onnx-dq-lookup-iree-cpu: a table lookup of 8-bit codes that no kernel's epilogue took
-(python/qdq_tables.py writes one where dq's kernel makes the codes; torch-onnx-dq-matmul-iree-cpu
-and torch-onnx-dq-depthwise-iree-cpu take it into their epilogue, which runs first) becomes one
+(python/qdq_tables.py writes one where dq's kernel makes the codes, or IREE's op a few;
+torch-onnx-dq-matmul-iree-cpu and torch-onnx-dq-depthwise-iree-cpu take the kernels' into their
+epilogue, which runs first) becomes one
 dispatch of dq's lookup kernel (passes/kernels/lookup.py), for IREE's llvm-cpu backend:
 
     %x = tensor.collapse_shape (torch_c.to_builtin_tensor %codes) -> [S] i8

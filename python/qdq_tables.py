@@ -18,22 +18,27 @@ IREE's polynomials are approximations) and writes
     yq = Gather(T, Cast<int32>(xq) + 128)         int8 xq
 
 T the 256 codes of yq's type, in the order of xq's codes. For the llvm-cpu target on a CPU whose
-tags take dq's QDQ MatMul kernel, and only where xq is made by a kernel of dq's that computes
-the table in its epilogue (torch-onnx-dq-matmul-iree-cpu, torch-onnx-dq-depthwise-iree-cpu): the
+tags take dq's QDQ MatMul kernel, where xq is made by a kernel of dq's that computes the table
+in its epilogue (torch-onnx-dq-matmul-iree-cpu, torch-onnx-dq-depthwise-iree-cpu): the
 QuantizeLinear of a MatMul of constant weights (after a bias Add, or the bias's own QDQ pair, as quantize_static
-writes it) or a dequant.QLinearDepthwiseConv, through Reshapes and Transposes that nothing else
-reads (the table goes before them: a lookup commutes with moving codes). The region's nodes must
-have no reader outside it; the DequantizeLinear and the region go
-(docs/iree.md#activations-as-tables).
+writes it) or a dequant.QLinearDepthwiseConv; or by the QuantizeLinear of IREE's own op where
+xq has at most FEW_CODES elements (a squeeze-and-excitation gate: IREE would fuse the region
+into the Mul that broadcasts the gate, and compute it once per element of the block), which
+dq's lookup kernel then looks up (torch-onnx-dq-lookup-iree-cpu); either through Reshapes and
+Transposes that nothing else reads (the table goes before them: a lookup commutes with moving
+codes). The region's nodes must have no reader outside it; the DequantizeLinear and the region
+go (docs/iree.md#activations-as-tables).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import onnx
 from onnx import helper
 
-from dequant.passes.kernels.lookup import CODES
+from dequant.passes.kernels.lookup import CODES, PER_WORKGROUP
 
 from .formats import Graph
 from .formats.rewrites import default_domain
@@ -51,6 +56,11 @@ ELEMENTWISE = frozenset(
     }
 )  # fmt: skip
 LAYOUT = frozenset({"Reshape", "Transpose"})  # ops that move codes: the table goes before them
+# At most this many codes made by IREE's own op take a table too: dq's lookup kernel looks them
+# up in one workgroup, where IREE fuses the region into its readers and computes it once per
+# element they read (a squeeze-and-excitation gate: once per element of the block;
+# docs/iree.md#squeeze-and-excitation-blocks).
+FEW_CODES = PER_WORKGROUP
 
 
 class _Tables:
@@ -124,9 +134,10 @@ class _Tables:
             return None
         return source, [n for n in nodes if n.op_type not in LAYOUT], layout
 
-    def kernel_codes(self, xq: str) -> tuple | None:
-        """(the value a dq kernel writes, the layout ops from it to `xq`, first first) where
-        `xq` is a kernel's output codes (the module docstring), or None."""
+    def table_site(self, xq: str) -> tuple | None:
+        """(the value whose codes the lookup reads, the layout ops from it to `xq`, first first)
+        where `xq` is a dq kernel's output codes or few codes of IREE's op (the module
+        docstring), or None."""
         chain = []
         while (node := self.producers.get(xq)) is not None and default_domain(node) and node.op_type in LAYOUT:
             if self.only_reader(node.input[0]) is not node:
@@ -138,7 +149,11 @@ class _Tables:
             return None
         if node.domain == DOMAIN and node.op_type == OP:
             return xq, chain
-        return (xq, chain) if node.op_type == "QuantizeLinear" and default_domain(node) and of_matmul(self.graph, self.producers, node.input[0]) else None
+        if node.op_type != "QuantizeLinear" or not default_domain(node):
+            return None
+        kernels = of_matmul(self.graph, self.producers, node.input[0])
+        few = xq in self.types and math.prod(self.types[xq][0]) <= FEW_CODES
+        return (xq, chain) if kernels or few else None
 
     def table(self, source: onnx.NodeProto, region: list, layout: list, q: onnx.NodeProto, codes) -> np.ndarray | None:
         """yq for each code of xq's type `codes`, lowest first, as onnx.reference computes the
@@ -187,7 +202,7 @@ def rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
         if q.op_type != "QuantizeLinear" or not default_domain(q) or len(q.output) != 1 or _pair_parameters(graph, q) is None:
             continue
         found = s.region(q)
-        made = s.kernel_codes(found[0].input[0]) if found else None
+        made = s.table_site(found[0].input[0]) if found else None
         codes = s.types.get(found[0].input[0], (None, None))[1] if found else None
         if made is None or codes not in _8BIT or s.only_reader(found[0].input[0]) is not found[0]:
             continue

@@ -7,7 +7,8 @@ DequantizeLinear, activation and QuantizeLinear on all 256 codes (an evaluator a
 onnx.reference that makes the table); and the rewritten model onnxruntime's original one, bit
 for bit. Through dequant-iree on an AVX2 host: a depthwise convolution's codes (the integer
 arithmetic, in numpy) through the table onnxruntime computes, and a lookup no kernel takes (a
-QDQ MatMul below the kernel's size) equal to onnxruntime's activation of IREE's codes.
+QDQ MatMul below the kernel's size; a squeeze-and-excitation gate of IREE's pool) equal to
+onnxruntime's activation of IREE's codes.
 """
 
 from __future__ import annotations
@@ -155,14 +156,17 @@ def _per_channel(nodes, inits):
 
 
 def _not_a_kernels(nodes, inits):
-    """The codes of a QuantizeLinear of a float Add (no kernel of dq's makes them)."""
+    """The codes of a QuantizeLinear of a float Add (no kernel of dq's makes them), 64 x 128 of
+    them: more than FEW_CODES."""
+    assert 64 * 128 > qdq_tables.FEW_CODES
     q = next(n for n in nodes if n.output == ["yq"])
     nodes.insert(nodes.index(q), helper.make_node("Add", ["yf", "yf"], ["yf2"]))
     q.input[0] = "yf2"
 
 
 def _activations_product(nodes, inits):
-    """A MatMul of two activations (as attention's): no kernel of dq's takes it."""
+    """A MatMul of two activations (as attention's): no kernel of dq's takes it; 128 x 128 codes,
+    more than FEW_CODES."""
     w = next(n for n in nodes if n.output == ["wd"])
     nodes.insert(0, helper.make_node("Transpose", ["x"], ["xt"]))
     nodes.insert(1, helper.make_node("QuantizeLinear", ["xt", "sx", "zx"], ["xtq"]))
@@ -182,8 +186,8 @@ def _output(nodes, inits):
 
 @pytest.mark.parametrize("edit", [_also_read, _per_channel, _not_a_kernels, _activations_product, _softmax], ids=lambda f: f.__name__.strip("_"))
 def test_regions_the_rewrite_leaves(tmp_path, edit):
-    square = edit is _activations_product  # x [64, 256] @ its transpose's codes [256, 64]
-    path = matmul_model(tmp_path / "m.onnx", "HardSwish", extra=edit, **({"n": 64} if square else {}))
+    square = edit is _activations_product  # x [128, 256] @ its transpose's codes [256, 128]
+    path = matmul_model(tmp_path / "m.onnx", "HardSwish", extra=edit, **({"m": 128} if square else {}))
     model, count = qdq_tables.rewrite(onnx.load(path))
     assert count == 0 and not any(n.op_type == "Gather" for n in model.graph.node)
 
@@ -193,6 +197,52 @@ def test_a_value_the_graph_outputs_is_left(tmp_path):
     model = onnx.load(path)
     model.graph.output.append(helper.make_tensor_value_info("yd", TensorProto.FLOAT, [64, 128]))
     assert qdq_tables.rewrite(model)[1] == 0
+
+
+def gate_model(path, act: str, c: int = 16, hw: int = 8) -> str:
+    """A squeeze-and-excitation block as quantize_static writes it: x [1, c, hw, hw] -> Q -> DQ ->
+    GlobalAveragePool -> Q -> DQ -> `act` -> Q -> DQ, the gate [1, c, 1, 1], and the block's
+    DQ values times the gate -> Q -> DQ -> y."""
+    init = {"sx": F32(0.05), "zx": np.uint8(128), "sp": F32(0.02), "zp": np.uint8(120), "sg": F32(1 / 256), "zg": np.uint8(0), "sy": F32(0.04), "zy": np.uint8(125)}
+    body, consts = activation(act, "pd", "a")
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+             helper.make_node("GlobalAveragePool", ["xd"], ["p"]), helper.make_node("QuantizeLinear", ["p", "sp", "zp"], ["pq"]),
+             helper.make_node("DequantizeLinear", ["pq", "sp", "zp"], ["pd"]), *body,
+             helper.make_node("QuantizeLinear", ["a", "sg", "zg"], ["gq"]), helper.make_node("DequantizeLinear", ["gq", "sg", "zg"], ["gd"]),
+             helper.make_node("Mul", ["xd", "gd"], ["m"]), helper.make_node("QuantizeLinear", ["m", "sy", "zy"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])]  # fmt: skip
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, hw, hw])],
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in init.items()] + consts)  # fmt: skip
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("act", ["Sigmoid", "HardSigmoid"])
+def test_few_codes_of_irees_op_take_a_table(tmp_path, act):
+    """A squeeze-and-excitation gate: the region after the QuantizeLinear of IREE's pool (16 codes)
+    becomes one Gather there, its table onnxruntime's; onnxruntime computes the same output on the
+    rewritten model as on the original."""
+    path = gate_model(tmp_path / "m.onnx", act)
+    model, count = qdq_tables.rewrite(onnx.load(path))
+    assert count == 1
+    onnx.checker.check_model(model)
+    ops = [n.op_type for n in model.graph.node]
+    assert ops == ["QuantizeLinear", "DequantizeLinear", "GlobalAveragePool", "QuantizeLinear", "Cast", "Gather", "DequantizeLinear", "Mul", "QuantizeLinear", "DequantizeLinear"]
+    v = {t.name: numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    (t,) = tables(model)
+    np.testing.assert_array_equal(t, region_table(act, v["sp"], v["zp"], v["sg"], v["zg"]))
+    for seed in range(4):
+        x = (np.random.default_rng(seed).standard_normal((1, 16, 8, 8)) * 3).astype(F32)
+        np.testing.assert_array_equal(ort_run(model, x), ort_run(onnx.load(path), x))
+
+
+@pytest.mark.parametrize("more, tables", [(0, 1), (1, 0)])
+def test_few_codes_are_at_most_few_codes(tmp_path, more, tables):
+    """The same block with a gate of FEW_CODES codes takes the table; of one more, the region
+    stays IREE's."""
+    path = gate_model(tmp_path / "m.onnx", "Sigmoid", c=qdq_tables.FEW_CODES + more, hw=1)
+    assert qdq_tables.rewrite(onnx.load(path))[1] == tables
 
 
 def with_activation(path, act: str, sa, za) -> str:
@@ -251,6 +301,34 @@ def test_a_lookup_no_kernel_takes_is_dqs_lookup_kernel(tmp_path):
     x = (np.random.default_rng(1).standard_normal((m, k)) * 3).astype(F32)
     codes = quantize(compiled(str(tmp_path / "codes.onnx"), *HASWELL)(x), v["sy"], v["zy"]) + 128  # int8 codes, lowest first
     want = (table[codes].astype(F32) - F32(v["za"])) * v["sa"]
+    np.testing.assert_array_equal(compiled(path, *HASWELL)(x), want)
+
+
+@needs_iree
+@pytest.mark.skipif(not host_has_avx2(), reason="the host lacks AVX2 (the kernels' target here: haswell)")
+def test_a_gate_is_looked_up_by_dqs_lookup_kernel(tmp_path):
+    """A squeeze-and-excitation gate through dequant-iree: its Sigmoid is one dispatch of dq's
+    lookup kernel on the pool's 16 codes; the block's output is onnxruntime's table of IREE's
+    pool codes, times the block's values and quantized as ONNX says (numpy)."""
+    from dequant import iree as stage
+
+    path = gate_model(tmp_path / "m.onnx", "Sigmoid")
+    staged = stage.prepare(stage.import_onnx(path, "llvm-cpu", "haswell"))
+    assert "entry_points = [@dq_lookup_16::" in staged and "onnx.Sigmoid" not in staged
+    model = onnx.load(path)
+    g = model.graph
+    del g.node[5:]  # up to the pool's codes, dequantized
+    g.node[-1].output[0] = "y"
+    del g.output[:]
+    g.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 1, 1]))
+    onnx.save(model, str(tmp_path / "codes.onnx"))
+    v = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    table = region_table("Sigmoid", v["sp"], v["zp"], v["sg"], v["zg"])
+    x = (np.random.default_rng(2).standard_normal((1, 16, 8, 8)) * 3).astype(F32)
+    pool = quantize(compiled(str(tmp_path / "codes.onnx"), *HASWELL)(x), v["sp"], v["zp"])
+    gate = (table[pool].astype(F32) - F32(v["zg"])) * v["sg"]
+    block = (quantize(x, v["sx"], v["zx"]).astype(F32) - F32(v["zx"])) * v["sx"]
+    want = (quantize(block * gate, v["sy"], v["zy"]).astype(F32) - F32(v["zy"])) * v["sy"]
     np.testing.assert_array_equal(compiled(path, *HASWELL)(x), want)
 
 
