@@ -168,10 +168,12 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
             for (r, g), y in zip(pairs, out):
                 self.store(y, rs[r], gs[g])
             return
-        codes = self.looked_up([self.packed(out[ri * len(gs) : (ri + 1) * len(gs)]) for ri in range(rows)])
-        live = LANES * len(gs)
-        for r, y in zip(rs, codes):
-            self.store_groups(y if live == GROUPS * LANES else vector.shuffle(y, y, list(range(live))), r, gs)
+        for first in range(0, len(gs), GROUPS):  # a row's codes packed GROUPS groups at once
+            part = gs[first : first + GROUPS]
+            codes = self.looked_up([self.packed(out[ri * len(gs) + first : ri * len(gs) + first + len(part)]) for ri in range(rows)])
+            live = LANES * len(part)
+            for r, y in zip(rs, codes):
+                self.store_groups(y if live == GROUPS * LANES else vector.shuffle(y, y, list(range(live))), r, part)
 
     def sums(self, gs: list, rs: list, passes: list) -> list:
         """d of each (row of rs, group of gs), row-major, from `starts`: per CHUNK values of K, the

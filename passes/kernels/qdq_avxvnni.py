@@ -280,6 +280,11 @@ class _BytesBody(_PairsBody):
 # Values of K per chunk of a tile's rows staged as |v| and v's sign mask (two [4, CHUNK / 4] i32
 # stack buffers, 4 KB each), as the vpmaddwd kernel stages its widened x (qdq_avx2.py).
 SIGN_CHUNK = 1024
+# A sign-split MatMul of at most WIDE_COLUMNS columns, K of at most WIDE_K and at least WIDE_ROWS
+# rows is one column workgroup (`column_blocks`): a tile's rows staged once for all the columns,
+# each row of y written by one workgroup, the rows over QdqKernel.row_groups of them
+# (docs/iree.md#one-column-workgroup-on-avx2).
+WIDE_COLUMNS, WIDE_K, WIDE_ROWS = 192, 256, 128
 
 
 @dataclass(frozen=True)
@@ -303,6 +308,12 @@ class QdqAvx2SignKernel(QdqAvxVnniKernel):
     # chunk's K mod 32 in one 16-byte step
     K_STEP: ClassVar[int] = 16
 
+    column_blocks: int = 1  # COLUMNS-column blocks a workgroup takes (`of`)
+
+    @property
+    def width(self) -> int:
+        return self.COLUMNS * self.column_blocks
+
     @property
     def direct(self) -> bool:
         return False  # v = xq ^ 0x80 for uint8: the magnitudes need v signed
@@ -314,13 +325,16 @@ class QdqAvx2SignKernel(QdqAvxVnniKernel):
     @classmethod
     def of(cls, kernel: QdqKernel) -> QdqKernel:
         """This kernel for `kernel`'s problem where its weights are int8 without a zero point, else
-        `kernel`."""
+        `kernel`: one column workgroup where N <= WIDE_COLUMNS, K <= WIDE_K and M >= WIDE_ROWS."""
         if not (kernel.signed and not kernel.zero_point):
             return kernel
-        return cls.like(kernel)
+        rows = kernel.problem.rows
+        wide = kernel.n <= WIDE_COLUMNS and kernel.k <= WIDE_K and rows is not None and rows >= WIDE_ROWS
+        return cls.like(kernel, column_blocks=-(-kernel.n // cls.COLUMNS) if wide else 1)
 
     def name(self) -> str:
-        return QdqKernel.name(self).replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2s_", 1)
+        wide = f"_w{self.width}" if self.column_blocks > 1 else ""
+        return QdqKernel.name(self).replace("dq_matmul_qdq_", "dq_matmul_qdq_avx2s_", 1) + wide
 
     def emit_views(self, v: dict, m, workgroup) -> None:
         _SignBody(self, v, m, workgroup).emit()

@@ -17,8 +17,6 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, scf, vector
 
-from .f32 import GROUPS
-
 
 def pad(values: np.ndarray, columns: int) -> np.ndarray:
     """values [..., N] with zero columns after N up to `columns`."""
@@ -34,8 +32,9 @@ class ColumnTail:
     def emit(self) -> None:
         k = self.k
         last = k.n - (k.workgroups - 1) * k.width  # columns of the last workgroup, 1 ... width
+        every = list(range(k.width // k.lanes))  # a workgroup's column groups
         if last == k.width:
-            self.emit_for(list(range(GROUPS)), None)
+            self.emit_for(every, None)
         elif k.workgroups == 1:
             self.emit_for(*self.live(last))
         else:
@@ -44,7 +43,7 @@ class ColumnTail:
                 self.emit_for(*self.live(last))
                 scf.YieldOp([])
             with ir.InsertionPoint(branch.else_block):
-                self.emit_for(list(range(GROUPS)), None)
+                self.emit_for(every, None)
                 scf.YieldOp([])
 
     def live(self, columns: int) -> tuple:

@@ -5,13 +5,14 @@
 // could saturate vpmaddubsw of x as it is, and the direct vpmaddubsw form (QdqAvx2BytesKernel)
 // for weights of 3; the vpmaddwd kernel (passes/kernels/qdq_avx2.py) for weights with a zero
 // point. IREE compiles all three for --iree-llvmcpu-target-cpu=haswell, which has no AVX-512:
-// the kernels' bodies are AVX2 code. (128 x 64 x 64: MIN_INTEGER_MACS, 2^19.)
+// the kernels' bodies are AVX2 code. (128 x 64 x 64: MIN_INTEGER_MACS, 2^19; 128 rows: the
+// sign-split form's 64 columns one workgroup, `_w64`, WIDE_ROWS.)
 // REQUIRES: iree
 // RUN: dequant-opt %s --allow-unregistered-dialect --torch-onnx-to-iree -o %t.mlir
 // RUN: FileCheck %s --check-prefix=STAGE < %t.mlir
 // RUN: %python -m iree.compiler.tools.scripts.iree_compile %t.mlir --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=haswell --compile-to=executable-targets -o - | FileCheck %s --check-prefix=LLVM
 
-// STAGE-DAG: func.func @[[S:dq_matmul_qdq_avx2s_u8_i8_k64_n64]](
+// STAGE-DAG: func.func @[[S:dq_matmul_qdq_avx2s_u8_i8_k64_n64_w64]](
 // STAGE-DAG: func.func @[[B:dq_matmul_qdq_avx2b_u8_i8_k64_n64_f0]](
 // STAGE-DAG: func.func @[[K:dq_matmul_qdq_avx2_u8_i8_k64_n64_z]](
 // STAGE-NOT: vpdpbusd

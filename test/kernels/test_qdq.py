@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from dequant.passes.kernels.qdq_avxvnni import WIDE_COLUMNS, WIDE_K, WIDE_ROWS
+
 from . import harness
 from .harness import U, Form, dispatches, needs_iree, save
 
@@ -92,6 +94,14 @@ CASES = [
     Case(Form(8, True, -1, True, 832, 40, rows=16), False, "q-i8-Sigmoid"),
     Case(Form(8, True, 0, False, 7296, 24, rows=3), True, "mid-Gelu"),
     Case(Form(8, False, 0, True, 8192, 72, rows=1), False, "q-u8-HardSwish"),
+    # on AVX2, the sign-split form's one column workgroup (WIDE_COLUMNS, WIDE_K, WIDE_ROWS: more
+    # than GROUPS column groups a tile, its codes packed GROUPS groups at a time): N = 144 (its
+    # last block half empty), 100 (a partial last group) and 192 at the least rows; and 96
+    # columns on one row fewer, as 3 workgroups
+    Case(Form(8, True, 0, False, WIDE_K, 144, rows=300), True, "q-u8"),
+    Case(Form(8, True, -1, False, 256, 100, rows=200), False, "q-u8-HardSwish"),
+    Case(Form(8, True, 0, False, 64, 192, rows=WIDE_ROWS), True),
+    Case(Form(8, True, 0, False, 64, 96, rows=WIDE_ROWS - 1), True, "bias-q-u8"),
 ]
 # The AMX kernel's (passes/kernels/qdq_amx.py) edges, direct forms only (uint8 x, int8 weights
 # without a zero point): 32-row tiles with VNNI rows after (M = 45, 64 + 7) or none (96); K steps
@@ -229,6 +239,8 @@ def kernel_name(case: Case, cpu: str) -> str:
     kind = {"haswell": "avx2_", "alderlake": "avxvnni_", "sapphirerapids": "amx_"}.get(cpu, "")
     if cpu == "haswell" and case.form.signed and not case.form.zero_point:
         kind = "avx2s_"  # uniform int8 weights: the sign-split form (QdqAvx2SignKernel), not the direct vpmaddubsw one
+        if case.form.n <= WIDE_COLUMNS and case.form.k <= WIDE_K and case.form.rows >= WIDE_ROWS:
+            name += f"_w{-(-case.form.n // 32) * 32}"  # one column workgroup of whole 32-column blocks
     return name.replace("dq_matmul_qdq_", f"dq_matmul_qdq_{kind}")
 
 
