@@ -22,7 +22,7 @@ Exact and approximate.
   pairs cannot saturate the former once a few are split off into fix steps; bit for bit),
   `qdq_avxvnni.QdqAvx2SignKernel` (the other int8 weights without a zero point on AVX2: x as its
   magnitude by the weights xor its sign, `vpmaddubsw` pairs that cannot saturate, plus a row
-  term; bit for bit), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
+  term; bit for bit; up to 192 columns one workgroup), `qdq_amx.QdqAmxKernel` (QdqKernel's direct form with AMX's `tdpbusd` for whole
   tiles of 32 rows: the same i32 sums, bit for bit its results), `digits_avx2.DigitAvx2Kernel`
   (DigitKernel's sums on AVX2, one row: `vpmaddubsw` of 4-bit weights and digits, exact in i16
   over a block),

@@ -97,11 +97,12 @@ CASES = [
     # on AVX2, the sign-split form's one column workgroup (WIDE_COLUMNS, WIDE_K, WIDE_ROWS: more
     # than GROUPS column groups a tile, its codes packed GROUPS groups at a time): N = 144 (its
     # last block half empty), 100 (a partial last group) and 192 at the least rows; and 96
-    # columns on one row fewer, as 3 workgroups
+    # columns on one row fewer, and on K one step longer, as 3 workgroups
     Case(Form(8, True, 0, False, WIDE_K, 144, rows=300), True, "q-u8"),
     Case(Form(8, True, -1, False, 256, 100, rows=200), False, "q-u8-HardSwish"),
     Case(Form(8, True, 0, False, 64, 192, rows=WIDE_ROWS), True),
     Case(Form(8, True, 0, False, 64, 96, rows=WIDE_ROWS - 1), True, "bias-q-u8"),
+    Case(Form(8, True, 0, False, WIDE_K + 16, 96, rows=WIDE_ROWS), True, "q-u8"),
 ]
 # The AMX kernel's (passes/kernels/qdq_amx.py) edges, direct forms only (uint8 x, int8 weights
 # without a zero point): 32-row tiles with VNNI rows after (M = 45, 64 + 7) or none (96); K steps
