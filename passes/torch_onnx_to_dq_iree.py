@@ -78,8 +78,11 @@ def iree_lowers(op) -> bool:
 
 
 def _shapes(matmul) -> tuple | None:
-    """(rows: A's dims but the last, multiplied; B's shape) of a MatMul of static shapes, or None."""
-    a, b = (t.tensor_of(v.type) for v in list(matmul.operands)[:2])
+    """(rows: A's dims but the last, multiplied; B's shape) of a MatMul of two operands of static
+    shapes, or None."""
+    if len(matmul.operands) != 2:
+        return None  # not ONNX's MatMul: torch-mlir's lowering says what is wrong with it
+    a, b = (t.tensor_of(v.type) for v in matmul.operands)
     if isinstance(a, str) or isinstance(b, str) or None in a.shape or None in b.shape or len(b.shape) < 2:
         return None
     return math.prod(a.shape[:-1]), b.shape

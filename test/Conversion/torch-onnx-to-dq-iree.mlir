@@ -233,3 +233,16 @@ func.func @what_iree_cannot_lower(%a: !torch.vtensor<[8,4],si4>, %as: !torch.vte
   %3 = "torch.operator"(%d, %ds) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 0 : si64} : (!torch.vtensor<[8],si32>, !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
   "func.return"(%0, %1, %2, %3) : (!torch.vtensor<[8,4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4,3],f32>, !torch.vtensor<[8],f32>) -> ()
 }
+
+// -----
+
+// A "MatMul" of one operand (not ONNX's: stage fuzz seed 99 made it) is no large MatMul: the
+// int8 DequantizeLinear per tensor it reads stays IREE's, with no internal error.
+// CHECK-LABEL: func.func @matmul_of_one_operand
+// CHECK: "onnx.DequantizeLinear"
+// CHECK: "onnx.MatMul"
+func.func @matmul_of_one_operand(%x: !torch.vtensor<[64,256],si8>, %s: !torch.vtensor<[],f32>) -> !torch.vtensor<[64,256],f32> {
+  %0 = "torch.operator"(%x, %s) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[64,256],si8>, !torch.vtensor<[],f32>) -> !torch.vtensor<[64,256],f32>
+  %1 = "torch.operator"(%0) <{name = "onnx.MatMul"}> : (!torch.vtensor<[64,256],f32>) -> !torch.vtensor<[64,256],f32>
+  "func.return"(%1) : (!torch.vtensor<[64,256],f32>) -> ()
+}
