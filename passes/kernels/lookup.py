@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
+from .loops import Hoisted
+
 CODES = 256  # a table's entries: one per 8-bit code (its byte)
 WORKGROUPS = 8  # at most (as the QDQ kernels' WORKGROUP_TARGET)
 PER_WORKGROUP = 4096  # bytes at least, a workgroup's share worth its dispatch
@@ -40,15 +42,8 @@ class LookupKernel:
         return {"x": ir.MemRefType.get([self.size], i8), "t": ir.MemRefType.get([CODES], i8), "y": ir.MemRefType.get([self.size], i8)}
 
     def emit_views(self, v: dict, m, workgroup) -> None:
-        index = ir.IndexType.get()
-
-        def const(n: int):
-            return arith.constant(index, n)
-
-        each = -(-self.size // self.workgroups)
-        lo = arith.minui(arith.muli(workgroup, const(each)), const(self.size))
-        hi = arith.minui(arith.addi(lo, const(each)), const(self.size))
-        loop = scf.ForOp(lo, hi, const(1))
+        h = Hoisted()
+        loop = scf.ForOp(*h.workgroup_rows(h.const(self.size), workgroup, self.workgroups), h.const(1))
         with ir.InsertionPoint(loop.body):
             i = loop.induction_variable
             memref.store(entry(v["t"], memref.load(v["x"], [i])), v["y"], [i])
