@@ -22,7 +22,6 @@ FENCE = "llvm.arithmetic.fence"  # its operand's value as computed: no float op 
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition
 # rounds v half to even (1.5 * 2^23 is even), the subtraction is exact; +-inf and NaN stay.
 ROUND = 1.5 * 2**23
-ROUND_BITS = 0x4B400000  # ROUND's bits as an f32: ROUND + n has the bits ROUND_BITS + n for integers |n| < 2^22
 
 
 def fenced(v: ir.Value) -> ir.Value:

@@ -17,7 +17,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed
 from .int8 import LANES, QDQ_HALF, Int8Kernel, _Body
 from .lookup import CODES
-from .loops import ROUND, ROUND_BITS, fenced, vpdpbusd
+from .loops import ROUND, fenced, vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
 from .reciprocal import RANGES
 from .tail import ColumnTail, pad
@@ -26,6 +26,10 @@ from .tail import ColumnTail, pad
 WORKGROUP_TARGET = 8
 CHUNK = 32  # bytes a table lookup takes at once: one ymm register
 VPSHUFB = "llvm.x86.avx2.pshuf.b"  # 32 bytes: a[i] = t[idx[i] & 15] within each 16-byte half
+CVTPS2DQ = "llvm.x86.avx.cvt.ps2dq.256"  # 8 lanes f32 -> i32, rounded as MXCSR says; INT_MIN out of range
+# `rounded_words` converts min(y / sy, PACK_BOUND): above the i16 range the packs saturate (zy,
+# at most 255 in magnitude, added between them), below 2^31 where the conversion overflows.
+PACK_BOUND = 65536.0
 
 
 @dataclass(frozen=True)
@@ -250,8 +254,9 @@ class Requantize:
     body's `k` (the kernel: `divisors`, `r_size`, `reciprocal`, `residual`), `v`, `wg`, `const`,
     `splat`, `load_row` (ColumnTail's) and vector types; `load_r` defines `r`."""
 
-    # Whether `output` gives a requantized code as an i32 lane (`code_words`) rather than its byte
-    # (`code_bytes`): the AVX2 body packs a row's words into bytes at once (qdq_avx2.py).
+    # Whether `output` gives y / sy rounded as an i32 lane (`rounded_words`) rather than its code's
+    # byte (`code_bytes`): the AVX2 body packs a row's words into bytes at once, adding zy and
+    # saturating as it packs (qdq_avx2.py's `packed`).
     wide_codes = False
 
     def load_r(self) -> None:
@@ -285,21 +290,27 @@ class Requantize:
             wide = (arith.extsi if kind == "i8" else arith.extui)(self.i32, self.load_row(self.v["a"], row, group))
             other = fenced(arith.mulf(arith.subf(arith.sitofp(self.f32, wide), z2), s2))
             y = arith.addf(other, own)
-        code = self.code_words if self.wide_codes else self.code_bytes
-        return code(y, r[0], r[1], self.k.requantize, self.split(0))
+        if self.wide_codes:
+            return self.rounded_words(y, r[0], self.split(0))
+        return self.code_bytes(y, r[0], r[1], self.k.requantize, self.split(0))
 
     def rounding_bits(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None) -> ir.Value:
         """The bits (i32 lanes) of q = `clamped`'s value plus 1.5 * 2^23: q lies in [2^23, 2^24),
         where f32's ulp is 1, so it is rounded to 1.5 * 2^23 + roundeven(q) (ties to even: 1.5 *
-        2^23 is even), whose bits are 0x4B400000 (ROUND_BITS) + roundeven(q)."""
+        2^23 is even), whose bits are 0x4B400000 + roundeven(q)."""
         q = arith.addf(self.clamped(y, sy, zy, kind, split), self.splat(self.f32, ir.FloatAttr.get_f32(ROUND), ("round", str(self.f32))))
         return vector.bitcast(self.i32, q)
 
-    def code_words(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
-        """The codes of `code_bytes` as i32 lanes: `rounding_bits` plus zy - 0x4B400000 (exact
-        in i32): the code, within kind's range."""
-        bits = self.rounding_bits(y, sy, zy, kind, split)
-        return arith.addi(bits, arith.subi(arith.fptosi(self.i32, zy), self.splat_int(self.i32, ROUND_BITS)))
+    def rounded_words(self, y: ir.Value, sy: ir.Value, split: tuple | None) -> ir.Value:
+        """roundeven(y / sy) as i32 lanes where |y / sy| < PACK_BOUND, else a value beyond the
+        i16 range on y / sy's side, for packs that saturate (zy added between them): `vcvtps2dq`
+        of min(y / sy, PACK_BOUND). The conversion rounds as MXCSR says, ties to even by default
+        (as ROUND's addition in `rounding_bits` assumes), and gives INT_MIN for every value below
+        -2^31, saturated as y / sy is; the min keeps a value above 2^31 from INT_MIN too (nnan:
+        a NaN y has no code either way, as in `clamped`)."""
+        fast = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
+        bound = self.splat(self.f32, ir.FloatAttr.get_f32(PACK_BOUND), ("pack_bound", PACK_BOUND))
+        return llvm.call_intrinsic(self.i32, CVTPS2DQ, [arith.minimumf(self.divided(y, sy, split), bound, fastmath=fast)], [], [])
 
     def code_bytes(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
         """The bytes of `quantized`'s codes, without converting them: the low byte of
@@ -356,14 +367,18 @@ class Requantize:
         is small enough for `roundeven`'s two additions, and the addition of zy is exact."""
         return arith.addf(self.roundeven(self.clamped(y, sy, zy, kind, split)), zy)
 
+    def divided(self, y: ir.Value, sy: ir.Value, split: tuple | None) -> ir.Value:
+        """y / sy; with `split`, sy's split reciprocal (zh, zl), fma(y, zh, y * zl), the product
+        fenced as reciprocal.py computes it (the same quotient: passes/kernels/reciprocal.py)."""
+        return arith.divf(y, sy) if split is None else math.fma(y, split[0], fenced(arith.mulf(y, split[1])))
+
     def clamped(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None) -> ir.Value:
-        """clamp(y / sy, low - zy, high - zy) for kind's range ("u8" or "i8"). The clamps assume
-        no NaN (`nnan`): every finite or infinite y / sy is clamped exactly as without. With
-        `split`, sy's split reciprocal (zh, zl), y / sy is fma(y, zh, y * zl), the product fenced
-        as reciprocal.py computes it (the same codes: passes/kernels/reciprocal.py)."""
+        """clamp(y / sy, low - zy, high - zy) for kind's range ("u8" or "i8"), y / sy as
+        `divided` computes it. The clamps assume no NaN (`nnan`): every finite or infinite y /
+        sy is clamped exactly as without."""
         low, high = RANGES[kind]
         f32 = ir.FloatAttr.get_f32
-        q = arith.divf(y, sy) if split is None else math.fma(y, split[0], fenced(arith.mulf(y, split[1])))
+        q = self.divided(y, sy, split)
         lo = arith.subf(self.splat(self.f32, f32(low), ("low", low)), zy)
         hi = arith.subf(self.splat(self.f32, f32(high), ("high", high)), zy)
         # nnan: no NaN compare and blend; a NaN y has no code either way (its byte is arbitrary, as

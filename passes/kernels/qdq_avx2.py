@@ -41,6 +41,7 @@ VPMADDWD = "llvm.x86.avx2.pmadd.wd"  # 8 lanes: acc_i32 = a[2i] * b[2i] + a[2i+1
 # i32 to i16 and i16 to 8 bits with saturation, within each 128-bit half: a, b -> a0-3 b0-3 a4-7 b4-7
 PACK_WORDS = "llvm.x86.avx2.packssdw"
 PACK_BYTES = {"u8": "llvm.x86.avx2.packuswb", "i8": "llvm.x86.avx2.packsswb"}
+ADD_WORDS = "llvm.sadd.sat.v16i16"  # i16 lanes added with saturation (`vpaddsw`)
 LANES = 8
 PAIRS = 8  # pairs of K rows (16 bytes of x) widened at a time
 # Rows of x per register tile by column groups per pass over the weights: ROWS x HALF i32
@@ -104,6 +105,8 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
         if kernel.requantize:
             self.load_r()
+            zy = arith.trunci(self.t16, arith.fptosi(self.t32, memref.load(v["r"], [self.const(1)])))
+            self.zy_words = vector.broadcast(self.words, zy)  # zy as `packed` adds it
         self.run_time_x()
 
     def madd(self, acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
@@ -210,13 +213,15 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         return list(chunks.results)
 
     def packed(self, words: list) -> ir.Value:
-        """The codes of a row's groups (`words`, i32 lanes within the code's range, up to four)
-        as their bytes in order, 8 a group, in 32 bytes (past the groups, the last one's again):
-        two packs with saturation, exact in range (`vpackssdw`, then `vpackuswb` or
-        `vpacksswb`), then the dwords put in order (the packs work within each 128-bit half):
-        docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd."""
+        """The codes of a row's groups (`words`, up to four: roundeven(y / sy) as i32 lanes by
+        `Requantize.rounded_words`) as their bytes in order, 8 a group, in 32 bytes (past the
+        groups, the last one's again): saturate(roundeven(y / sy) + zy) by a pack to i16 with
+        saturation (`vpackssdw`), zy added with saturation (`vpaddsw`), a pack to bytes with
+        saturation (`vpackuswb` or `vpacksswb`: kind's range), then the dwords put in order
+        (the packs work within each 128-bit half): docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd."""
         four = words + [words[-1]] * (GROUPS - len(words))
         halves = [llvm.call_intrinsic(self.words, PACK_WORDS, [a, b], [], []) for a, b in (four[:2], four[2:])]
+        halves = [llvm.call_intrinsic(self.words, ADD_WORDS, [h, self.zy_words], [], []) for h in halves]
         wide = ir.VectorType.get([GROUPS * LANES], self.t8)
         packs = llvm.call_intrinsic(wide, PACK_BYTES[self.k.requantize], halves, [], [])
         dwords = vector.bitcast(self.i32, packs)

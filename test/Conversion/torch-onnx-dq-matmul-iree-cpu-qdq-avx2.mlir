@@ -182,19 +182,23 @@ func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32
 
 // The requantize's codes (uint8, sy = 0.0625, zy = 3; weights 100: the sign-split form, whose
 // epilogue is the vpmaddwd kernel's) of N = 20 columns: one workgroup of three
-// groups, the last one's 4 columns live. Each group's codes are i32 lanes (the rounding sum's
-// bits plus zy less 0x4B400000, 1262485504), a row's three packed at once (the last
-// again as the fourth): vpackssdw twice, vpackuswb, the dwords put in order; then the row's 24
-// bytes in one store masked to 8 + 8 + 4 = 20 columns.
+// groups, the last one's 4 columns live. Each group's y / sy (a product and an FMA by the split
+// reciprocal) is capped at 65536 and converted by vcvtps2dq (rounding ties to even), a row's
+// three packed at once (the last again as the fourth): vpackssdw twice, zy (3, as i16) added to
+// each half with saturation, vpackuswb, the dwords put in order; then the row's 24 bytes in one
+// store masked to 8 + 8 + 4 = 20 columns.
 // CHECK-LABEL: func.func @dq_matmul_qdq_avx2s_u8_i8_k64_n20_qu8
-// CHECK: %[[BITS:.*]] = arith.constant dense<1262485504> : vector<8xi32>
-// CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: %[[SUMBITS:.*]] = vector.bitcast %[[SUM]] : vector<8xf32> to vector<8xi32>
-// CHECK: %[[ZY:.*]] = arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
-// CHECK: %[[OFF:.*]] = arith.subi %[[ZY]], %[[BITS]] : vector<8xi32>
-// CHECK: arith.addi %[[SUMBITS]], %[[OFF]] : vector<8xi32>
-// CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C0:[^,]+]], %[[C1:[^)]+]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
-// CHECK: %[[B:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C2:[^,]+]], %[[C2]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
+// CHECK: %[[BOUND:.*]] = arith.constant dense<6.553600e+04> : vector<8xf32>
+// CHECK: %[[ZYI:.*]] = arith.fptosi %{{.*}} : f32 to i32
+// CHECK: %[[ZY16:.*]] = arith.trunci %[[ZYI]] : i32 to i16
+// CHECK: %[[ZY:.*]] = vector.broadcast %[[ZY16]] : i16 to vector<16xi16>
+// CHECK: %[[Q:.*]] = math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: %[[CAPPED:.*]] = arith.minimumf %[[Q]], %[[BOUND]] fastmath<nnan,nsz> : vector<8xf32>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx.cvt.ps2dq.256"(%[[CAPPED]]) : (vector<8xf32>) -> vector<8xi32>
+// CHECK: %[[A0:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C0:[^,]+]], %[[C1:[^)]+]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
+// CHECK: %[[B0:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C2:[^,]+]], %[[C2]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
+// CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.sadd.sat.v16i16"(%[[A0]], %[[ZY]]) : (vector<16xi16>, vector<16xi16>) -> vector<16xi16>
+// CHECK: %[[B:.*]] = llvm.call_intrinsic "llvm.sadd.sat.v16i16"(%[[B0]], %[[ZY]]) : (vector<16xi16>, vector<16xi16>) -> vector<16xi16>
 // CHECK: %[[P:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packuswb"(%[[A]], %[[B]]) : (vector<16xi16>, vector<16xi16>) -> vector<32xi8>
 // CHECK: %[[D:.*]] = vector.bitcast %[[P]] : vector<32xi8> to vector<8xi32>
 // CHECK: %[[O:.*]] = vector.shuffle %[[D]], %[[D]] [0, 4, 1, 5, 2, 6, 3, 7] : vector<8xi32>, vector<8xi32>

@@ -175,3 +175,63 @@ def test_bias_added_to_the_rounded_product(tmp_path_factory, cpu):
     want = np.clip(np.rint(y / SY) + int(ZY), 0, 255)
     assert (np.rint(y / SY) % 2 == 0).all() and (y / SY == np.floor(y / SY) + np.float32(0.5)).all()  # every case an exact tie
     np.testing.assert_array_equal(got.view(np.uint8), np.broadcast_to(want, got.shape))
+
+
+# --- y / sy far beyond the codes: the conversion's edges ---------------------------------------
+
+# |y / sy| at each edge of the AVX2 epilogue's conversion (qdq.py's `rounded_words`, then packs
+# that saturate): the i16 range, PACK_BOUND, 2^31 where vcvtps2dq overflows, and beyond
+# (and a few codes within the range)
+FAR = np.array([0.4, 7.5, 100.5, 255.4, 255.6, 32767, 32768, 32895, 65535, 65536, 65537, 2.0**31 - 128, 2.0**31, 2.0**31 + 256, 2.0**40, 1e30], np.float64)
+FAR_ZY = {"u8": np.uint8(20), "i8": np.int8(-100)}  # i8: a negative zy, added with saturation
+
+
+def far_values() -> np.ndarray:
+    """b such that b / SY_FAR is each of +-FAR, a few ulps either side, and +-3.4e38, whose
+    quotients overflow to +-inf: at least 2^19 / (ROWS * K) columns. Finite b only: an infinite
+    y is NaN through the split reciprocal (docs/semantics.md#the-requantizes-division)."""
+    centres = np.float32(np.concatenate([FAR, -FAR]) * np.float64(SY_FAR))
+    b = np.concatenate([_step(centres, s) for s in range(-3, 4)] + [np.float32([3.4e38, -3.4e38])])
+    return np.resize(b, max(b.size, 2**19 // (ROWS * K)))
+
+
+SY_FAR = np.float32(0.0371)
+
+
+def far_model(kind: str):
+    def make(path) -> np.ndarray:
+        """x [ROWS, K] -> Q -> DQ -> MatMul(DQ(w)) -> Add b -> QuantizeLinear(SY_FAR, FAR_ZY[kind])."""
+        b = far_values()
+        w = np.random.default_rng(5).integers(-128, 128, (K, b.size)).astype(np.int8)
+        inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.float32(0.01), "sw"), numpy_helper.from_array(np.float32(0.5), "sx"),
+                 numpy_helper.from_array(np.uint8(3), "zx"), numpy_helper.from_array(b, "b"), numpy_helper.from_array(SY_FAR, "sy"),
+                 numpy_helper.from_array(np.array(FAR_ZY[kind]), "zy")]  # fmt: skip
+        nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
+                 helper.make_node("DequantizeLinear", ["w", "sw"], ["wf"]), helper.make_node("MatMul", ["xf", "wf"], ["y0"]),
+                 helper.make_node("Add", ["y0", "b"], ["yb"]), helper.make_node("QuantizeLinear", ["yb", "sy", "zy"], ["y"])]  # fmt: skip
+        out = TensorProto.UINT8 if kind == "u8" else TensorProto.INT8
+        save(path, nodes, inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [ROWS, K])], [helper.make_tensor_value_info("y", out, [ROWS, b.size])])
+        return b
+
+    return make
+
+
+@pytest.mark.parametrize("kind", list(FAR_ZY))
+@pytest.mark.parametrize("cpu", ["cascadelake", "haswell"])
+def test_requantize_far_beyond_the_codes(tmp_path_factory, cpu, kind):
+    """Quotients y / sy past every edge of the epilogue's conversion saturate to the range's
+    end on their side, as ONNX's QuantizeLinear says (x all zero: y = b), in numpy:
+    onnx.reference's QuantizeLinear converts to int32 before it saturates, so past 2^31 its
+    codes wrap."""
+    avx2 = cpu == "haswell"
+    n = far_values().size
+    name = f"dq_matmul_qdq{'_avx2s' if avx2 else ''}_u8_i8_k{K}_n{n}_q{kind}_b_rcp"
+    b, run = harness.built(tmp_path_factory, f"requantize-far-{cpu}-{kind}", cpu, far_model(kind), harness.dispatches(1, [name]),
+                           tags=("dq.avx2",) if avx2 else ())  # fmt: skip
+    (got,) = run(np.zeros((ROWS, K), np.float32))
+    info = np.iinfo(FAR_ZY[kind].dtype)
+    q = b / SY_FAR  # f32 division, correctly rounded; inf past the largest f32
+    with np.errstate(over="ignore"):
+        want = np.clip(np.rint(q.astype(np.float64)) + int(FAR_ZY[kind]), info.min, info.max).astype(info.dtype)
+    assert set(np.unique(want)) >= {info.min, info.max} and ((want > info.min) & (want < info.max)).any()  # both ends, and codes between
+    np.testing.assert_array_equal(got.view(want.dtype), np.broadcast_to(want, got.shape))
