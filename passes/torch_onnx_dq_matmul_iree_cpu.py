@@ -105,7 +105,7 @@ from .iree_dispatch import dispatch, executable, resource, table_constant
 from .kernels.dynamic_quantize import DynamicQuantize, DynamicRange, workgroups
 from .kernels.int8 import Int8Kernel
 from .kernels.problem import Options, Problem
-from .kernels.qdq import QdqKernel
+from .kernels.qdq import QUOTIENT_BOUND, QdqKernel, quotient_bound
 from .kernels.reciprocal import reciprocals
 from .kernels.routes import ROUTES, choose, for_weights
 from .kernels.target import Target
@@ -330,7 +330,7 @@ def rewrite(m: Match, module, state: _State, target: Target, options: Options, r
     kernel, consts = state.made[made]
     notes = ([f"QDQ MatMul given dq's float route, not its integer kernel: {matched.note}"] if matched.note else []) + choice.remarks()
     if qdq:
-        done = _rewrite_qdq(m, module, kernel, consts, matched.activation, remarks)
+        done = _rewrite_qdq(m, module, kernel, consts, matched, remarks)
     else:
         done = _rewrite_float(m, module, kernel, consts)
     remarks += [(done, text) for text in notes]
@@ -358,9 +358,10 @@ def _rewrite_float(m: Match, module, kernel, consts: list) -> ir.Operation:
     return _replace(m, a_nd, call)
 
 
-def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activation, remarks: list) -> ir.Operation:
+def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, matched: _Matched, remarks: list) -> ir.Operation:
     """The QDQ MatMul as a dispatch of the exact integer kernel reading xq, and the
     QuantizeLinear reading its result as the kernel's epilogue where it can (else a remark)."""
+    act = matched.activation
     f32, i8 = ir.F32Type.get(), ir.IntegerType.get_signless(8)
     epilogue = requantize(m)
     if isinstance(epilogue, str):
@@ -375,6 +376,8 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, act: Activat
         if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
             kernel = dataclasses.replace(kernel, reciprocal=True)
             epilogue = epilogue._replace(r=np.concatenate([epilogue.r, pairs]))
+        if kernel.CAPS and quotient_bound(kernel, matched.problem.bound, matched.qdq.s, epilogue.r, epilogue.bias) < QUOTIENT_BOUND:
+            kernel = dataclasses.replace(kernel, bounded=True)  # no cap before the conversion
     name = executable(kernel, module)
     also, out = [], f32
     inputs = []

@@ -30,6 +30,9 @@ CVTPS2DQ = "llvm.x86.avx.cvt.ps2dq.256"  # 8 lanes f32 -> i32, rounded as MXCSR 
 # `rounded_words` converts min(y / sy, PACK_BOUND): above the i16 range the packs saturate (zy,
 # at most 255 in magnitude, added between them), below 2^31 where the conversion overflows.
 PACK_BOUND = 65536.0
+# |y / sy| below this for every x (`quotient_bound`): the AVX2 bodies convert without the cap above
+# (`bounded`); below 2^31 with room for the bound's own roundings.
+QUOTIENT_BOUND = 2.0**30
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,9 @@ class QdqKernel(Int8Kernel):
     table of codes; python/qdq_tables.py). With `reciprocal`, r ends with the split reciprocal
     (zh, zl) of each quantization's sy (in `divisors`' order), and y / sy is computed as fma(y,
     zh, y * zl), which the stage found gives every code the division gives
-    (passes/kernels/reciprocal.py).
+    (passes/kernels/reciprocal.py). With `bounded`, the stage found |y / sy| below
+    QUOTIENT_BOUND for every x (`quotient_bound`), so a body that caps the quotient before its
+    conversion (`CAPS`: the AVX2 bodies' `rounded_words`) leaves the cap out.
 
     `direct` (uint8 xq, int8 weights without a zero point: what quantize_static writes): v = xq
     itself as vpdpbusd's unsigned bytes and u = wq as its signed ones, so that
@@ -82,6 +87,7 @@ class QdqKernel(Int8Kernel):
     table: bool = False
     reciprocal: bool = False
     residual: tuple | None = None  # (the first QuantizeLinear's kind, the other codes' kind)
+    bounded: bool = False
 
     @property
     def divisors(self) -> tuple:
@@ -126,6 +132,7 @@ class QdqKernel(Int8Kernel):
     # K in steps of K_STEP rows (one vpdpbusd: 4), any N in workgroups of COLUMNS columns, the
     # last one partial (passes/kernels/tail.py)
     K_STEP: ClassVar[int] = 4
+    CAPS: ClassVar[bool] = False  # whether the body caps y / sy before converting it (`bounded`)
     COLUMNS: ClassVar[int] = LANES * GROUPS
     # a row group's rows: a multiple of this, a multiple of the bodies' row tiles (iree_dispatch.py)
     ROW_STEP: ClassVar[int] = 32
@@ -171,6 +178,7 @@ class QdqKernel(Int8Kernel):
         kind = ("i" if self.signed else "u") + "8"
         out = (f"_q{self.requantize}" if self.requantize else "") + (f"_m{self.mid}" if self.mid else "") + ("_b" if self.bias_add else "")
         out += (f"_r{''.join(self.residual)}" if self.residual else "") + ("_t" if self.table else "") + ("_rcp" if self.reciprocal else "")
+        out += "_bd" if self.bounded else ""
         dyn = "_dyn" if self.dynamic else ""
         return f"dq_matmul_qdq_{'u8' if self.unsigned_x else 'i8'}_{kind}_k{self.k}_n{self.n}{'_z' if self.zero_point else ''}{dyn}{out}"
 
@@ -221,6 +229,26 @@ class QdqKernel(Int8Kernel):
 
     def emit_views(self, v: dict, m, workgroup) -> None:
         _QdqBody(self, v, m, workgroup).emit()
+
+
+def quotient_bound(kernel: QdqKernel, largest: int, s: np.ndarray, r: np.ndarray, b: np.ndarray | None) -> float:
+    """A bound on |y / sy| at the requantize of `kernel` (a static one: s = sx * sw known) for
+    every x: |d| <= largest (the problem's `bound`), so |y| <= max |s| * largest; after a mid
+    requantization y is (q' - z'') * s'', and after a residual Add (q - z1) * s1 + (a - z2) * s2,
+    each code less a zero point of its range at most 255 in magnitude; then + max |b|, and / |sy|
+    (r as QdqKernel lays it out). Each f32 operation rounds by at most 2^-24 of its value: the
+    bound allows 2^-16. inf where a value is not finite."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        y = float(np.max(np.abs(s))) * largest
+        if kernel.mid:
+            y = 255 * abs(float(r[4]))
+        if b is not None:
+            y += float(np.max(np.abs(b)))
+        if kernel.residual:
+            at = 6 if kernel.mid else 2
+            y = 255 * (abs(float(r[at + 2])) + abs(float(r[at + 4])))
+        q = y / abs(float(r[0])) * (1 + 2.0**-16)
+    return q if np.isfinite(q) else float("inf")
 
 
 class RunTimeX:
@@ -307,10 +335,13 @@ class Requantize:
         of min(y / sy, PACK_BOUND). The conversion rounds as MXCSR says, ties to even by default
         (as ROUND's addition in `rounding_bits` assumes), and gives INT_MIN for every value below
         -2^31, saturated as y / sy is; the min keeps a value above 2^31 from INT_MIN too (nnan:
-        a NaN y has no code either way, as in `clamped`)."""
-        fast = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
-        bound = self.splat(self.f32, ir.FloatAttr.get_f32(PACK_BOUND), ("pack_bound", PACK_BOUND))
-        return llvm.call_intrinsic(self.i32, CVTPS2DQ, [arith.minimumf(self.divided(y, sy, split), bound, fastmath=fast)], [], [])
+        a NaN y has no code either way, as in `clamped`). A `bounded` kernel's quotients never
+        reach 2^31: no min."""
+        q = self.divided(y, sy, split)
+        if not self.k.bounded:
+            fast = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
+            q = arith.minimumf(q, self.splat(self.f32, ir.FloatAttr.get_f32(PACK_BOUND), ("pack_bound", PACK_BOUND)), fastmath=fast)
+        return llvm.call_intrinsic(self.i32, CVTPS2DQ, [q], [], [])
 
     def code_bytes(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
         """The bytes of `quantized`'s codes, without converting them: the low byte of

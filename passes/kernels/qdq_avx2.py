@@ -60,6 +60,7 @@ class QdqAvx2Kernel(QdqKernel):
     lanes: int = LANES
 
     K_STEP: ClassVar[int] = 2 * PAIRS  # K in steps of one vpmaddwd pair of x's widened words
+    CAPS: ClassVar[bool] = True  # `Requantize.rounded_words`
     COLUMNS: ClassVar[int] = LANES * GROUPS
 
     @property

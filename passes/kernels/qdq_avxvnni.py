@@ -56,6 +56,7 @@ class QdqAvxVnniKernel(QdqKernel):
     lanes: int = LANES
 
     COLUMNS: ClassVar[int] = LANES * GROUPS
+    CAPS: ClassVar[bool] = True  # qdq_avx2.py's body: `Requantize.rounded_words`
 
     @classmethod
     def like(cls, kernel: QdqKernel, **fields) -> QdqAvxVnniKernel:

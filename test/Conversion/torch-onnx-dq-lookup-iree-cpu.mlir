@@ -11,7 +11,7 @@
 // table's 16 rows chosen by the codes' high nibble (passes/kernels/qdq.py, `looked_up`); the
 // Cast, Add and Gather are gone and the dispatch stands for the Gather (uint8 codes).
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_matmul_qdq_avx2b_u8_i8_k64_n256_qi8_t_rcp_f0]]
+// CHECK: func.func @[[K:dq_matmul_qdq_avx2b_u8_i8_k64_n256_qi8_t_rcp_bd_f0]]
 // CHECK: %[[T:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<256xi8>
 // CHECK: math.fma
 // CHECK: vector.load %[[T]][%{{[^]]+}}] : memref<256xi8>, vector<16xi8>

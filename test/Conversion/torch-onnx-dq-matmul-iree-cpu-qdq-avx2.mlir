@@ -183,18 +183,18 @@ func.func @untagged(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,64],f32
 // The requantize's codes (uint8, sy = 0.0625, zy = 3; weights 100: the sign-split form, whose
 // epilogue is the vpmaddwd kernel's) of N = 20 columns: one workgroup of three
 // groups, the last one's 4 columns live. Each group's y / sy (a product and an FMA by the split
-// reciprocal) is capped at 65536 and converted by vcvtps2dq (rounding ties to even), a row's
-// three packed at once (the last again as the fourth): vpackssdw twice, zy (3, as i16) added to
-// each half with saturation, vpackuswb, the dwords put in order; then the row's 24 bytes in one
-// store masked to 8 + 8 + 4 = 20 columns.
-// CHECK-LABEL: func.func @dq_matmul_qdq_avx2s_u8_i8_k64_n20_qu8
-// CHECK: %[[BOUND:.*]] = arith.constant dense<6.553600e+04> : vector<8xf32>
+// reciprocal) is converted by vcvtps2dq (rounding ties to even) with no cap: |d| <= 130 * 64 *
+// 100, so |y / sy| <= 832,000 * 0.125 / 0.0625, below 2^30 (`_bd`); a row's three packed at
+// once (the last again as the fourth): vpackssdw twice, zy (3, as i16) added to each half with
+// saturation, vpackuswb, the dwords put in order; then the row's 24 bytes in one store masked
+// to 8 + 8 + 4 = 20 columns.
+// CHECK-LABEL: func.func @dq_matmul_qdq_avx2s_u8_i8_k64_n20_qu8_rcp_bd(
+// CHECK-NOT: arith.minimumf
 // CHECK: %[[ZYI:.*]] = arith.fptosi %{{.*}} : f32 to i32
 // CHECK: %[[ZY16:.*]] = arith.trunci %[[ZYI]] : i32 to i16
 // CHECK: %[[ZY:.*]] = vector.broadcast %[[ZY16]] : i16 to vector<16xi16>
 // CHECK: %[[Q:.*]] = math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: %[[CAPPED:.*]] = arith.minimumf %[[Q]], %[[BOUND]] fastmath<nnan,nsz> : vector<8xf32>
-// CHECK: llvm.call_intrinsic "llvm.x86.avx.cvt.ps2dq.256"(%[[CAPPED]]) : (vector<8xf32>) -> vector<8xi32>
+// CHECK-NEXT: llvm.call_intrinsic "llvm.x86.avx.cvt.ps2dq.256"(%[[Q]]) : (vector<8xf32>) -> vector<8xi32>
 // CHECK: %[[A0:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C0:[^,]+]], %[[C1:[^)]+]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
 // CHECK: %[[B0:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[C2:[^,]+]], %[[C2]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
 // CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.sadd.sat.v16i16"(%[[A0]], %[[ZY]]) : (vector<16xi16>, vector<16xi16>) -> vector<16xi16>
@@ -213,6 +213,33 @@ func.func @requantized(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,20],
   %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<100> : tensor<64x20xsi8>} : () -> !torch.vtensor<[64,20],si8>
   %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<20xf32>} : () -> !torch.vtensor<[20],f32>
   %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.0625> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[64,20],si8>, !torch.vtensor<[20],f32>) -> !torch.vtensor<[64,20],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[64,20],f32>) -> !torch.vtensor<[?,20],f32>
+  %q = "torch.operator"(%y, %sy, %zy) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,20],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,20],ui8>
+  "func.return"(%q) : (!torch.vtensor<[?,20],ui8>) -> ()
+}
+}
+
+// -----
+
+// The same MatMul requantized with sy = 2^-20: |y / sy| can reach 104,000 * 2^20, past 2^31,
+// so the quotient is capped at 65536 before vcvtps2dq (no `_bd`): above it the packs saturate
+// to 255 all the same, and INT_MIN, the conversion's overflow, would have been 0.
+// CHECK-LABEL: func.func @dq_matmul_qdq_avx2s_u8_i8_k64_n20_qu8_rcp(
+// CHECK: %[[BOUND:.*]] = arith.constant dense<6.553600e+04> : vector<8xf32>
+// CHECK: %[[Q:.*]] = math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NEXT: %[[CAPPED:.*]] = arith.minimumf %[[Q]], %[[BOUND]] fastmath<nnan,nsz> : vector<8xf32>
+// CHECK-NEXT: llvm.call_intrinsic "llvm.x86.avx.cvt.ps2dq.256"(%[[CAPPED]]) : (vector<8xf32>) -> vector<8xi32>
+module attributes {dq.avx2} {
+func.func @capped(%a: !torch.vtensor<[?,64],f32>) -> !torch.vtensor<[?,20],ui8> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<100> : tensor<64x20xsi8>} : () -> !torch.vtensor<[64,20],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<20xf32>} : () -> !torch.vtensor<[20],f32>
+  %sy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<9.5367431640625E-7> : tensor<f32>} : () -> !torch.vtensor<[],f32>
   %zy = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<3> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
   %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,64],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],ui8>
   %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,64],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,64],f32>

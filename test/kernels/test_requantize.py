@@ -77,7 +77,8 @@ def built(request, tmp_path_factory):
     cpu = request.param
     avx2 = cpu == "haswell"
     # on AVX2 the sign-split form (the weights' pairs could saturate vpmaddubsw of x as it is)
-    names = [f"dq_matmul_qdq{'_avx2s' if avx2 else ''}_u8_i8_k{K}_n{boundaries(s).size}_qu8_b{SPLIT[s]}" for s in SCALES]
+    # on AVX2 `_bd`: |y / sy| stays below 2^30 for every x, so no cap before the conversion
+    names = [f"dq_matmul_qdq{'_avx2s' if avx2 else ''}_u8_i8_k{K}_n{boundaries(s).size}_qu8_b{SPLIT[s]}{'_bd' if avx2 else ''}" for s in SCALES]
     bs, run = harness.built(tmp_path_factory, f"requantize-{cpu}", cpu, model, harness.dispatches(len(SCALES), names),
                             tags=("dq.avx2",) if avx2 else ())  # fmt: skip
     xs = [np.zeros((ROWS, K), np.float32) for _ in bs]  # xq = zx: d = 0, y = b
@@ -165,7 +166,7 @@ def test_bias_added_to_the_rounded_product(tmp_path_factory, cpu):
     n = product_cases()[0].size
     assert n > 50
     # SY = 1: zh = 1, zl = 0; on AVX2 the vpmaddubsw form (one row of weights: no pair saturates)
-    name = f"dq_matmul_qdq{'_avx2b' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_b_rcp" + ("_f0" if avx2 else "")
+    name = f"dq_matmul_qdq{'_avx2b' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_b_rcp" + ("_bd_f0" if avx2 else "")
     (w0, b), run = harness.built(tmp_path_factory, f"bias-product-{cpu}", cpu, product_model, harness.dispatches(1, [name]),
                                  tags=("dq.avx2",) if avx2 else ())  # fmt: skip
     x = np.zeros((P_ROWS, K), np.float32)
@@ -220,7 +221,8 @@ def far_model(kind: str):
 @pytest.mark.parametrize("cpu", ["cascadelake", "haswell"])
 def test_requantize_far_beyond_the_codes(tmp_path_factory, cpu, kind):
     """Quotients y / sy past every edge of the epilogue's conversion saturate to the range's
-    end on their side, as ONNX's QuantizeLinear says (x all zero: y = b), in numpy:
+    end on their side, as ONNX's QuantizeLinear says (x all zero: y = b; the kernel not
+    `bounded`, b reaching 3.4e38, so on AVX2 it caps the quotient), in numpy:
     onnx.reference's QuantizeLinear converts to int32 before it saturates, so past 2^31 its
     codes wrap."""
     avx2 = cpu == "haswell"
@@ -235,3 +237,43 @@ def test_requantize_far_beyond_the_codes(tmp_path_factory, cpu, kind):
         want = np.clip(np.rint(q.astype(np.float64)) + int(FAR_ZY[kind]), info.min, info.max).astype(info.dtype)
     assert set(np.unique(want)) >= {info.min, info.max} and ((want > info.min) & (want < info.max)).any()  # both ends, and codes between
     np.testing.assert_array_equal(got.view(want.dtype), np.broadcast_to(want, got.shape))
+
+
+# --- sums whose quotients pass 2^31: the bound sees d -----------------------------------------
+
+SY_TINY = np.float32(2.0**-40)  # a power of two: y / sy exact; every d but 0 past 2^31 at s = 0.005
+
+
+def tiny_model(path) -> tuple:
+    """x [ROWS, K] -> Q(0.5, 3) -> DQ -> MatMul(DQ(w, 0.01)) -> QuantizeLinear(SY_TINY, 20), no
+    bias: y / sy is past 2^31 wherever d is not 0, from the sums alone."""
+    n = 2**19 // (ROWS * K)
+    w = np.random.default_rng(6).integers(-128, 128, (K, n)).astype(np.int8)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.float32(0.01), "sw"), numpy_helper.from_array(np.float32(0.5), "sx"),
+             numpy_helper.from_array(np.uint8(3), "zx"), numpy_helper.from_array(SY_TINY, "sy"), numpy_helper.from_array(ZY, "zy")]  # fmt: skip
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "sw"], ["wf"]), helper.make_node("MatMul", ["xf", "wf"], ["y0"]),
+             helper.make_node("QuantizeLinear", ["y0", "sy", "zy"], ["y"])]  # fmt: skip
+    save(path, nodes, inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [ROWS, K])], [helper.make_tensor_value_info("y", TensorProto.UINT8, [ROWS, n])])
+    return w
+
+
+@pytest.mark.parametrize("cpu", ["cascadelake", "haswell"])
+def test_requantize_of_sums_past_two_to_the_31(tmp_path_factory, cpu):
+    """|y / sy| past 2^31 from d alone (no bias) saturates: the stage's bound on the quotient
+    (`quotient_bound`) counts the sums, so on AVX2 the kernel keeps its cap (no `_bd`). x's
+    codes at both ends of their range, and rows of zx (d = 0: the code zy)."""
+    avx2 = cpu == "haswell"
+    n = 2**19 // (ROWS * K)
+    name = f"dq_matmul_qdq{'_avx2s' if avx2 else ''}_u8_i8_k{K}_n{n}_qu8_rcp"
+    w, run = harness.built(tmp_path_factory, f"requantize-tiny-{cpu}", cpu, tiny_model, harness.dispatches(1, [name]),
+                           tags=("dq.avx2",) if avx2 else ())  # fmt: skip
+    xq = np.random.default_rng(7).choice(np.array([0, 255, 3], np.int64), (ROWS, K))
+    xq[::4] = 3  # rows of zx
+    (got,) = run(((xq - 3) * 0.5).astype(np.float32))  # exact codes: x / 0.5 + 3 = xq
+    d = (xq - 3) @ w.astype(np.int64)  # exact
+    y = np.float32(np.float32(0.5) * np.float32(0.01)) * d.astype(np.float32)  # s * float(d), f32
+    with np.errstate(over="ignore"):
+        want = np.clip(np.rint((y / SY_TINY).astype(np.float64)) + int(ZY), 0, 255).astype(np.uint8)
+    assert {0, 255, int(ZY)} <= set(np.unique(want))
+    np.testing.assert_array_equal(got.view(np.uint8), want)
