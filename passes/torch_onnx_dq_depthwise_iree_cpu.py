@@ -26,6 +26,7 @@ from . import Pass
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, nhwc_codes, resource, rewrite_nodes, table_constant
 from .kernels.depthwise import WIDE, DepthwiseKernel
+from .kernels.qdq import QUOTIENT_BOUND, quotient_bound
 from .kernels.reciprocal import reciprocals
 from .kernels.target import Target
 from .model_constants import torch_constant
@@ -69,7 +70,7 @@ def _kernel(op) -> tuple | str:
     pairs = reciprocals(r, kernel.divisors)
     if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
         kernel, r = dataclasses.replace(kernel, reciprocal=True), np.concatenate([r, pairs])
-    return kernel, consts + [r]
+    return kernel, consts + [r], kernel.sums_bound(zx, kernel.unsigned_x, wc)
 
 
 def _rewrite(op, module) -> str | None:
@@ -78,9 +79,11 @@ def _rewrite(op, module) -> str | None:
     got = _kernel(op)
     if isinstance(got, str):
         return got
-    kernel, arrays = got
+    kernel, arrays, largest = got
     if Target.of(module).avx512bw and kernel.c % WIDE == 0:
         kernel = dataclasses.replace(kernel, lanes=WIDE)  # AVX-512's vectors (docs/iree.md#the-depthwise-kernel)
+    elif quotient_bound(largest, arrays[2], arrays[-1], arrays[3] if kernel.bias else None) < QUOTIENT_BOUND:
+        kernel = dataclasses.replace(kernel, bounded=True)  # the 8-lane epilogue converts without its cap
     table = lookup(op.results[0])
     if table is not None:
         kernel = dataclasses.replace(kernel, table=True)

@@ -376,7 +376,7 @@ def _rewrite_qdq(m: Match, module, kernel: QdqKernel, consts: list, matched: _Ma
         if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
             kernel = dataclasses.replace(kernel, reciprocal=True)
             epilogue = epilogue._replace(r=np.concatenate([epilogue.r, pairs]))
-        if kernel.CAPS and quotient_bound(kernel, matched.problem.bound, matched.qdq.s, epilogue.r, epilogue.bias) < QUOTIENT_BOUND:
+        if kernel.CAPS and quotient_bound(matched.problem.bound, matched.qdq.s, epilogue.r, epilogue.bias, kernel.mid, kernel.residual) < QUOTIENT_BOUND:
             kernel = dataclasses.replace(kernel, bounded=True)  # no cap before the conversion
     name = executable(kernel, module)
     also, out = [], f32

@@ -13,11 +13,13 @@ runs, and the codes saturate(roundeven(y / sy) + zy): the QDQ MatMul kernel's ep
 kernel as its QDQ graph says. The sum is taken in f32 FMAs on integers: each code widened and
 converted exactly, times wc = wq - zw (exact), onto c[c] = -zx * sum_(i, j) wc. Every product and
 partial sum is an integer below 2^24 in magnitude (checked by `why_not`), where f32 is
-exact, so d is the integer sum. No instruction of a particular x86 extension is called: `lanes`
-f32 lanes, 8 (AVX2's vectors, as the MobileNets' channel counts are multiples of 8) or, on a
-module tagged `dq.avx512bw` with C a multiple of 16, 16 (AVX-512's); the stage writes the node
-only for a module tagged `dq.avx2` or `dq.avx512vnni` (python/qdq_depthwise.py), the CPUs it was
-measured on.
+exact, so d is the integer sum. `lanes` f32 lanes, 8 (AVX2's vectors, as the MobileNets'
+channel counts are multiples of 8) or, on a module tagged `dq.avx512bw` with C a multiple of 16,
+16 (AVX-512's); the stage writes the node only for a module tagged `dq.avx2` or `dq.avx512vnni`
+(python/qdq_depthwise.py), the CPUs it was measured on. At 8 lanes a tile's codes leave as the
+AVX2 QDQ kernel's do (`Requantize.rounded_words`, then qdq_avx2.py's `packed_codes`: AVX2's
+saturating packs, 4 columns' vectors at once; without the cap where the stage bounds y / sy,
+`bounded`); at 16, each vector's bytes by `Requantize.code_bytes` (no x86 intrinsic).
 
 Layout: xq [N, H, W, C] bytes, wc [kh * kw, C] f32 (tap-major), c, s and b [C] f32, r = [sy,
 zy] f32 (and zx with pads, then sy's split reciprocal zh, zl with `reciprocal`), (with `table`:
@@ -38,9 +40,11 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
+from .f32 import GROUPS
 from .lookup import CODES, entry
 from .loops import Hoisted, fenced
 from .qdq import Requantize
+from .qdq_avx2 import packed_codes, zy_words
 from .window import Windows, image_rows
 
 LANES = 8  # f32 lanes of the kernel's vectors on AVX2; WIDE on AVX-512 where C allows
@@ -62,6 +66,7 @@ class DepthwiseKernel(Windows):
     lanes: int = LANES
     pads: tuple = (0, 0, 0, 0)
     reciprocal: bool = False  # r ends with sy's split reciprocal (qdq.py's QdqKernel)
+    bounded: bool = False  # as qdq.py's QdqKernel's: the 8-lane epilogue (`rounded_words`) leaves out its cap
 
     @property
     def divisors(self) -> tuple:
@@ -75,15 +80,21 @@ class DepthwiseKernel(Windows):
         return (3 if any(self.pads) else 2) + (2 if self.reciprocal else 0)
 
     @staticmethod
+    def sums_bound(zx: int, unsigned_x: bool, centred: np.ndarray) -> int:
+        """A bound on |c + any partial sum| of one output (so on |d|), for weights minus their
+        zero points `centred` [taps, C] and x's zero point zx: (|zx| + the largest |code|) times
+        the largest sum over taps of |wq - zw|."""
+        return (abs(zx) + (255 if unsigned_x else 128)) * int(np.abs(centred).sum(axis=0).max())
+
+    @staticmethod
     def why_not(zx: int, unsigned_x: bool, centred: np.ndarray) -> str | None:
         """Why a depthwise convolution of weights minus their zero points `centred` [taps, C]
-        (integers) and x's zero point zx does not fit the kernel, or None. Its sums' bound, on
-        |c + any partial sum| of one output: (|zx| + the largest |code|) times the largest sum over
-        taps of |wq - zw|."""
+        (integers) and x's zero point zx does not fit the kernel, or None: C a multiple of LANES,
+        `sums_bound` within f32's exact integers."""
         c = centred.shape[1]
         if c % LANES:
             return f"{c} channels (the kernel takes multiples of {LANES})"
-        bound = (abs(zx) + (255 if unsigned_x else 128)) * int(np.abs(centred).sum(axis=0).max())
+        bound = DepthwiseKernel.sums_bound(zx, unsigned_x, centred)
         if bound >= EXACT:
             return f"its sums could reach {bound}, past f32's exact integers (2^24)"
         return None
@@ -93,7 +104,7 @@ class DepthwiseKernel(Windows):
         pads = "_p" + "x".join(map(str, self.pads)) if any(self.pads) else ""
         return (f"dq_depthwise_{x}_q{self.out}_n{self.n}_h{self.h}_w{self.w}_c{self.c}_k{self.kh}x{self.kw}"
                 f"_s{self.sh}x{self.sv}{pads}{'_b' if self.bias else ''}{'_t' if self.table else ''}{'_l16' if self.lanes == WIDE else ''}"
-                f"{'_rcp' if self.reciprocal else ''}")  # fmt: skip
+                f"{'_rcp' if self.reciprocal else ''}{'_bd' if self.bounded else ''}")  # fmt: skip
 
     def types(self) -> dict:
         i8, f32 = ir.IntegerType.get_signless(8), ir.F32Type.get()
@@ -123,6 +134,8 @@ class _Body(Requantize, Hoisted):
         self.i32 = ir.VectorType.get([lanes], ir.IntegerType.get_signless(32))
         self.small = ir.VectorType.get([lanes], ir.IntegerType.get_signless(8))
         self.load_r()
+        if lanes == LANES:
+            self.zy_words = zy_words(v["r"], self.const(1))
 
     def emit(self) -> None:
         k = self.k
@@ -220,8 +233,18 @@ class _Body(Requantize, Hoisted):
             for j in range(k.kw):
                 for u in range(count):
                     acc[u] = math.fma(xs[u * k.sv + j], taps[i * k.kw + j], acc[u])
+        ys = []
         for u in range(count):
             y = arith.mulf(per_channel["s"], acc[u])
             if "b" in per_channel:  # the product rounded before the bias is added (no FMA)
                 y = arith.addf(fenced(y), per_channel["b"])
-            vector.store(self.code_bytes(y, self.r[0], self.r[1], k.out, self.split(0)), v["y"], [n, h, cols[u], c0])
+            ys.append(y)
+        if k.lanes == WIDE:
+            for u, y in enumerate(ys):
+                vector.store(self.code_bytes(y, self.r[0], self.r[1], k.out, self.split(0)), v["y"], [n, h, cols[u], c0])
+            return
+        words = [self.rounded_words(y, self.r[0], self.split(0)) for y in ys]
+        for first in range(0, count, GROUPS):  # GROUPS columns' codes packed at once, 8 bytes each
+            codes = packed_codes(words[first : first + GROUPS], self.zy_words, k.out)
+            for j in range(min(GROUPS, count - first)):
+                vector.store(vector.shuffle(codes, codes, list(range(j * LANES, (j + 1) * LANES))), v["y"], [n, h, cols[first + j], c0])

@@ -231,21 +231,21 @@ class QdqKernel(Int8Kernel):
         _QdqBody(self, v, m, workgroup).emit()
 
 
-def quotient_bound(kernel: QdqKernel, largest: int, s: np.ndarray, r: np.ndarray, b: np.ndarray | None) -> float:
-    """A bound on |y / sy| at the requantize of `kernel` (a static one: s = sx * sw known) for
-    every x: |d| <= largest (the problem's `bound`), so |y| <= max |s| * largest; after a mid
-    requantization y is (q' - z'') * s'', and after a residual Add (q - z1) * s1 + (a - z2) * s2,
-    each code less a zero point of its range at most 255 in magnitude; then + max |b|, and / |sy|
-    (r as QdqKernel lays it out). Each f32 operation rounds by at most 2^-24 of its value: the
-    bound allows 2^-16. inf where a value is not finite."""
+def quotient_bound(largest: int, s: np.ndarray, r: np.ndarray, b: np.ndarray | None, mid: str | None = None, residual: tuple | None = None) -> float:
+    """A bound on |y / sy| at a kernel's requantize (a static one: s = sx * sw known) for every x:
+    |d| <= largest (the problem's `bound`), so |y| <= max |s| * largest; after a `mid`
+    requantization y is (q' - z'') * s'', and after a `residual` Add (q - z1) * s1 + (a - z2) *
+    s2, each code less a zero point of its range at most 255 in magnitude; then + max |b|, and /
+    |sy| (r as QdqKernel lays it out). Each f32 operation rounds by at most 2^-24 of its value:
+    the bound allows 2^-16. inf where a value is not finite."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         y = float(np.max(np.abs(s))) * largest
-        if kernel.mid:
+        if mid:
             y = 255 * abs(float(r[4]))
         if b is not None:
             y += float(np.max(np.abs(b)))
-        if kernel.residual:
-            at = 6 if kernel.mid else 2
+        if residual:
+            at = 6 if mid else 2
             y = 255 * (abs(float(r[at + 2])) + abs(float(r[at + 4])))
         q = y / abs(float(r[0])) * (1 + 2.0**-16)
     return q if np.isfinite(q) else float("inf")

@@ -88,6 +88,29 @@ class QdqAvx2Kernel(QdqKernel):
         _Body(self, v, m, workgroup).emit()
 
 
+def zy_words(r: ir.Value, at) -> ir.Value:
+    """zy (r[at], an f32 integer) as 16 i16 lanes, as `packed_codes` adds it."""
+    i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+    zy = arith.trunci(i16, arith.fptosi(i32, memref.load(r, [at])))
+    return vector.broadcast(ir.VectorType.get([2 * LANES], i16), zy)
+
+
+def packed_codes(words: list, zy: ir.Value, kind: str) -> ir.Value:
+    """The codes of up to four vectors of 8 (`words`: roundeven(y / sy) as i32 lanes by
+    `Requantize.rounded_words`) as their bytes in order, 8 a vector, in 32 bytes (past them, the
+    last one's again): saturate(roundeven(y / sy) + zy) by a pack to i16 with saturation
+    (`vpackssdw`), zy (`zy_words`) added with saturation (`vpaddsw`), a pack to bytes with
+    saturation (`vpackuswb` or `vpacksswb`: kind's range), then the dwords put in order (the
+    packs work within each 128-bit half): docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd."""
+    i8, i16, i32 = (ir.IntegerType.get_signless(b) for b in (8, 16, 32))
+    half, dwords, wide = ir.VectorType.get([2 * LANES], i16), ir.VectorType.get([LANES], i32), ir.VectorType.get([GROUPS * LANES], i8)
+    four = words + [words[-1]] * (GROUPS - len(words))
+    halves = [llvm.call_intrinsic(half, PACK_WORDS, [a, b], [], []) for a, b in (four[:2], four[2:])]
+    halves = [llvm.call_intrinsic(half, ADD_WORDS, [h, zy], [], []) for h in halves]
+    packs = vector.bitcast(dwords, llvm.call_intrinsic(wide, PACK_BYTES[kind], halves, [], []))
+    return vector.bitcast(wide, vector.shuffle(packs, packs, [0, 4, 1, 5, 2, 6, 3, 7]))
+
+
 class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
     """The ops of one AVX2 QDQ kernel body."""
 
@@ -106,8 +129,7 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         self.col0 = arith.muli(workgroup, self.const(kernel.width))
         if kernel.requantize:
             self.load_r()
-            zy = arith.trunci(self.t16, arith.fptosi(self.t32, memref.load(v["r"], [self.const(1)])))
-            self.zy_words = vector.broadcast(self.words, zy)  # zy as `packed` adds it
+            self.zy_words = zy_words(v["r"], self.const(1))
         self.run_time_x()
 
     def madd(self, acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
@@ -214,19 +236,8 @@ class _Body(RunTimeX, Requantize, ColumnTail, Hoisted):
         return list(chunks.results)
 
     def packed(self, words: list) -> ir.Value:
-        """The codes of a row's groups (`words`, up to four: roundeven(y / sy) as i32 lanes by
-        `Requantize.rounded_words`) as their bytes in order, 8 a group, in 32 bytes (past the
-        groups, the last one's again): saturate(roundeven(y / sy) + zy) by a pack to i16 with
-        saturation (`vpackssdw`), zy added with saturation (`vpaddsw`), a pack to bytes with
-        saturation (`vpackuswb` or `vpacksswb`: kind's range), then the dwords put in order
-        (the packs work within each 128-bit half): docs/iree.md#qdq-matmuls-on-avx2-hosts-vpmaddwd."""
-        four = words + [words[-1]] * (GROUPS - len(words))
-        halves = [llvm.call_intrinsic(self.words, PACK_WORDS, [a, b], [], []) for a, b in (four[:2], four[2:])]
-        halves = [llvm.call_intrinsic(self.words, ADD_WORDS, [h, self.zy_words], [], []) for h in halves]
-        wide = ir.VectorType.get([GROUPS * LANES], self.t8)
-        packs = llvm.call_intrinsic(wide, PACK_BYTES[self.k.requantize], halves, [], [])
-        dwords = vector.bitcast(self.i32, packs)
-        return vector.bitcast(wide, vector.shuffle(dwords, dwords, [0, 4, 1, 5, 2, 6, 3, 7]))
+        """The codes of a row's groups (`words`, up to four) in 32 bytes: `packed_codes`."""
+        return packed_codes(words, self.zy_words, self.k.requantize)
 
     def pass_body(self, loop, kc, buf, rows: int, gs: list) -> None:
         """The body of a pass over 2 * PAIRS values of K from kc + the loop's index: d of each

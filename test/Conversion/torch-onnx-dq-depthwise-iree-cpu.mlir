@@ -12,7 +12,7 @@
 // Two output rows: two workgroups, each its own rows.
 // CHECK-LABEL: "stream.executable"() ({
 // CHECK: "stream.return"(%[[TWO:.*]], %[[ONE:.*]], %[[ONE]])
-// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_b_rcp]](
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_b_rcp_bd]](
 // CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x6x6x8xi8>
 // CHECK-DAG: %[[W:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<9x8xf32>
 // CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x2x2x8xi8>
@@ -26,16 +26,24 @@
 // CHECK: math.fma %[[XF]], %[[T0]], %[[C]] : vector<8xf32>
 // CHECK-COUNT-8: math.fma
 // The QDQ kernels' epilogue: s * d rounded (a fence: no FMA), + b, y / sy as fma(y, zh, y * zl)
-// (the product fenced), clamp, round half to even (+ 1.5 * 2^23, the sum's low byte), + zy's byte.
+// (the product fenced); then, as the AVX2 QDQ kernel packs its codes (qdq_avx2.py's
+// `packed_codes`), vcvtps2dq with no cap (|d| <= (130 + 255) * 18, so |y / sy| <= 8,680: `_bd`),
+// packed to i16 with saturation, zy added with saturation, packed to bytes with saturation, the
+// dwords put in order, and the column's 8 bytes stored (a one-column tile: its vector as all four).
 // CHECK: %[[SD:.*]] = arith.mulf
 // CHECK-NEXT: %[[SDF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[SD]]) : (vector<8xf32>) -> vector<8xf32>
 // CHECK-NEXT: %[[YB:.*]] = arith.addf %[[SDF]]
 // CHECK-NEXT: %[[YL:.*]] = arith.mulf %[[YB]], %{{.*}} : vector<8xf32>
 // CHECK-NEXT: %[[YLF:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[YL]])
-// CHECK-NEXT: math.fma %[[YB]], %{{.*}}, %[[YLF]] : vector<8xf32>
-// CHECK: %[[BITS:.*]] = vector.bitcast %{{.*}} : vector<8xf32> to vector<8xi32>
-// CHECK-NEXT: %[[LOWB:.*]] = arith.trunci %[[BITS]] : vector<8xi32> to vector<8xi8>
-// CHECK: %[[Q:.*]] = arith.addi %[[LOWB]], %{{.*}} : vector<8xi8>
+// CHECK-NEXT: %[[QF:.*]] = math.fma %[[YB]], %{{.*}}, %[[YLF]] : vector<8xf32>
+// CHECK-NEXT: %[[QI:.*]] = llvm.call_intrinsic "llvm.x86.avx.cvt.ps2dq.256"(%[[QF]]) : (vector<8xf32>) -> vector<8xi32>
+// CHECK-NEXT: %[[P:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packssdw"(%[[QI]], %[[QI]]) : (vector<8xi32>, vector<8xi32>) -> vector<16xi16>
+// CHECK: %[[PZ:.*]] = llvm.call_intrinsic "llvm.sadd.sat.v16i16"(%[[P]], %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<16xi16>
+// CHECK: %[[B:.*]] = llvm.call_intrinsic "llvm.x86.avx2.packuswb"(%[[PZ]], %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<32xi8>
+// CHECK-NEXT: %[[BD:.*]] = vector.bitcast %[[B]] : vector<32xi8> to vector<8xi32>
+// CHECK-NEXT: %[[O:.*]] = vector.shuffle %[[BD]], %[[BD]] [0, 4, 1, 5, 2, 6, 3, 7] : vector<8xi32>, vector<8xi32>
+// CHECK-NEXT: %[[OB:.*]] = vector.bitcast %[[O]] : vector<8xi32> to vector<32xi8>
+// CHECK-NEXT: %[[Q:.*]] = vector.shuffle %[[OB]], %[[OB]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<32xi8>, vector<32xi8>
 // CHECK-NEXT: vector.store %[[Q]], %[[Y]][%{{[^]]+}}] : memref<1x2x2x8xi8>, vector<8xi8>
 // CHECK-LABEL: func.func @depthwise
 // CHECK: %[[XQ:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[1,6,6,8],ui8>) -> tensor<1x6x6x8xi8>
@@ -99,7 +107,7 @@ func.func @depthwise_wide(%x: !torch.vtensor<[1,6,6,16],ui8>) -> !torch.vtensor<
 // any other reads each at its row and column clamped into x, zx's value (r[2]) where either was
 // outside.
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h4_w4_c8_k3x3_s2x2_p1x1x1x1_b_rcp]](
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h4_w4_c8_k3x3_s2x2_p1x1x1x1_b_rcp_bd]](
 // CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x4x4x8xi8>
 // CHECK-DAG: %[[R:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<5xf32>
 // CHECK: %[[ZX:.*]] = memref.load %[[R]][%c2] : memref<5xf32>

@@ -87,7 +87,7 @@ func.func @matmul_lookup_vnni(%a: !torch.vtensor<[32,64],f32>) -> !torch.vtensor
 // the row's sums hold the vector registers), uint8 codes read as they are; T here is -128, ...,
 // 127 (int8 codes out: 0x80...FF00...7F).
 // CHECK-LABEL: "stream.executable"() ({
-// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_t_rcp]](
+// CHECK: func.func @[[K:dq_depthwise_u8_qu8_n1_h6_w6_c8_k3x3_s2x2_t_rcp_bd]](
 // CHECK: %[[T:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<256xi8>
 // CHECK: %[[Y:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index) -> memref<1x2x2x8xi8>
 // CHECK: vector.store %{{.*}}, %[[Y]]

@@ -61,12 +61,12 @@
 // AVX2-NOT: onnx.Transpose
 // AVX2: "flow.dispatch"({{.*}}) {entry_points = [@dq_quantize_nhwc_u8_n1_c8_h9_w9_rcp::
 // AVX2-SAME: -> tensor<9x72xi8>
-// AVX2: %[[Y1:.*]] = "flow.dispatch"({{.*}}) {entry_points = [@dq_depthwise_u8_qu8_n1_h9_w9_c8_k3x3_s1x1_p1x1x1x1_b_rcp::
+// AVX2: %[[Y1:.*]] = "flow.dispatch"({{.*}}) {entry_points = [@dq_depthwise_u8_qu8_n1_h9_w9_c8_k3x3_s1x1_p1x1x1x1_b_rcp_bd::
 // AVX2-SAME: -> tensor<1x9x9x8xi8>
 // AVX2: %[[T1:.*]] = "torch_c.from_builtin_tensor"(%[[Y1]]) : (tensor<1x9x9x8xi8>) -> !torch.vtensor<[1,9,9,8],ui8>
 // AVX2: %[[SAME:.*]] = "torch.operator"(%[[T1]]) <{name = "onnx.Identity"}>
 // AVX2-NOT: onnx.Pad
-// AVX2: "flow.dispatch"({{.*}}) {entry_points = [@dq_depthwise_u8_qu8_n1_h9_w9_c8_k5x5_s2x2_p2x2x2x2_b_rcp::
+// AVX2: "flow.dispatch"({{.*}}) {entry_points = [@dq_depthwise_u8_qu8_n1_h9_w9_c8_k5x5_s2x2_p2x2x2x2_b_rcp_bd::
 // AVX2-SAME: -> tensor<1x5x5x8xi8>
 // AVX2-NOT: onnx.Slice
 

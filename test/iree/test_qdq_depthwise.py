@@ -29,7 +29,7 @@ HASWELL = ("--iree-llvmcpu-target-cpu=haswell",)
 
 
 def depthwise_model(path, c: int, k: int, stride: int, size: int, pads, *, per_channel: bool, x_type=np.uint8, y_type=np.uint8,
-                    bias: bool = True, dilations=None, seed: int = 0) -> str:  # fmt: skip
+                    bias: bool = True, dilations=None, seed: int = 0, sy=F32(0.05)) -> str:  # fmt: skip
     """x [1, c, size, size] f32 -> Q -> DQ -> Conv (`group` = c, k x k, `stride`, `pads`; int8
     weights per tensor or per channel, with zero points; an int32 bias) -> Q -> DQ -> y."""
     rng = np.random.default_rng(seed)
@@ -38,7 +38,7 @@ def depthwise_model(path, c: int, k: int, stride: int, size: int, pads, *, per_c
     zw = rng.integers(-5, 5, c if per_channel else ()).astype(np.int8)
     zy = np.array(y_type(3 if y_type == np.int8 else 120))
     init = {"sx": F32(0.037), "zx": np.array(zx), "w": rng.integers(-128, 128, (c, 1, k, k)).astype(np.int8), "sw": sw, "zw": zw,
-            "bq": rng.integers(-5000, 5000, c).astype(np.int32), "sb": F32(0.037) * sw.reshape(-1)[0], "sy": F32(0.05), "zy": zy}  # fmt: skip
+            "bq": rng.integers(-5000, 5000, c).astype(np.int32), "sb": F32(0.037) * sw.reshape(-1)[0], "sy": F32(sy), "zy": zy}  # fmt: skip
     attrs = dict(group=c, kernel_shape=[k, k], strides=[stride, stride], pads=list(pads), **({"dilations": dilations} if dilations else {}))
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
@@ -200,3 +200,22 @@ def test_bias_added_to_the_rounded_product(tmp_path):
     got, want = compiled(path, *HASWELL)(x), integer_reference(path, x)
     assert (want % 2 == 0).all()  # the ties' even codes
     np.testing.assert_array_equal(got, want)
+
+
+@needs_iree
+@pytest.mark.skipif(not host_has_avx2(), reason="the host lacks AVX2 (the kernel's target here: haswell)")
+def test_quotients_past_two_to_the_31_saturate(tmp_path):
+    """sy = 2^-40 and no bias: |y / sy| passes 2^31 from the sums alone wherever d is not 0,
+    so the stage cannot bound the quotient (passes/kernels/qdq.py's `quotient_bound`) and the
+    AVX2 kernel caps it before its conversion (no `_bd`; vcvtps2dq's overflow, INT_MIN, would
+    saturate to 0): the codes at both ends of the range, bit for bit the integer arithmetic."""
+    from dequant import iree as stage
+
+    path = depthwise_model(tmp_path / "m.onnx", 16, 3, 1, 12, (1, 1, 1, 1), per_channel=True, bias=False, sy=F32(2.0**-40))
+    staged = stage.prepare(stage.import_onnx(path, "llvm-cpu", "haswell"))
+    assert re.search(r"entry_points = \[@dq_depthwise_\w+_rcp::", staged)
+    f = compiled(path, *HASWELL)
+    for x in inputs((1, 16, 12, 12)):
+        got = f(x)
+        np.testing.assert_array_equal(got, integer_reference(path, x))
+        assert got.min() < 0 < got.max()  # (q - zy) * sy: codes 0 and 255 both
