@@ -36,7 +36,8 @@ NAME = "onnx.QLinearDepthwiseConv"  # as IREE's importer names a `dequant` domai
 
 
 def _kernel(op) -> tuple | str:
-    """(kernel, its constants as arrays, in its operands' order) of a node, or why not."""
+    """(kernel, its constants as arrays, in its operands' order, the bound on its requantize's
+    |y / sy|: qdq.py's `quotient_bound`) of a node, or why not."""
     values = [torch_constant(v) for v in op.operands[1:]]
     if len(values) not in (7, 8) or any(v is None for v in values):
         return "its scales, zero points, weights and bias must be constants of the model"
@@ -64,13 +65,14 @@ def _kernel(op) -> tuple | str:
         return why
     if tuple(y.shape) != (n, kernel.ho, kernel.wo, c):
         return f"its output is {list(y.shape)}, not [{n}, {kernel.ho}, {kernel.wo}, {c}]"
-    consts = [wc.astype(np.float32), (-zx * wc.sum(axis=0)).astype(np.float32), (np.float32(sx.reshape(())) * sw.astype(np.float32)).astype(np.float32)]
-    consts += [b[0].astype(np.float32)] if b else []
+    s = (np.float32(sx.reshape(())) * sw.astype(np.float32)).astype(np.float32)
+    bias = b[0].astype(np.float32) if b else None
+    consts = [wc.astype(np.float32), (-zx * wc.sum(axis=0)).astype(np.float32), s] + ([bias] if bias is not None else [])
     r = np.array([sy.reshape(()), zy.reshape(())] + ([zx] if any(pads) else []), np.float32)
     pairs = reciprocals(r, kernel.divisors)
     if pairs is not None:  # y / sy by a product and an FMA, the same codes (kernels/reciprocal.py)
         kernel, r = dataclasses.replace(kernel, reciprocal=True), np.concatenate([r, pairs])
-    return kernel, consts + [r], kernel.sums_bound(zx, kernel.unsigned_x, wc)
+    return kernel, consts + [r], quotient_bound(kernel.sums_bound(zx, kernel.unsigned_x, wc), s, r, bias)
 
 
 def _rewrite(op, module) -> str | None:
@@ -79,10 +81,10 @@ def _rewrite(op, module) -> str | None:
     got = _kernel(op)
     if isinstance(got, str):
         return got
-    kernel, arrays, largest = got
+    kernel, arrays, quotient = got
     if Target.of(module).avx512bw and kernel.c % WIDE == 0:
         kernel = dataclasses.replace(kernel, lanes=WIDE)  # AVX-512's vectors (docs/iree.md#the-depthwise-kernel)
-    elif quotient_bound(largest, arrays[2], arrays[-1], arrays[3] if kernel.bias else None) < QUOTIENT_BOUND:
+    elif quotient < QUOTIENT_BOUND:
         kernel = dataclasses.replace(kernel, bounded=True)  # the 8-lane epilogue converts without its cap
     table = lookup(op.results[0])
     if table is not None:
