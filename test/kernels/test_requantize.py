@@ -139,20 +139,28 @@ def product_cases() -> tuple:
     return np.array(w0s, np.int8), np.array(bs, np.float32)
 
 
+def one_matmul(path, w: np.ndarray, sw: np.float32, rows: int, b: np.ndarray | None, sy: np.float32, zy) -> None:
+    """x [rows, K] -> Q(sx 0.5, zx 3) -> DQ -> MatMul(DQ(w, sw)) (-> Add b) -> Q(sy, zy): y of zy's
+    type (uint8 or int8), [rows, N]."""
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.float32(sw), "sw"), numpy_helper.from_array(np.float32(0.5), "sx"),
+             numpy_helper.from_array(np.uint8(3), "zx"), numpy_helper.from_array(np.float32(sy), "sy"), numpy_helper.from_array(np.array(zy), "zy")]  # fmt: skip
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "sw"], ["wf"]), helper.make_node("MatMul", ["xf", "wf"], ["y0"])]  # fmt: skip
+    if b is not None:
+        inits.append(numpy_helper.from_array(b, "b"))
+        nodes.append(helper.make_node("Add", ["y0", "b"], ["yb"]))
+    nodes.append(helper.make_node("QuantizeLinear", ["yb" if b is not None else "y0", "sy", "zy"], ["y"]))
+    out = TensorProto.UINT8 if np.array(zy).dtype == np.uint8 else TensorProto.INT8
+    save(path, nodes, inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, K])], [helper.make_tensor_value_info("y", out, [rows, w.shape[1]])])
+
+
 def product_model(path) -> tuple:
     """x [P_ROWS, K] -> Q(sx 0.5, zx 3) -> DQ -> MatMul(DQ(w, SW)) -> Add b -> Q(SY, ZY): w's row 0
     holds the cases' w0 (the other rows 0), so x with xq - zx = 1 at k = 0 makes d = w0."""
     w0, b = product_cases()
     w = np.zeros((K, w0.size), np.int8)
     w[0] = w0
-    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(SW, "sw"), numpy_helper.from_array(np.float32(0.5), "sx"),
-             numpy_helper.from_array(np.uint8(3), "zx"), numpy_helper.from_array(b, "b"), numpy_helper.from_array(SY, "sy"),
-             numpy_helper.from_array(ZY, "zy")]  # fmt: skip
-    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
-             helper.make_node("DequantizeLinear", ["w", "sw"], ["wf"]), helper.make_node("MatMul", ["xf", "wf"], ["y0"]),
-             helper.make_node("Add", ["y0", "b"], ["yb"]), helper.make_node("QuantizeLinear", ["yb", "sy", "zy"], ["y"])]  # fmt: skip
-    save(path, nodes, inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [P_ROWS, K])],
-         [helper.make_tensor_value_info("y", TensorProto.UINT8, [P_ROWS, w0.size])])  # fmt: skip
+    one_matmul(path, w, SW, P_ROWS, b, SY, ZY)
     return w0, b
 
 
@@ -203,15 +211,7 @@ def far_model(kind: str):
     def make(path) -> np.ndarray:
         """x [ROWS, K] -> Q -> DQ -> MatMul(DQ(w)) -> Add b -> QuantizeLinear(SY_FAR, FAR_ZY[kind])."""
         b = far_values()
-        w = np.random.default_rng(5).integers(-128, 128, (K, b.size)).astype(np.int8)
-        inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.float32(0.01), "sw"), numpy_helper.from_array(np.float32(0.5), "sx"),
-                 numpy_helper.from_array(np.uint8(3), "zx"), numpy_helper.from_array(b, "b"), numpy_helper.from_array(SY_FAR, "sy"),
-                 numpy_helper.from_array(np.array(FAR_ZY[kind]), "zy")]  # fmt: skip
-        nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
-                 helper.make_node("DequantizeLinear", ["w", "sw"], ["wf"]), helper.make_node("MatMul", ["xf", "wf"], ["y0"]),
-                 helper.make_node("Add", ["y0", "b"], ["yb"]), helper.make_node("QuantizeLinear", ["yb", "sy", "zy"], ["y"])]  # fmt: skip
-        out = TensorProto.UINT8 if kind == "u8" else TensorProto.INT8
-        save(path, nodes, inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [ROWS, K])], [helper.make_tensor_value_info("y", out, [ROWS, b.size])])
+        one_matmul(path, np.random.default_rng(5).integers(-128, 128, (K, b.size)).astype(np.int8), 0.01, ROWS, b, SY_FAR, FAR_ZY[kind])
         return b
 
     return make
@@ -249,12 +249,7 @@ def tiny_model(path) -> tuple:
     bias: y / sy is past 2^31 wherever d is not 0, from the sums alone."""
     n = 2**19 // (ROWS * K)
     w = np.random.default_rng(6).integers(-128, 128, (K, n)).astype(np.int8)
-    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.float32(0.01), "sw"), numpy_helper.from_array(np.float32(0.5), "sx"),
-             numpy_helper.from_array(np.uint8(3), "zx"), numpy_helper.from_array(SY_TINY, "sy"), numpy_helper.from_array(ZY, "zy")]  # fmt: skip
-    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]), helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
-             helper.make_node("DequantizeLinear", ["w", "sw"], ["wf"]), helper.make_node("MatMul", ["xf", "wf"], ["y0"]),
-             helper.make_node("QuantizeLinear", ["y0", "sy", "zy"], ["y"])]  # fmt: skip
-    save(path, nodes, inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [ROWS, K])], [helper.make_tensor_value_info("y", TensorProto.UINT8, [ROWS, n])])
+    one_matmul(path, w, 0.01, ROWS, None, SY_TINY, ZY)
     return w
 
 
