@@ -1,6 +1,6 @@
 """What torch-onnx-dq-matmul-iree-cpu hands IREE: a kernel's `stream.executable` (`executable`:
 the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`, times up to
-`kernel.row_groups` along the rows, or two from `kernel.APART_ROWS` rows, the row groups first in
+`kernel.row_groups` along the rows, or `kernel.apart_groups` from `kernel.APART_ROWS` rows, the row groups first in
 the grid), a `flow.dispatch` of
 it (`dispatch`) and its constants as `dense_resource`s (`resource`); and the loop of the passes
 that make the stage's own nodes dispatches (`rewrite_nodes`). IREE's ops are created in
@@ -37,7 +37,7 @@ def executable(kernel, module) -> str:
         export = _op("stream.executable.export", regions=1, attributes={
             "function_ref": ir.FlatSymbolRefAttr.get(name), "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("public")})  # fmt: skip
         most = getattr(kernel, "row_groups", 1)
-        apart = getattr(kernel, "APART_ROWS", None)
+        apart = (kernel.APART_ROWS, kernel.apart_groups) if hasattr(kernel, "APART_ROWS") and kernel.apart_groups > most else None
         split = most > 1 or apart is not None
         with ir.InsertionPoint(export.regions[0].blocks.append(index)) as at:
             one, columns = arith.constant(index, 1), arith.constant(index, kernel.workgroups)
@@ -83,17 +83,17 @@ def rewrite_nodes(root, onnx_op: str, node: str, pass_name: str, rewrite) -> boo
     return ok
 
 
-def _row_groups(m, most: int, step: int, apart: int | None):
-    """The row groups of a dispatch over m rows: ceil(m / step), 1 to `most`, or to 2 where m >=
-    `apart` (if given) and `most` is 1."""
+def _row_groups(m, most: int, step: int, apart: tuple | None):
+    """The row groups of a dispatch over m rows: ceil(m / step), 1 to `most`, or to apart[1]
+    where m >= apart[0] (apart: given where apart[1] > most)."""
     index = ir.IndexType.get()
     c = lambda v: arith.constant(index, v)  # noqa: E731
     groups = arith.divui(arith.addi(m, c(step - 1)), c(step))
-    top = c(most) if apart is None or most > 1 else arith.select(arith.cmpi(arith.CmpIPredicate.uge, m, c(apart)), c(2), c(1))
+    top = c(most) if apart is None else arith.select(arith.cmpi(arith.CmpIPredicate.uge, m, c(apart[0])), c(apart[1]), c(most))
     return arith.maxui(arith.minui(groups, top), c(1))
 
 
-def _rows_of_group(m, most: int, step: int, apart: int | None) -> tuple:
+def _rows_of_group(m, most: int, step: int, apart: tuple | None) -> tuple:
     """(first row, rows) of this workgroup's row group (workgroup id 0): ceil(m / groups) rounded
     up to a multiple of `step` each, the last fewer, any after it none."""
     index = ir.IndexType.get()

@@ -24,6 +24,11 @@ from .tail import ColumnTail, pad
 
 # The workgroups a QDQ dispatch aims at, columns times rows: docs/iree.md#rows-across-workgroups.
 WORKGROUP_TARGET = 8
+# IREE's local-task runtime hands a worker 8 of a dispatch's workgroups at a time once the grid
+# has 8 a worker, one at a time below (its IREE_TASK_DISPATCH_MAX_TILES_PER_SHARD_RESERVATION):
+# two workers run a grid of 24 as 16 and 8. The row groups are chosen to split evenly in eights
+# (`busiest_share`; docs/iree.md#workgroups-in-eights).
+RESERVATION = 8
 CHUNK = 32  # bytes a table lookup takes at once: one ymm register
 VPSHUFB = "llvm.x86.avx2.pshuf.b"  # 32 bytes: a[i] = t[idx[i] & 15] within each 16-byte half
 CVTPS2DQ = "llvm.x86.avx.cvt.ps2dq.256"  # 8 lanes f32 -> i32, rounded as MXCSR says; INT_MIN out of range
@@ -33,6 +38,19 @@ PACK_BOUND = 65536.0
 # |y / sy| below this for every x (`quotient_bound`): the AVX2 bodies convert without the cap above
 # (`bounded`); below 2^31 with room for the bound's own roundings.
 QUOTIENT_BOUND = 2.0**30
+
+
+def busiest_share(tiles: int) -> float:
+    """The share of a grid of `tiles` workgroups the busier of two IREE workers runs, each
+    taking the next RESERVATION of them (one below 2 * RESERVATION) when free, all alike."""
+    step = 1 if tiles < 2 * RESERVATION else RESERVATION
+    return sum(min(step, tiles - t) for t in range(0, tiles, 2 * step)) / tiles
+
+
+def balanced(columns: int, groups: list) -> int:
+    """Of `groups` (row group counts, fewest first), the one whose grid with `columns` column
+    workgroups two workers split the most evenly (the fewest where even)."""
+    return min(groups or [1], key=lambda r: busiest_share(columns * r))
 
 
 @dataclass(frozen=True)
@@ -153,10 +171,22 @@ class QdqKernel(Int8Kernel):
     @property
     def row_groups(self) -> int:
         """At most this many workgroups along the rows (passes/iree_dispatch.py splits xq and y
-        there, ROW_STEP rows or more each; two where this is one, from APART_ROWS rows): with
-        few column workgroups (N <= 64 is one) the dispatch would keep all but one core idle
-        (docs/iree.md#rows-across-workgroups)."""
-        return max(1, WORKGROUP_TARGET // self.workgroups)
+        there, ROW_STEP rows or more each; `apart_groups` from APART_ROWS rows where that is
+        more): with few column workgroups (N <= 64 is one) the dispatch would keep all but one
+        core idle (docs/iree.md#rows-across-workgroups); with 2 * RESERVATION or more, 1, 2 or
+        4, whichever two workers split the most evenly (`balanced`), where the rows, if known,
+        give each group 2 * ROW_STEP (docs/iree.md#workgroups-in-eights)."""
+        c = self.workgroups
+        if c < 2 * RESERVATION:
+            return max(1, WORKGROUP_TARGET // c)
+        rows = self.problem.rows
+        return balanced(c, [r for r in (1, 2, 4) if rows is None or rows >= r * 2 * self.ROW_STEP])
+
+    @property
+    def apart_groups(self) -> int:
+        """The row groups from APART_ROWS rows: 2 or 4, whichever two workers split the most
+        evenly (`balanced`)."""
+        return balanced(self.workgroups, [2, 4])
 
     @classmethod
     def why_not(cls, p: Problem) -> str | None:

@@ -128,6 +128,61 @@ func.func @k48_n256(%a: !torch.vtensor<[?,48],f32>) -> !torch.vtensor<[?,256],f3
 
 // -----
 
+// N = 768: 24 column workgroups, which IREE's runtime would hand two workers 8 at a time as 16
+// and 8 (QdqKernel.RESERVATION): two row groups make 48, six eights (docs/iree.md#workgroups-in-eights).
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[COLUMNS:.*]] = arith.constant 24 : index
+// CHECK: %[[MOST:.*]] = arith.constant 2 : index
+// CHECK: %[[CAP:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
+// CHECK: %[[GROUPS:.*]] = arith.maxui %[[CAP]], %{{.*}} : index
+// CHECK: "stream.return"(%[[GROUPS]], %[[COLUMNS]], %[[ONE]])
+// CHECK: func.func @dq_matmul_qdq_avx2s_u8_i8_k16_n768(
+module attributes {dq.avx2} {
+func.func @k16_n768(%a: !torch.vtensor<[?,16],f32>) -> !torch.vtensor<[?,768],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<100> : tensor<16x768xsi8>} : () -> !torch.vtensor<[16,768],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<768xf32>} : () -> !torch.vtensor<[768],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,16],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,16],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,16],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[16,768],si8>, !torch.vtensor<[768],f32>) -> !torch.vtensor<[16,768],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[16,768],f32>) -> !torch.vtensor<[?,768],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,768],f32>) -> ()
+}
+}
+
+// -----
+
+// N = 384: 12 column workgroups, one row group below QdqKernel.APART_ROWS rows and from there
+// four, not two (24 workgroups would run as 16 and 8 on two workers; 48 as 24 and 24).
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[COLUMNS:.*]] = arith.constant 12 : index
+// CHECK: %[[APART:.*]] = arith.constant 256 : index
+// CHECK: %[[BIG:.*]] = arith.cmpi uge, %{{.*}}, %[[APART]] : index
+// CHECK: %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK: %[[LONE:.*]] = arith.constant 1 : index
+// CHECK: %[[MOST:.*]] = arith.select %[[BIG]], %[[FOUR]], %[[LONE]] : index
+// CHECK: %[[CAP:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
+// CHECK: "stream.return"(%{{.*}}, %[[COLUMNS]], %[[ONE]])
+// CHECK: func.func @dq_matmul_qdq_avx2s_u8_i8_k16_n384(
+module attributes {dq.avx2} {
+func.func @k16_n384(%a: !torch.vtensor<[?,16],f32>) -> !torch.vtensor<[?,384],f32> {
+  %sx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.5> : tensor<f32>} : () -> !torch.vtensor<[],f32>
+  %zx = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<130> : tensor<ui8>} : () -> !torch.vtensor<[],ui8>
+  %w = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<100> : tensor<16x384xsi8>} : () -> !torch.vtensor<[16,384],si8>
+  %sw = "torch.operator"() <{name = "onnx.Constant"}> {torch.onnx.value = dense<0.25> : tensor<384xf32>} : () -> !torch.vtensor<[384],f32>
+  %xq = "torch.operator"(%a, %sx, %zx) <{name = "onnx.QuantizeLinear"}> : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,16],ui8>
+  %xf = "torch.operator"(%xq, %sx, %zx) <{name = "onnx.DequantizeLinear"}> : (!torch.vtensor<[?,16],ui8>, !torch.vtensor<[],f32>, !torch.vtensor<[],ui8>) -> !torch.vtensor<[?,16],f32>
+  %wf = "torch.operator"(%w, %sw) <{name = "onnx.DequantizeLinear"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[16,384],si8>, !torch.vtensor<[384],f32>) -> !torch.vtensor<[16,384],f32>
+  %y = "torch.operator"(%xf, %wf) <{name = "onnx.MatMul"}> : (!torch.vtensor<[?,16],f32>, !torch.vtensor<[16,384],f32>) -> !torch.vtensor<[?,384],f32>
+  "func.return"(%y) : (!torch.vtensor<[?,384],f32>) -> ()
+}
+}
+
+// -----
+
 // int8 x (zx = -3: no flip), int8 weights per tensor with a zero point 5 (z + 128 = 133 bytes): the
 // zero point's share of d, -(zw + bias) * sum_k v, from the row sums (vpmaddwd of x against
 // ones), the weights zero-extended (w + 128). A module tagged AVX-512 without VNNI takes the same

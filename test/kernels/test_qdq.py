@@ -24,7 +24,8 @@ and per tensor with and without zero points, N of one workgroup (64 columns with
 AVX2 and AVX-VNNI) and of two, and N of no whole workgroup (passes/kernels/tail.py): 1, 8, 16, 24 (one
 workgroup, its last group masked or whole), 40, 72, 100, 1000 (a partial last workgroup), each
 with an epilogue; and M of several row groups (100, 70, 257: passes/iree_dispatch.py splits the
-rows where the columns make few workgroups, 300 where they do not). The stage takes a QDQ MatMul from 2^19 multiply-adds, hence K's length.
+rows where the columns make few workgroups, 300 where they do not, 130 and 300 where the columns
+alone would not split evenly in IREE's eights). The stage takes a QDQ MatMul from 2^19 multiply-adds, hence K's length.
 """
 
 from __future__ import annotations
@@ -87,6 +88,11 @@ CASES = [
     # two row groups from QdqKernel.APART_ROWS rows where the columns alone make the workgroups
     # (N = 300: 5 or 10 of them, the last partial): 160 rows and 140
     Case(Form(8, True, 0, False, 256, 300, rows=300), True, "q-u8"),
+    # row groups that split evenly in IREE's eights (QdqKernel.RESERVATION): N = 768 on AVX2 (24
+    # column workgroups) two of 96 rows and 34; N = 384 (12) four from APART_ROWS rows, 96 each
+    # but the last's 12
+    Case(Form(8, True, 0, False, 64, 768, rows=130), True),
+    Case(Form(8, True, 0, False, 64, 384, rows=300), True, "q-u8"),
     # an activation after the QuantizeLinear, as a table of codes in the epilogue
     # (python/qdq_tables.py): uint8 codes to uint8, int8 to uint8, uint8 to int8 after the bias's
     # own pair; a partial last group (masked stores) and one row
