@@ -9,8 +9,9 @@ dispatch of dq's matmul kernel (torch-onnx-dq-matmul-iree-cpu), and the stage's 
 depthwise convolution node one of dq's depthwise kernel (torch-onnx-dq-depthwise-iree-cpu), its
 im2col node one of dq's im2col kernel (torch-onnx-dq-im2col-iree-cpu), its MaxPool of NHWC codes
 one of dq's max pooling kernel (torch-onnx-dq-maxpool-iree-cpu), its QuantizeLinear of an image
-into NHWC codes one of dq's quantize kernel (torch-onnx-dq-quantize-iree-cpu), and a table lookup of codes no
-kernel's epilogue took one of dq's lookup kernel (torch-onnx-dq-lookup-iree-cpu); any
+into NHWC codes one of dq's quantize kernel (torch-onnx-dq-quantize-iree-cpu), a table lookup of codes no
+kernel's epilogue took one of dq's lookup kernel (torch-onnx-dq-lookup-iree-cpu), and its softmax of
+codes one of dq's softmax kernel (torch-onnx-dq-softmax-iree-cpu); any
 other MatMul of dequantized weights becomes one contraction reading them quantized (torch-onnx-dq-matmul); packed integer
 data becomes IREE's bitcast (dq-unpack-to-iree; on CPU only where IREE reads the i4 tensor unmasked) where the backend reads i4 tensors; the dq ops
 become linalg (dq-to-linalg), their run-time shape checks `cf.assert` (dq-checks-to-assert) and
@@ -29,7 +30,7 @@ PIPELINES = (
     Pipeline(
         "torch-onnx-to-iree",
         "Prepare an ONNX model imported by iree-import-onnx for iree-compile's llvm-cpu backend: dq ops, dq's matmul kernels, linalg",
-        "dq-target-features,torch-onnx-to-dq-iree,torch-onnx-dq-matmul-iree-cpu,torch-onnx-dq-depthwise-iree-cpu,torch-onnx-dq-im2col-iree-cpu,torch-onnx-dq-maxpool-iree-cpu,torch-onnx-dq-quantize-iree-cpu,torch-onnx-dq-lookup-iree-cpu,torch-onnx-dq-matmul,dq-unpack-to-iree-cpu," + _LINALG,
+        "dq-target-features,torch-onnx-to-dq-iree,torch-onnx-dq-matmul-iree-cpu,torch-onnx-dq-depthwise-iree-cpu,torch-onnx-dq-im2col-iree-cpu,torch-onnx-dq-maxpool-iree-cpu,torch-onnx-dq-quantize-iree-cpu,torch-onnx-dq-lookup-iree-cpu,torch-onnx-dq-softmax-iree-cpu,torch-onnx-dq-matmul,dq-unpack-to-iree-cpu," + _LINALG,
     ),
     # IREE's CUDA and ROCm backends read i4 tensors; a dq in-place read of packed bytes inside the
     # fused contraction fails their distribution ("failed to distribute").

@@ -95,6 +95,13 @@ def int_attr(op, name: str, default: int | None = None) -> int | None:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
+def float_attr(op, name: str) -> float | None:
+    """The float ONNX attribute `name` of a `torch.operator`, None where it has none or another."""
+    key = f"torch.onnx.{name}"
+    attr = op.attributes[key] if key in op.attributes else None
+    return ir.FloatAttr(attr).value if isinstance(attr, ir.FloatAttr) else None
+
+
 def ints_attr(op, name: str, default: list) -> list:
     """The integer-list ONNX attribute `name` of a `torch.operator`, `default` where the op has none."""
     key = f"torch.onnx.{name}"

@@ -194,12 +194,13 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
     (dequant.qdq_tables), the others in float (dequant.qdq_convs), the depthwise ones of these as
     sums of shifted slices (dequant.depthwise), and on a QDQ model without them its activations'
     tables and QDQ pairs in f32 (dequant.qdq_convs); on AVX2 CPUs (and VNNI ones), its QDQ pairs
-    around layout ops and MaxPools dropped (dequant.qdq_layout) and its QDQ MatMuls of two
-    activations as f32 MatMuls of their codes (dequant.qdq_activation_matmuls); written into
+    around layout ops and MaxPools dropped (dequant.qdq_layout), its QDQ MatMuls of two
+    activations as f32 MatMuls of their codes (dequant.qdq_activation_matmuls) and its Softmaxes
+    of codes as nodes of dq's softmax kernel (dequant.qdq_softmax); written into
     `tmp`; or the model's own path where none changes it."""
     import onnx  # with dequant.formats, on first use: an optional dependency (docs/development.md#imports)
 
-    from . import depthwise, formats, qdq_activation_matmuls, qdq_conv_matmuls, qdq_convs, qdq_gemms, qdq_layout, qdq_tables
+    from . import depthwise, formats, qdq_activation_matmuls, qdq_conv_matmuls, qdq_convs, qdq_gemms, qdq_layout, qdq_softmax, qdq_tables
 
     try:
         proto = onnx.load(os.fspath(model), load_external_data=False)
@@ -229,9 +230,10 @@ def _normalised(model: str | os.PathLike, tmp: str, target: str | None = None, c
             qdq_conv_matmuls.rewrite(proto, tags)
         if kernels:  # activations as tables in the epilogues of dq's kernels
             qdq_tables.rewrite(proto)
-        if qdq_activation_matmuls.wanted(tags):  # layout ops on codes; an attention's Q K^T and P V on them in f32
+        if qdq_activation_matmuls.wanted(tags):  # layout ops on codes; an attention's Q K^T and P V on them in f32, its softmax on them
             qdq_layout.rewrite(proto)
             qdq_activation_matmuls.rewrite(proto)
+            qdq_softmax.rewrite(proto)
         proto, _, _ = qdq_convs.rewrite(proto, kernels)
         if convs:
             depthwise.rewrite(proto)
