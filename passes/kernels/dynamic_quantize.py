@@ -23,6 +23,11 @@ from mlir.dialects import arith, math, memref, scf, vector
 from .loops import Hoisted
 
 WORKGROUPS = 8  # at most: one a row where M is fewer (docs/iree.md#dynamic-int8-matmuls)
+# The range's max and min and the codes' clamp assume finite x (nnan: one vmaxps or vminps, no
+# NaN compare and blend; nsz: -0 and +0 alike, which give one code): an x with a NaN or an
+# infinity has codes of no meaning in any case, its scale NaN or infinite
+# (docs/semantics.md#dynamic-int8-matmuls).
+FAST = "#arith.fastmath<nnan,nsz>"
 
 
 def workgroups(rows: int | None) -> int:
@@ -69,7 +74,7 @@ class DynamicRange:
             with ir.InsertionPoint(cols.body):
                 x = vector.load(vf, v["x"], [rows.induction_variable, cols.induction_variable])
                 top, low = cols.inner_iter_args
-                scf.YieldOp([arith.maximumf(top, x), arith.minimumf(low, x)])
+                scf.YieldOp([arith.maximumf(top, x, fastmath=ir.Attribute.parse(FAST)), arith.minimumf(low, x, fastmath=ir.Attribute.parse(FAST))])
             scf.YieldOp(list(cols.results))
         top, low = rows.results
         memref.store(vector.reduction(f32, vector.CombiningKind.MAXIMUMF, top), v["partial"], [workgroup, const(0)])
@@ -129,7 +134,7 @@ class DynamicQuantize:
             cols = scf.ForOp(const(0), const(self.k), const(self.width))
             with ir.InsertionPoint(cols.body):
                 r, k = rows.induction_variable, cols.induction_variable
-                q = arith.minimumf(arith.maximumf(arith.divf(vector.load(vf, v["x"], [r, k]), sxv), lo), hi)
+                q = arith.minimumf(arith.maximumf(arith.divf(vector.load(vf, v["x"], [r, k]), sxv), lo, fastmath=ir.Attribute.parse(FAST)), hi, fastmath=ir.Attribute.parse(FAST))
                 vector.store(arith.fptoui(vb, arith.addf(h.roundeven(q), zxv)), v["xq"], [r, k])
                 scf.YieldOp([])
             scf.YieldOp([])

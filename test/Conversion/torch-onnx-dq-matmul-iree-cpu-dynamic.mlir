@@ -14,8 +14,8 @@
 // 192 (0xC0: times -zx in the kernel).
 // CHECK-LABEL: "stream.executable"() ({
 // The second: the range of the 8 partial ranges, sx and zx (stored by workgroup 0), and the
-// codes of the workgroup's rows: a true division, saturated, ties to even (by adding and
-// subtracting 1.5 * 2^23).
+// codes of the workgroup's rows: a true division, saturated (x finite: nnan, one vmaxps and one
+// vminps), ties to even (by adding and subtracting 1.5 * 2^23).
 // CHECK: func.func @[[Q:dq_dynamic_quantize_k64_w8]](
 // CHECK: scf.for %{{.*}} = %c0 to %c8
 // CHECK: memref.load %{{.*}} : memref<8x2xf32>
@@ -26,13 +26,13 @@
 // CHECK: scf.if
 // CHECK: memref.store %[[SX]]
 // CHECK: %[[R:.*]] = arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK-NEXT: %[[LO:.*]] = arith.maximumf %[[R]], %{{.*}} : vector<16xf32>
-// CHECK-NEXT: %[[HI:.*]] = arith.minimumf %[[LO]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[LO:.*]] = arith.maximumf %[[R]], %{{.*}} fastmath<nnan,nsz> : vector<16xf32>
+// CHECK-NEXT: %[[HI:.*]] = arith.minimumf %[[LO]], %{{.*}} fastmath<nnan,nsz> : vector<16xf32>
 // CHECK-NEXT: %[[UP:.*]] = arith.addf %[[HI]], %[[MAGIC:.*]] : vector<16xf32>
 // CHECK-NEXT: arith.subf %[[UP]], %[[MAGIC]] : vector<16xf32>
 // CHECK: arith.fptoui %{{.*}} : vector<16xf32> to vector<16xi8>
 // The first dispatch (its executable printed second): the range of each workgroup's rows
-// (ceil(m / 8) each), from 0 both ways, 64 values a step.
+// (ceil(m / 8) each), from 0 both ways, 64 values a step (x finite: nnan).
 // CHECK: func.func @[[RANGE:dq_dynamic_range_k64_w8]](
 // CHECK: %[[WG:.*]] = "stream.dispatch.workgroup.id"
 // CHECK: %[[EACH:.*]] = arith.divui %{{.*}}, %c8 : index
@@ -40,8 +40,8 @@
 // CHECK: %[[R1:.*]] = arith.minui %{{.*}}, %{{.*}} : index
 // CHECK: scf.for %{{.*}} = %[[R0]] to %[[R1]]
 // CHECK: %[[XW:.*]] = vector.load %{{.*}} : memref<?x64xf32>, vector<64xf32>
-// CHECK: arith.maximumf %{{.*}}, %[[XW]] : vector<64xf32>
-// CHECK: arith.minimumf %{{.*}}, %[[XW]] : vector<64xf32>
+// CHECK: arith.maximumf %{{.*}}, %[[XW]] fastmath<nnan,nsz> : vector<64xf32>
+// CHECK: arith.minimumf %{{.*}}, %[[XW]] fastmath<nnan,nsz> : vector<64xf32>
 // CHECK: memref.store %{{.*}}, %{{.*}}[%[[WG]], %c0] : memref<8x2xf32>
 // CHECK: memref.store %{{.*}}, %{{.*}}[%[[WG]], %c1] : memref<8x2xf32>
 // CHECK: func.func @[[K:dq_matmul_qdq_u8_i8_k64_n64_dyn]](%[[XB:[^:]+]]: !stream.binding, %[[SXB:[^:]+]]: !stream.binding, %[[ZXB:[^:]+]]: !stream.binding, %{{[^:]+}}: !stream.binding, %[[SB:[^:]+]]: !stream.binding, %[[CB:[^:]+]]: !stream.binding, %{{[^:]+}}: !stream.binding, %{{[^:]+}}: index)
