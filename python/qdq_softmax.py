@@ -15,7 +15,7 @@ dequant.qdq_activation_matmuls runs, this rewrite writes
     yq = dequant.QdqSoftmax(xq) {x_scale = sx, y_scale = sy, y_zero_point = zy}
 
 where the Softmax is over the last axis (opset 13's default, or the last axis in any opset) of
-codes of static shape and is read by the QuantizeLinear alone; torch-onnx-dq-softmax-iree-cpu
+codes of static shape, rows of at most MOST_LENGTH, and is read by the QuantizeLinear alone; torch-onnx-dq-softmax-iree-cpu
 makes it a dispatch of passes/kernels/softmax.py, which reads each exponential from a table of
 256, each rounded once (docs/semantics.md#softmax-of-codes). The DequantizeLinear stays where
 something else reads it.
@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import helper
+
+from dequant.passes.kernels.softmax import MOST_LENGTH
 
 from . import qdq_depthwise
 from .formats import Graph
@@ -71,7 +73,7 @@ def rewrite(model: onnx.ModelProto) -> int:
             continue
         rank = len(codes[0])
         axis = next((helper.get_attribute_value(a) for a in node.attribute if a.name == "axis"), -1 if graph.opset >= 13 else 1)
-        if rank == 0 or axis not in (-1, rank - 1):
+        if rank == 0 or axis not in (-1, rank - 1) or codes[0][-1] > MOST_LENGTH:
             continue
         swapped[id(node)] = helper.make_node(OP, [dq.input[0]], [q.output[0]], name=node.name or graph.fresh(OP), domain=qdq_depthwise.DOMAIN,
                                              x_scale=float(x_pair[0]), y_scale=float(y_pair[0]), y_zero_point=int(y_pair[1]))  # fmt: skip

@@ -27,7 +27,7 @@ from .loops import ROUND, Hoisted
 
 WORKGROUPS = 8  # at most: one a row where there are fewer (as the QDQ kernels' WORKGROUP_TARGET)
 LANES = 8  # f32 lanes a step: one ymm register
-MOST_LENGTH = 8192  # the longest row: its exponentials on the stack (32 KB) below IREE's limit
+MOST_LENGTH = 4096  # the longest row: its exponentials on the stack, 16 KB, half IREE's default limit
 
 
 def exponentials(sx: float) -> np.ndarray:

@@ -25,6 +25,7 @@ from onnx import helper  # noqa: E402
 from qdq_reference import compiled, quantize, save  # noqa: E402
 
 from dequant import qdq_softmax  # noqa: E402
+from dequant.passes.kernels.softmax import MOST_LENGTH  # noqa: E402
 
 F32 = np.float32
 HASWELL = ("--iree-llvmcpu-target-cpu=haswell",)
@@ -95,6 +96,13 @@ def test_softmaxes_the_rewrite_leaves(tmp_path, edit, axis):
     """A Softmax read by more than its QuantizeLinear, quantized per axis, of a negative scale, or
     over another axis than the last."""
     assert qdq_softmax.rewrite(onnx.load(softmax_model(tmp_path / "m.onnx", axis=axis, edit=edit))) == 0
+
+
+def test_rows_the_kernel_takes(tmp_path):
+    """Rows of up to MOST_LENGTH codes (the kernel's exponentials on the stack); longer ones keep
+    IREE's softmax."""
+    assert qdq_softmax.rewrite(onnx.load(softmax_model(tmp_path / "m.onnx", (1, MOST_LENGTH)))) == 1
+    assert qdq_softmax.rewrite(onnx.load(softmax_model(tmp_path / "n.onnx", (1, MOST_LENGTH + 1)))) == 0
 
 
 @needs_iree
