@@ -7,7 +7,7 @@ weights, bf16 and f16 outputs read by a Cast, a per-axis Gemm, weights shared by
 initializer dequantized twice, a dynamic batch, int4 weights given as an input with dynamic K,
 partial last blocks (K = 33, block 16, int4 and int8; K = 200, block 128, uint4 with zero points;
 a Gemm transB=1 blocked along axis 1), and the forms issue 45's campaign found refused: odd N
-and K with int4 zero points, an f16 scale read through a Cast.
+and K with int4 zero points, an f16 scale read through a Cast; and a QDQ Softmax, requantized.
 
 A case is one of (by its index's random draw):
 - "model": a base model mutated 0-3 times at the protobuf level (tools_fuzz's mutations:
@@ -26,7 +26,8 @@ A case is one of (by its index's random draw):
   inputs (x normal, or with a large common offset, one +-inf or one 1e38 per row: X_KINDS) and
   compared with onnx.reference: bit for bit for a dequantize alone, within f32 rounding of the
   output's magnitude (1e-5) where a MatMul, Gemm or Conv sums in another order, non-finite
-  values where and as the reference's.
+  values where and as the reference's; the requantized Softmax within one code of it, in at
+  most 1% of its values.
 
 A finding: what tools_fuzz.judge finds (a traceback, exit status other than 0 or 1, exit 1 without
 an `error:` line, exit 0 with one), a valid model the stage or IREE refuses, or other numbers
@@ -54,9 +55,9 @@ import tools_fuzz  # noqa: E402
 EXACT = 1e-5  # relative to the output's magnitude, where a sum runs in another order
 
 
-def stage_corpus() -> list[tuple[str, bytes, bool]]:
-    """(name, serialized ModelProto, exact) of the base models; `exact`: a dequantize alone
-    (bit for bit), else a sum (EXACT)."""
+def stage_corpus() -> list[tuple[str, bytes, bool | float]]:
+    """(name, serialized ModelProto, exact) of the base models; `exact`: True for a dequantize
+    alone (bit for bit), False for a sum (EXACT), or the step of a requantized output (`codes`)."""
     import ml_dtypes
     import onnx
     from onnx import TensorProto as TP
@@ -119,6 +120,15 @@ def stage_corpus() -> list[tuple[str, bytes, bool]]:
     nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
              h.make_node("DequantizeLinear", ["w", "ws"], ["wf"], axis=1), h.make_node("MatMul", ["xf", "wf"], ["y"])]  # fmt: skip
     add("qdq-matmul", nodes, [vi("x", TP.FLOAT, [8, 256])], [vi("y", TP.FLOAT, [8, 256])], inits)
+    # QDQ Softmax over rows of 37 codes, requantized (dq's softmax kernel on AVX2 CPUs: whole steps
+    # of 8 and a tail; docs/semantics.md#softmax-of-codes): within one code of onnx.reference
+    step = np.float32(1 / 256)
+    inits = [nh.from_array(np.array(0.07, np.float32), "xs"), nh.from_array(np.array(120, np.uint8), "xz"),
+             nh.from_array(np.array(step, np.float32), "ys"), nh.from_array(np.array(0, np.uint8), "yz")]  # fmt: skip
+    nodes = [h.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), h.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             h.make_node("Softmax", ["xf"], ["p"]), h.make_node("QuantizeLinear", ["p", "ys", "yz"], ["pq"]),
+             h.make_node("DequantizeLinear", ["pq", "ys", "yz"], ["y"])]  # fmt: skip
+    add("qdq-softmax", nodes, [vi("x", TP.FLOAT, [3, 37])], [vi("y", TP.FLOAT, [3, 37])], inits, exact=float(step))
     for name, dt in (("float8e4m3fn-per-axis", ml_dtypes.float8_e4m3fn), ("float8e5m2-per-axis", ml_dtypes.float8_e5m2)):
         inits = [nh.from_array((rng.standard_normal((32, 16)) * 4).astype(dt), "w"), nh.from_array(scales(16), "s")]
         nodes = [h.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=1), h.make_node("MatMul", ["x", "wf"], ["y"])]
@@ -392,10 +402,10 @@ class StageFuzzer:
             return f"the compiled valid model fails to run: {str(e).splitlines()[0][:200]}"
         if got.shape != want.shape or got.dtype != want.dtype:
             return f"result {got.dtype}{list(got.shape)}, the reference's {want.dtype}{list(want.shape)}"
-        if exact:
+        if exact is True:
             bad = int((got.view(np.uint8) != want.view(np.uint8)).sum())
             return f"{bad} bytes differ from onnx.reference (a dequantize alone is exact)" if bad else None
-        return compare(got, want)
+        return codes(got, want, exact) if exact else compare(got, want)
 
     def repro(self, seed: int, index: int, save: str | None = None, verbose: bool = True) -> int:
         case = self.make(seed, index)
@@ -415,6 +425,15 @@ class StageFuzzer:
             finding = self.check_valid(case, o)
         print(f"finding: {finding}" if finding else "no finding")
         return 1 if finding else 0
+
+
+def codes(got: np.ndarray, want: np.ndarray, step: float) -> str | None:
+    """Why a requantized output of step `step` is not onnx.reference's: a value more than one code
+    off, or more than 1% of them one code off (a quotient at a code's rounding boundary)."""
+    off = np.abs(got.astype(np.float64) - want) / step
+    if not np.isfinite(off).all() or off.max() > 1.001:
+        return f"a value {off.max():.3g} codes off onnx.reference's"
+    return f"{int((off > 0.5).sum())} values one code off onnx.reference's" if (off > 0.5).mean() > 0.01 else None
 
 
 def compare(got: np.ndarray, want: np.ndarray) -> str | None:
