@@ -27,7 +27,7 @@ NAME = "onnx.QdqSoftmax"  # as IREE's importer names a `dequant` domain node
 
 
 def _kernel(op) -> tuple | str:
-    """(the kernel, x's type, [sy, zy]) of a node, or why not."""
+    """(the kernel, x's type, [sy, zy], sx) of a node, or why not."""
     if len(op.operands) != 1 or len(op.results) != 1:
         return "it takes the codes and gives the codes of their softmax"
     x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)

@@ -69,7 +69,6 @@ class SoftmaxKernel:
         const = h.const
         whole = self.length - self.length % LANES  # codes in whole steps; the tail's scalar
         widen = arith.extsi if self.signed_x else arith.extui
-        narrow = (arith.fptosi, arith.trunci)
         zero_f = h.splat(vf, ir.FloatAttr.get_f32(0.0), "zero_f")
         true = h.splat(ir.VectorType.get([LANES], ir.IntegerType.get_signless(1)), ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1), "true")
         with h.top:  # the row's exponentials
@@ -127,7 +126,7 @@ class SoftmaxKernel:
                 k = out.induction_variable
                 q = arith.divf(arith.divf(vector.load(vf, e, [k]), vtotal), vsy)
                 q = arith.addf(h.roundeven(arith.minimumf(arith.maximumf(q, vlo, fastmath=fast), vhi, fastmath=fast)), vzy)
-                vector.store(narrow[1](vb, narrow[0](vi, q)), v["y"], [r, k])
+                vector.store(arith.trunci(vb, arith.fptosi(vi, q)), v["y"], [r, k])
                 scf.YieldOp([])
             if whole < self.length:
                 tail = scf.ForOp(const(whole), const(self.length), const(1))
@@ -135,7 +134,7 @@ class SoftmaxKernel:
                     i = tail.induction_variable
                     q = arith.divf(arith.divf(memref.load(e, [i]), total), sy)
                     q = arith.addf(_roundeven(arith.minimumf(arith.maximumf(q, lo, fastmath=fast), hi, fastmath=fast)), zy)
-                    memref.store(narrow[1](i8, narrow[0](i32, q)), v["y"], [r, i])
+                    memref.store(arith.trunci(i8, arith.fptosi(i32, q)), v["y"], [r, i])
                     scf.YieldOp([])
             scf.YieldOp([])
 

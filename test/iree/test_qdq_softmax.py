@@ -78,6 +78,16 @@ def test_rewrite_writes_the_node(tmp_path):
     assert [n.op_type for n in model.graph.node] == ["QuantizeLinear", qdq_softmax.OP, "DequantizeLinear"]
 
 
+def test_rewrite_takes_any_input_zero_point(tmp_path):
+    """The input's zero point is no part of the exponents (differences of codes): a
+    DequantizeLinear without one (zero of the codes' type) is taken too."""
+    def no_zero_point(nodes, init):
+        del next(n for n in nodes if n.output == ["xd"]).input[2]
+
+    model = onnx.load(softmax_model(tmp_path / "m.onnx", edit=no_zero_point))
+    assert qdq_softmax.rewrite(model) == 1 and qdq_softmax.OP in [n.op_type for n in model.graph.node]
+
+
 def _also_read(nodes, init):  # the softmax's values read by another node too
     nodes.append(helper.make_node("Relu", ["p"], ["also"]))
 
