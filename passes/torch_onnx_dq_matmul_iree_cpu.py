@@ -102,8 +102,9 @@ from dequant.dialect.elements import of_type
 from . import Pass, dynamic_matmul
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, resource, table_constant
-from .kernels.dynamic_quantize import DynamicQuantize, DynamicRange, workgroups
+from .kernels.dynamic_quantize import DynamicQuantize, DynamicRange
 from .kernels.int8 import Int8Kernel
+from .kernels.loops import row_workgroups
 from .kernels.problem import Options, Problem
 from .kernels.qdq import QUOTIENT_BOUND, QdqKernel, quotient_bound
 from .kernels.reciprocal import reciprocals
@@ -473,7 +474,7 @@ def _pre_pass(d: dynamic_matmul.Dynamic, module, state: _State) -> tuple:
             if len(lead) > 1:
                 x2 = tensor.collapse_shape(ir.RankedTensorType.get([dyn, k], ir.F32Type.get()), x_nd, [list(range(len(lead))), [len(lead)]])
             rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(x2, arith.constant(index, 0))
-            count = workgroups(rows)
+            count = row_workgroups(rows)
             span, pre = DynamicRange(k, count), DynamicQuantize(k, count)
 
             def shapes(kernel) -> list:

@@ -20,7 +20,8 @@ from mlir.dialects import arith, tensor
 from . import Pass
 from . import torch_onnx as t
 from .iree_dispatch import dispatch, executable, rewrite_nodes
-from .kernels.softmax import WORKGROUPS, SoftmaxKernel, exponentials
+from .kernels.loops import row_workgroups
+from .kernels.softmax import SoftmaxKernel, exponentials
 from .to_linalg import expand
 
 NAME = "onnx.QdqSoftmax"  # as IREE's importer names a `dequant` domain node
@@ -43,7 +44,7 @@ def _kernel(op) -> tuple | str:
         return f"its x_scale and y_scale must be positive f32 and its y_zero_point one of the output's codes ({low} to {high})"
     lead = x.shape[:-1]
     rows = None if None in lead else int(np.prod(lead))
-    kernel = SoftmaxKernel(x.shape[-1], x.element.signed, y.element.signed, WORKGROUPS if rows is None else max(1, min(WORKGROUPS, rows)))
+    kernel = SoftmaxKernel(x.shape[-1], x.element.signed, y.element.signed, row_workgroups(rows))
     why = kernel.why_not()
     return why if why is not None else (kernel, x, np.array([sy, zy], np.float32), sx)
 

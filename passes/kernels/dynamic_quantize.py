@@ -20,19 +20,11 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from .loops import Hoisted
+from .loops import FINITE, WORKGROUPS, Hoisted, finite_clamp
 
-WORKGROUPS = 8  # at most: one a row where M is fewer (docs/iree.md#dynamic-int8-matmuls)
-# The range's max and min and the codes' clamp assume finite x (nnan: one vmaxps or vminps, no
-# NaN compare and blend; nsz: -0 and +0 alike, which give one code): an x with a NaN or an
-# infinity has codes of no meaning in any case, its scale NaN or infinite
-# (docs/semantics.md#dynamic-int8-matmuls).
-FAST = "#arith.fastmath<nnan,nsz>"
-
-
-def workgroups(rows: int | None) -> int:
-    """The workgroups of the two dispatches for x of `rows` rows (None: known at run time)."""
-    return WORKGROUPS if rows is None else max(1, min(WORKGROUPS, rows))
+# The range's max and min and the codes' clamp take x as FINITE: an x with a NaN or an infinity
+# has codes of no meaning in any case, its scale NaN or infinite
+# (docs/semantics.md#dynamic-int8-matmuls). The two dispatches' workgroups: loops.row_workgroups.
 
 
 def _widest(k: int, most: int) -> int:
@@ -74,7 +66,8 @@ class DynamicRange:
             with ir.InsertionPoint(cols.body):
                 x = vector.load(vf, v["x"], [rows.induction_variable, cols.induction_variable])
                 top, low = cols.inner_iter_args
-                scf.YieldOp([arith.maximumf(top, x, fastmath=ir.Attribute.parse(FAST)), arith.minimumf(low, x, fastmath=ir.Attribute.parse(FAST))])
+                fast = ir.Attribute.parse(FINITE)
+                scf.YieldOp([arith.maximumf(top, x, fastmath=fast), arith.minimumf(low, x, fastmath=fast)])
             scf.YieldOp(list(cols.results))
         top, low = rows.results
         memref.store(vector.reduction(f32, vector.CombiningKind.MAXIMUMF, top), v["partial"], [workgroup, const(0)])
@@ -134,7 +127,7 @@ class DynamicQuantize:
             cols = scf.ForOp(const(0), const(self.k), const(self.width))
             with ir.InsertionPoint(cols.body):
                 r, k = rows.induction_variable, cols.induction_variable
-                q = arith.minimumf(arith.maximumf(arith.divf(vector.load(vf, v["x"], [r, k]), sxv), lo, fastmath=ir.Attribute.parse(FAST)), hi, fastmath=ir.Attribute.parse(FAST))
+                q = finite_clamp(arith.divf(vector.load(vf, v["x"], [r, k]), sxv), lo, hi)
                 vector.store(arith.fptoui(vb, arith.addf(h.roundeven(q), zxv)), v["xq"], [r, k])
                 scf.YieldOp([])
             scf.YieldOp([])

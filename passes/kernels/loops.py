@@ -3,7 +3,8 @@ mmt4d shares its outer loops among tile functions): `Hoisted`, a body's constant
 the top of its block, with the row loop by full tiles (`full_tiles`) then the last rows by tiles
 of the powers of two below a full tile (`tail_rows`), and the unpacking of two 4-bit fields
 (`nibbles`) and the rounding of small values half to even (`roundeven`); `fenced`, a float value
-kept apart from the arithmetic after it (no FMA); `rows_blocks`, the
+kept apart from the arithmetic after it (no FMA); `finite_clamp`, a clamp of a value taken as
+finite (`FINITE`); `row_workgroups`, the workgroups of a row-by-row dispatch; `rows_blocks`, the
 rows x blocks nest; `each_block`, that nest over x's blocks with their largest |x| (the
 dispatches that quantize x); `vpdpbusd`, VNNI's dot product.
 """
@@ -22,6 +23,24 @@ FENCE = "llvm.arithmetic.fence"  # its operand's value as computed: no float op 
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition
 # rounds v half to even (1.5 * 2^23 is even), the subtraction is exact; +-inf and NaN stay.
 ROUND = 1.5 * 2**23
+# The float ops of a value that is finite, or whose code means nothing when it is not (nnan: one
+# vmaxps or vminps, no NaN compare and blend), and only added to ROUND or a zero point after, which
+# give -0 and +0 one sum (nsz: no fix-up of -0 against +0: two vpternlogd, or four and/or on AVX2).
+FINITE = "#arith.fastmath<nnan,nsz>"
+# Rows of a row-by-row dispatch (x's range and codes, a softmax's rows): at most this many
+# workgroups, one a row where there are fewer (docs/iree.md#dynamic-int8-matmuls).
+WORKGROUPS = 8
+
+
+def row_workgroups(rows: int | None) -> int:
+    """The workgroups of a row-by-row dispatch over `rows` rows (None: known at run time)."""
+    return WORKGROUPS if rows is None else max(1, min(WORKGROUPS, rows))
+
+
+def finite_clamp(q: ir.Value, lo: ir.Value, hi: ir.Value) -> ir.Value:
+    """min(max(q, lo), hi) of a q as FINITE says: one vmaxps and one vminps."""
+    fast = ir.Attribute.parse(FINITE)
+    return arith.minimumf(arith.maximumf(q, lo, fastmath=fast), hi, fastmath=fast)
 
 
 def fenced(v: ir.Value) -> ir.Value:
@@ -69,11 +88,14 @@ class Hoisted:
         return [arith.andi(v, self.splat_int(t, 15)), arith.shrui(v, self.splat_int(t, 4))]
 
     def roundeven(self, v: ir.Value) -> ir.Value:
-        """roundeven(v) of an f32 vector v whose finite elements are below 2^22 in magnitude (the
-        caller clamps first), in two additions (`ROUND`): IREE expands `math.roundeven` into about
-        25 instructions a vector (docs/iree.md#rounding-in-the-kernels)."""
-        t = ir.VectorType(v.type)
-        magic = self.splat(t, ir.FloatAttr.get_f32(ROUND), ("round", str(t)))
+        """roundeven(v) of an f32 vector or scalar v whose finite elements are below 2^22 in
+        magnitude (the caller clamps first), in two additions (`ROUND`): IREE expands
+        `math.roundeven` into about 25 instructions a vector (docs/iree.md#rounding-in-the-kernels)."""
+        t = v.type
+        if isinstance(t, ir.VectorType):
+            magic = self.splat(ir.VectorType(t), ir.FloatAttr.get_f32(ROUND), ("round", str(t)))
+        else:
+            magic = self._constant(("round", str(t)), lambda: arith.constant(t, ROUND))
         return arith.subf(arith.addf(v, magic), magic)
 
     def workgroup_rows(self, m, workgroup, count: int) -> tuple:

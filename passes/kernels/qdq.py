@@ -17,7 +17,7 @@ from ..lazy import llvm
 from .f32 import GROUPS, Packed
 from .int8 import LANES, QDQ_HALF, Int8Kernel, _Body
 from .lookup import CODES
-from .loops import ROUND, fenced, vpdpbusd
+from .loops import FINITE, ROUND, fenced, finite_clamp, vpdpbusd
 from .problem import FLOAT_ZERO_POINT, Problem
 from .reciprocal import RANGES
 from .tail import ColumnTail, pad
@@ -50,7 +50,7 @@ def busiest_share(tiles: int) -> float:
 def balanced(columns: int, groups: list) -> int:
     """Of `groups` (row group counts, fewest first), the one whose grid with `columns` column
     workgroups two workers split the most evenly (the fewest where even)."""
-    return min(groups or [1], key=lambda r: busiest_share(columns * r))
+    return min(groups, key=lambda r: busiest_share(columns * r))
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class QdqKernel(Int8Kernel):
         if c < 2 * RESERVATION:
             return max(1, WORKGROUP_TARGET // c)
         rows = self.problem.rows
-        return balanced(c, [r for r in (1, 2, 4) if rows is None or rows >= r * 2 * self.ROW_STEP])
+        return balanced(c, [1] + [r for r in (2, 4) if rows is None or rows >= r * 2 * self.ROW_STEP])
 
     @property
     def apart_groups(self) -> int:
@@ -369,8 +369,7 @@ class Requantize:
         reach 2^31: no min."""
         q = self.divided(y, sy, split)
         if not self.k.bounded:
-            fast = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
-            q = arith.minimumf(q, self.splat(self.f32, ir.FloatAttr.get_f32(PACK_BOUND), ("pack_bound", PACK_BOUND)), fastmath=fast)
+            q = arith.minimumf(q, self.splat(self.f32, ir.FloatAttr.get_f32(PACK_BOUND), ("pack_bound", PACK_BOUND)), fastmath=ir.Attribute.parse(FINITE))
         return llvm.call_intrinsic(self.i32, CVTPS2DQ, [q], [], [])
 
     def code_bytes(self, y: ir.Value, sy: ir.Value, zy: ir.Value, kind: str, split: tuple | None = None) -> ir.Value:
@@ -442,12 +441,10 @@ class Requantize:
         q = self.divided(y, sy, split)
         lo = arith.subf(self.splat(self.f32, f32(low), ("low", low)), zy)
         hi = arith.subf(self.splat(self.f32, f32(high), ("high", high)), zy)
-        # nnan: no NaN compare and blend; a NaN y has no code either way (its byte is arbitrary, as
-        # fptosi of NaN was; docs/semantics.md#the-integer-route-of-qdq-matmuls). nsz: no fix-up of
-        # -0 against +0 (two vpternlogd, or four and/or on AVX2, a vector); the clamped value is
-        # only added to ROUND or zy, which give -0 and +0 one sum. One vmaxps and one vminps.
-        fast = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
-        return arith.minimumf(arith.maximumf(q, lo, fastmath=fast), hi, fastmath=fast)
+        # FINITE: a NaN y has no code either way (its byte is arbitrary, as fptosi of NaN was;
+        # docs/semantics.md#the-integer-route-of-qdq-matmuls); the clamped value is only added to
+        # ROUND or zy
+        return finite_clamp(q, lo, hi)
 
 
 class XBytes:

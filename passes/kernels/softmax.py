@@ -23,9 +23,8 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
 from .lookup import CODES
-from .loops import ROUND, Hoisted
+from .loops import WORKGROUPS, Hoisted, finite_clamp
 
-WORKGROUPS = 8  # at most: one a row where there are fewer (as the QDQ kernels' WORKGROUP_TARGET)
 LANES = 8  # f32 lanes a step: one ymm register
 MOST_LENGTH = 4096  # the longest row: its exponentials on the stack, 16 KB, half IREE's default limit
 
@@ -117,15 +116,14 @@ class SoftmaxKernel:
                 total = tail.results[0]
             vtotal = vector.broadcast(vf, total)
             # y = saturate(roundeven((e / s) / sy) + zy) = roundeven(clamp((e / s) / sy, -zy,
-            # 255 - zy)) + zy (or -128 - zy, 127 - zy): zy an integer, the bounds integers. nnan,
-            # nsz: e is finite and s at least 1 (e = 1 at the row's largest code), and the clamped
-            # value is only added to ROUND, which gives -0 and +0 one sum: one vmaxps, one vminps
-            fast = ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
+            # 255 - zy)) + zy (or -128 - zy, 127 - zy): zy an integer, the bounds integers; the
+            # quotients finite (loops.FINITE): e is finite and s at least 1 (e = 1 at the row's
+            # largest code)
             out = scf.ForOp(const(0), const(whole), const(LANES))
             with ir.InsertionPoint(out.body):
                 k = out.induction_variable
                 q = arith.divf(arith.divf(vector.load(vf, e, [k]), vtotal), vsy)
-                q = arith.addf(h.roundeven(arith.minimumf(arith.maximumf(q, vlo, fastmath=fast), vhi, fastmath=fast)), vzy)
+                q = arith.addf(h.roundeven(finite_clamp(q, vlo, vhi)), vzy)
                 vector.store(arith.trunci(vb, arith.fptosi(vi, q)), v["y"], [r, k])
                 scf.YieldOp([])
             if whole < self.length:
@@ -133,13 +131,7 @@ class SoftmaxKernel:
                 with ir.InsertionPoint(tail.body):
                     i = tail.induction_variable
                     q = arith.divf(arith.divf(memref.load(e, [i]), total), sy)
-                    q = arith.addf(_roundeven(arith.minimumf(arith.maximumf(q, lo, fastmath=fast), hi, fastmath=fast)), zy)
+                    q = arith.addf(h.roundeven(finite_clamp(q, lo, hi)), zy)
                     memref.store(arith.trunci(i8, arith.fptosi(i32, q)), v["y"], [r, i])
                     scf.YieldOp([])
             scf.YieldOp([])
-
-
-def _roundeven(q: ir.Value) -> ir.Value:
-    """roundeven(q) of an f32 scalar below 2^22 in magnitude (`loops.ROUND`'s two additions)."""
-    magic = arith.constant(ir.F32Type.get(), ROUND)
-    return arith.subf(arith.addf(q, magic), magic)
