@@ -57,6 +57,7 @@ from dequant.passes.torch_onnx_to_dq_iree import MIN_INTEGER_MACS
 from . import qdq_depthwise
 from .formats import Graph
 from .formats.emit import Emit
+from .formats.rewrites import value_readers
 from .qdq_convs import qdq_conv, static_types
 
 IM2COL = "Im2col"  # the stage's own node (in qdq_depthwise.DOMAIN), torch-onnx-dq-im2col-iree-cpu's
@@ -102,10 +103,7 @@ def rewrite(model: onnx.ModelProto, tags) -> tuple[onnx.ModelProto, int]:
     graph = Graph(model)
     types = static_types(model)
     producers = {o: n for n in g.node for o in n.output}
-    readers: dict = {}
-    for n in g.node:
-        for v in n.input:
-            readers.setdefault(v, []).append(n)
+    readers = value_readers(g.node)
     for v in g.output:  # a graph output: read outside the graph
         readers.setdefault(v.name, []).append(None)
     forms = {id(n): f for n in g.node if (f := _form(graph, n, producers, readers, types)) is not None}
@@ -215,10 +213,7 @@ def _quantized(graph: Graph, nodes: list, outputs: set, types: dict) -> list:
     H, W] (C <= MOST_CHANNELS: a CNN's input) that only NHWC Transposes read (the rewritten
     convolutions' im2col) as a dequant.NhwcQuantizeLinear of NHWC codes, which those read
     instead (as Identities); its result's type recorded."""
-    readers: dict = {}
-    for n in nodes:
-        for v in n.input:
-            readers.setdefault(v, []).append(n)
+    readers = value_readers(nodes)
     swapped = {}
     for node in nodes:
         if node.op_type != "QuantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.output) != 1 or node.output[0] in outputs:

@@ -33,7 +33,7 @@ import onnx
 from onnx import helper
 
 from .formats import Graph
-from .formats.rewrites import default_domain, inferred_types
+from .formats.rewrites import default_domain, inferred_types, value_readers
 
 _8BIT = (np.int8, np.uint8)
 # v + 1.5 * 2^23 lies in [2^23, 2^24), where f32's spacing is 1, for |v| < 2^22: the addition rounds
@@ -293,10 +293,7 @@ def rewrite(model: onnx.ModelProto, kernels: bool = False) -> tuple[onnx.ModelPr
     g = model.graph
     outputs = {v.name for v in g.output}
     producers = {o: n for n in g.node for o in n.output}
-    readers: dict[str, list] = {}
-    for n in g.node:
-        for v in n.input:
-            readers.setdefault(v, []).append(n)
+    readers = value_readers(g.node)
     nodes, folded, pairs = [], 0, 0
     types = functools.cache(lambda: static_types(model))  # shape inference, where a residual Add asks
     for node in g.node:

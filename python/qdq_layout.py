@@ -29,7 +29,7 @@ import numpy as np
 import onnx
 
 from .formats import Graph
-from .formats.rewrites import default_domain
+from .formats.rewrites import default_domain, value_readers
 from .qdq_convs import _pair_parameters, static_types
 from .qdq_tables import LAYOUT  # default-domain ops that only move values
 
@@ -42,10 +42,7 @@ def rewrite(model: onnx.ModelProto, ops: frozenset = LAYOUT | SELECTIONS) -> int
     how many."""
     graph, g = Graph(model), model.graph
     producers = {o: n for n in g.node for o in n.output}
-    readers: dict[str, list] = {}
-    for n in g.node:
-        for v in n.input:
-            readers.setdefault(v, []).append(n)
+    readers = value_readers(g.node)
     outputs = {v.name for v in g.output}
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 

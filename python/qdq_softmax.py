@@ -31,7 +31,7 @@ from dequant.passes.kernels.softmax import MOST_LENGTH
 
 from . import qdq_depthwise
 from .formats import Graph
-from .formats.rewrites import default_domain
+from .formats.rewrites import default_domain, value_readers
 from .qdq_convs import _8BIT, _pair_parameters, static_types
 
 OP = "QdqSoftmax"  # the stage's own node (in qdq_depthwise.DOMAIN), torch-onnx-dq-softmax-iree-cpu's
@@ -41,10 +41,7 @@ def rewrite(model: onnx.ModelProto) -> int:
     """The model's Softmaxes of codes rewritten in place (the module docstring); how many."""
     graph, g = Graph(model), model.graph
     producers = {o: n for n in g.node for o in n.output}
-    readers: dict[str, list] = {}
-    for n in g.node:
-        for v in n.input:
-            readers.setdefault(v, []).append(n)
+    readers = value_readers(g.node)
     outputs = {v.name for v in g.output}
 
     def quantized(node):

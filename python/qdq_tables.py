@@ -41,7 +41,7 @@ from onnx import helper
 from dequant.passes.kernels.lookup import CODES, PER_WORKGROUP
 
 from .formats import Graph
-from .formats.rewrites import default_domain
+from .formats.rewrites import default_domain, value_readers
 from .qdq_convs import _8BIT, _pair_parameters, of_matmul, static_types
 from .qdq_depthwise import DOMAIN, OP
 
@@ -71,10 +71,7 @@ class _Tables:
         self.types = static_types(model)
         g = model.graph
         self.producers = {o: n for n in g.node for o in n.output}
-        self.readers: dict[str, list] = {}
-        for n in g.node:
-            for v in n.input:
-                self.readers.setdefault(v, []).append(n)
+        self.readers = value_readers(g.node)
         self.outputs = {v.name for v in g.output}
 
     def only_reader(self, value: str):

@@ -106,6 +106,16 @@ class Graph:
         return name
 
 
+def value_readers(nodes) -> dict[str, list]:
+    """Each value's readers among `nodes`, in their order (a node reading a value twice is listed
+    twice; "" collects the optional inputs left out)."""
+    out: dict[str, list] = {}
+    for n in nodes:
+        for v in n.input:
+            out.setdefault(v, []).append(n)
+    return out
+
+
 def default_domain(node: onnx.NodeProto) -> bool:
     """Whether `node` is of ONNX's default domain ("" or its name "ai.onnx")."""
     return node.domain in ("", "ai.onnx")
