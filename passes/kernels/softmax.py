@@ -6,7 +6,7 @@ per tensor, for a dequant.QdqSoftmax node python/qdq_softmax.py wrote (torch-onn
 Per row of L codes x (rows split into contiguous ranges across workgroups):
 
     e[i] = t[max(x) - x[i]]             t[d] = exp(-d sx) rounded once to f32 (`exponentials`)
-    s    = sum of e                      f32: 8 lanes over the row, then the lanes, then the tail
+    s    = sum of e                      f32: 8 lanes over the row, then the lanes by halves, then the tail
     y[i] = saturate(roundeven((e[i] / s) / sy) + zy)       two f32 divisions, as ONNX rounds
 
 The exponent is the exact difference of the dequantized values, (x[i] - max x) sx: a function of

@@ -4,9 +4,9 @@ axis=-1), sy, zy) as quantize_static writes an attention's softmax.
 
 The rewrite's node is checked against its arithmetic as docs/semantics.md#softmax-of-codes
 states it, written here in numpy: per row, e[i] = f32(exp(-(max xq - xq[i]) sx)) (float64 exp),
-s the f32 sum of e over 8 lanes (lane j the elements j, j + 8, ... in order), the lanes added in
-order, then the elements past the last whole 8 in order; y = saturate(roundeven(f32(f32(e / s) /
-sy)) + zy). Through dequant-iree for an AVX2 CPU (haswell) the output is that, bit for bit, and
+s the f32 sum of e over 8 lanes (lane j the elements j, j + 8, ... in order), the lanes added by
+halves (lanes 0-3 plus 4-7, then 0-1 plus 2-3, then 0 plus 1), then the elements past the last
+whole 8 in order; y = saturate(roundeven(f32(f32(e / s) / sy)) + zy). Through dequant-iree for an AVX2 CPU (haswell) the output is that, bit for bit, and
 onnxruntime's float Softmax of the model as written (its own exp) is within one code of it in
 all but a few elements.
 """
@@ -55,9 +55,9 @@ def reference(x: np.ndarray, init: dict = INIT) -> np.ndarray:
     lanes = np.zeros((e.shape[0], 8), F32)
     for k in range(0, whole, 8):
         lanes = lanes + e[:, k : k + 8]
-    s = np.zeros(e.shape[0], F32)
-    for j in range(8):
-        s = s + lanes[:, j]
+    while lanes.shape[1] > 1:  # by halves
+        lanes = lanes[:, : lanes.shape[1] // 2] + lanes[:, lanes.shape[1] // 2 :]
+    s = lanes[:, 0]
     for i in range(whole, length):
         s = s + e[:, i]
     q = quantize((e / s[:, None]).astype(F32), init["sy"], init["zy"]).reshape(x.shape)
