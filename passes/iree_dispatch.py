@@ -64,6 +64,16 @@ def executable(kernel, module) -> str:
     return name
 
 
+def can_create_ops(root, pass_name: str) -> bool:
+    """Whether the pass `pass_name` may create IREE's stream and flow ops under root (their
+    dialects unregistered: creating one would abort without --allow-unregistered-dialect); an
+    error at root's location where not."""
+    if root.context.allow_unregistered_dialects:
+        return True
+    root.location.emit_error(f"{pass_name} creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
+    return False
+
+
 def rewrite_nodes(root, onnx_op: str, node: str, pass_name: str, rewrite) -> bool:
     """`rewrite(op, root)` of each `torch.operator` `onnx_op` under root (the stage's own node
     `node`, which has no other lowering): a node it refuses (returning why) is an error at its
@@ -71,8 +81,7 @@ def rewrite_nodes(root, onnx_op: str, node: str, pass_name: str, rewrite) -> boo
     found = nodes(root, onnx_op)
     if not found:
         return True
-    if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
-        root.location.emit_error(f"{pass_name} creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
+    if not can_create_ops(root, pass_name):
         return False
     ok = True
     for op in found:

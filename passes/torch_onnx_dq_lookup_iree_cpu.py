@@ -22,7 +22,7 @@ from mlir.dialects import arith, tensor
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, table_constant
+from .iree_dispatch import can_create_ops, dispatch, executable, table_constant
 from .kernels.lookup import LookupKernel
 from .qdq_matmul import Lookup, lookup
 from .to_linalg import expand
@@ -59,8 +59,7 @@ def run(root) -> bool:
     found = [f for c in t.nodes(root, "onnx.Cast") if (f := _found(c)) is not None]
     if not found:
         return True
-    if not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
-        root.location.emit_error("torch-onnx-dq-lookup-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
+    if not can_create_ops(root, "torch-onnx-dq-lookup-iree-cpu"):
         return False
     for got, tt in found:
         _rewrite(got, tt, root)

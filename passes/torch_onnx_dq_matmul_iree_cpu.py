@@ -101,7 +101,7 @@ from dequant.dialect.elements import of_type
 
 from . import Pass, dynamic_matmul
 from . import torch_onnx as t
-from .iree_dispatch import dispatch, executable, resource, table_constant
+from .iree_dispatch import can_create_ops, dispatch, executable, resource, table_constant
 from .kernels.dynamic_quantize import DynamicQuantize, DynamicRange
 from .kernels.int8 import Int8Kernel
 from .kernels.loops import row_workgroups
@@ -499,8 +499,7 @@ def run(root, int8_activations: bool = False) -> bool:
             remarks.append((mmi, f"MatMulInteger left to IREE: {got}"))
         elif got is not None:
             dynamic.append(got)
-    if (found or dynamic) and not root.context.allow_unregistered_dialects:  # creating IREE's ops would abort
-        root.location.emit_error("torch-onnx-dq-matmul-iree-cpu creates IREE's stream and flow ops: allow unregistered dialects (--allow-unregistered-dialect)")
+    if (found or dynamic) and not can_create_ops(root, "torch-onnx-dq-matmul-iree-cpu"):
         return False
     target, options = Target.of(root), Options(int8_activations)
     if options.int8_activations and not target.avx512vnni:
