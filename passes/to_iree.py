@@ -11,7 +11,8 @@ im2col node one of dq's im2col kernel (torch-onnx-dq-im2col-iree-cpu), its MaxPo
 one of dq's max pooling kernel (torch-onnx-dq-maxpool-iree-cpu), its QuantizeLinear of an image
 into NHWC codes one of dq's quantize kernel (torch-onnx-dq-quantize-iree-cpu), a table lookup of codes no
 kernel's epilogue took one of dq's lookup kernel (torch-onnx-dq-lookup-iree-cpu), and its softmax of
-codes one of dq's softmax kernel (torch-onnx-dq-softmax-iree-cpu); any
+codes, and on x86 an ONNX Softmax of f32 over the last axis, one of dq's softmax kernels
+(torch-onnx-dq-softmax-iree-cpu); any
 other MatMul of dequantized weights becomes one contraction reading them quantized (torch-onnx-dq-matmul); packed integer
 data becomes IREE's bitcast (dq-unpack-to-iree; on CPU only where IREE reads the i4 tensor unmasked) where the backend reads i4 tensors; the dq ops
 become linalg (dq-to-linalg), their run-time shape checks `cf.assert` (dq-checks-to-assert) and

@@ -108,6 +108,17 @@ def ints_attr(op, name: str, default: list) -> list:
     return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes[key])] if key in op.attributes else default
 
 
+def opset(op) -> int | None:
+    """The default domain's opset of the model a `torch.operator` came from: the importer's
+    `torch.onnx_meta.opset_version` on the function holding it; None where none says."""
+    key = "torch.onnx_meta.opset_version"
+    at = op.parent
+    while at is not None and key not in at.attributes:
+        at = at.parent
+    attr = None if at is None else at.attributes[key]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
 def nodes(root, onnx_op: str) -> list:
     """The `torch.operator` ops of ONNX type `onnx_op` (e.g. "onnx.DequantizeLinear") under root."""
     return [o for o in ops_named(root, OPERATOR) if onnx_name(o) == onnx_op]

@@ -11,6 +11,7 @@ dispatches that quantize x); `vpdpbusd`, VNNI's dot product.
 
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, scf, vector
 
@@ -76,6 +77,10 @@ class Hoisted:
     def splat(self, t: ir.VectorType, attr: ir.Attribute, key) -> ir.Value:
         """A vector constant of type t, every element `attr` (made once per `key`)."""
         return self._constant(("splat", key), lambda: arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)))
+
+    def dense(self, t: ir.VectorType, values, key) -> ir.Value:
+        """A vector constant of type t holding `values` (made once per `key`)."""
+        return self._constant(("dense", key), lambda: arith.constant(t, ir.DenseElementsAttr.get(np.asarray(values), type=t)))
 
     def splat_int(self, t: ir.VectorType, v: int) -> ir.Value:
         """An integer vector constant of type t, every element v."""

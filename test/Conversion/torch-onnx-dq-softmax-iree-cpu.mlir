@@ -72,3 +72,100 @@ func.func @signed(%x: !torch.vtensor<[?,16],si8>) -> !torch.vtensor<[?,16],si8> 
   %y = "torch.operator"(%x) <{name = "onnx.QdqSoftmax"}> {torch.onnx.x_scale = 1.000000e-01 : f32, torch.onnx.y_scale = 3.906250e-03 : f32, torch.onnx.y_zero_point = -128 : si64} : (!torch.vtensor<[?,16],si8>) -> !torch.vtensor<[?,16],si8>
   "func.return"(%y) : (!torch.vtensor<[?,16],si8>) -> ()
 }
+
+// -----
+
+// ONNX's own Softmax of f32 on a module tagged for an AVX2 CPU: one dispatch of dq's float
+// softmax kernel, 8 lanes. [2, 3, 20] f32: 6 rows of 20, one workgroup a row; per row the largest
+// value (x86's vmaxps over 8 lanes, the lanes by rotated halves, then maxnum over the 4 left),
+// each exp(x - max) into y (f32 FMAs, x - max clamped at -104, 2^(j/8) from a table of 8 by a
+// permute, the NaN of x - max kept) and summed (8 lanes, then the lanes by halves, then the
+// tail), then y / s.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @dq_softmax_f32_l20_v8_w6(
+// CHECK-DAG: %[[X:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index, index) -> memref<?x20xf32>
+// CHECK-DAG: %[[Y:.*]] = "stream.binding.subspan"(%{{[^)]+}}) : (!stream.binding, index, index) -> memref<?x20xf32>
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[LANES:.*]] = scf.for %{{.*}} iter_args(%[[M:.*]] = %{{.*}}) -> (vector<8xf32>) {
+// CHECK: llvm.call_intrinsic "llvm.x86.avx.max.ps.256"(%{{.*}}, %[[M]]) : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK: %[[HALF:.*]] = vector.shuffle %[[LANES]], %[[LANES]] [4, 5, 6, 7, 0, 1, 2, 3] : vector<8xf32>, vector<8xf32>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx.max.ps.256"(%[[HALF]], %[[LANES]])
+// CHECK: vector.shuffle %{{.*}} [2, 3, 4, 5, 6, 7, 0, 1]
+// CHECK: vector.shuffle %{{.*}} [1, 2, 3, 4, 5, 6, 7, 0]
+// CHECK: %[[TOP:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
+// CHECK: %[[MOST:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[TOP]]) -> (f32) {
+// CHECK: arith.maxnumf %{{.*}} : f32
+// CHECK: %[[VMOST:.*]] = vector.broadcast %[[MOST]] : f32 to vector<8xf32>
+// CHECK: %[[SUMS:.*]] = scf.for %[[K:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8xf32>) {
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[VMOST]] : vector<8xf32>
+// CHECK: %[[C:.*]] = arith.maxnumf %[[D]], %{{.*}} : vector<8xf32>
+// CHECK: %[[T:.*]] = math.fma %[[C]], %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.x86.avx2.permps"
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[D]], %[[D]] : vector<8xf32>
+// CHECK: %[[EK0:.*]] = arith.select %[[NAN]], %[[D]], %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK: %[[EK:.*]] = llvm.call_intrinsic "llvm.arithmetic.fence"(%[[EK0]])
+// CHECK: vector.store %[[EK]], %[[Y]][%[[ROW]], %[[K]]] : memref<?x20xf32>, vector<8xf32>
+// CHECK: arith.addf %[[ACC]], %[[EK]] : vector<8xf32>
+// CHECK: %[[LANESUM:.*]] = vector.reduction <add>, %[[SUMS]] : vector<8xf32> into f32
+// CHECK: %[[S:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[LANESUM]]) -> (f32) {
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: %[[VS:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// CHECK: arith.divf %{{.*}}, %[[VS]] : vector<8xf32>
+// CHECK: arith.divf %{{.*}}, %[[S]] : f32
+// CHECK-LABEL: func.func @float
+// CHECK: %[[VALUES:.*]] = "torch_c.to_builtin_tensor"(%{{.*}}) : (!torch.vtensor<[2,3,20],f32>) -> tensor<2x3x20xf32>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[VALUES]] {{\[}}[0, 1], [2]] : tensor<2x3x20xf32> into tensor<6x20xf32>
+// CHECK: %[[OUT:.*]] = "flow.dispatch"(%{{.*}}, %[[ROWS]], %{{.*}}) {entry_points = [@dq_softmax_f32_l20_v8_w6::@dq_softmax_f32_l20_v8_w6]
+// CHECK: tensor.expand_shape %[[OUT]] {{\[}}[0, 1], [2]] output_shape [2, 3, 20] : tensor<6x20xf32> into tensor<2x3x20xf32>
+// CHECK-NOT: onnx.Softmax
+module attributes {dq.avx2} {
+  func.func @float(%x: !torch.vtensor<[2,3,20],f32>) -> !torch.vtensor<[2,3,20],f32> attributes {torch.onnx_meta.opset_version = 21 : si64} {
+    %y = "torch.operator"(%x) <{name = "onnx.Softmax"}> {torch.onnx.axis = -1 : si64} : (!torch.vtensor<[2,3,20],f32>) -> !torch.vtensor<[2,3,20],f32>
+    "func.return"(%y) : (!torch.vtensor<[2,3,20],f32>) -> ()
+  }
+}
+
+// -----
+
+// With AVX-512 (16 lanes), rows known at run time: eight workgroups. Before opset 13 the default
+// axis is 1, the last of a 2-D input: taken too.
+// CHECK-LABEL: "stream.executable"() ({
+// CHECK: func.func @dq_softmax_f32_l48_v16_w8(
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.max.ps.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, i32) -> vector<16xf32>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// CHECK-LABEL: func.func @wide
+// CHECK: "flow.dispatch"(%{{.*}}) {entry_points = [@dq_softmax_f32_l48_v16_w8::@dq_softmax_f32_l48_v16_w8]
+module attributes {dq.avx512bw, dq.avx2} {
+  func.func @wide(%x: !torch.vtensor<[?,48],f32>) -> !torch.vtensor<[?,48],f32> attributes {torch.onnx_meta.opset_version = 11 : si64} {
+    %y = "torch.operator"(%x) <{name = "onnx.Softmax"}> : (!torch.vtensor<[?,48],f32>) -> !torch.vtensor<[?,48],f32>
+    "func.return"(%y) : (!torch.vtensor<[?,48],f32>) -> ()
+  }
+}
+
+// -----
+
+// Softmaxes IREE keeps: on a module without x86 tags; then, tagged for AVX2, over an axis other
+// than the last (0 of a 2-D input, 1 of a 3-D one), of f16, of rows longer than 4096 values.
+// CHECK-LABEL: func.func @untagged
+// CHECK: "torch.operator"(%{{.*}}) <{name = "onnx.Softmax"}>
+module {
+  func.func @untagged(%x: !torch.vtensor<[2,20],f32>) -> !torch.vtensor<[2,20],f32> attributes {torch.onnx_meta.opset_version = 21 : si64} {
+    %y = "torch.operator"(%x) <{name = "onnx.Softmax"}> : (!torch.vtensor<[2,20],f32>) -> !torch.vtensor<[2,20],f32>
+    "func.return"(%y) : (!torch.vtensor<[2,20],f32>) -> ()
+  }
+}
+
+// -----
+
+// CHECK-NOT: stream.executable
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-4: <{name = "onnx.Softmax"}>
+module attributes {dq.avx2} {
+  func.func @kept(%a: !torch.vtensor<[2,20],f32>, %b: !torch.vtensor<[2,3,20],f32>, %c: !torch.vtensor<[2,20],f16>, %d: !torch.vtensor<[2,4097],f32>) -> (!torch.vtensor<[2,20],f32>, !torch.vtensor<[2,20],f16>, !torch.vtensor<[2,4097],f32>) attributes {torch.onnx_meta.opset_version = 13 : si64} {
+    %0 = "torch.operator"(%a) <{name = "onnx.Softmax"}> {torch.onnx.axis = 0 : si64} : (!torch.vtensor<[2,20],f32>) -> !torch.vtensor<[2,20],f32>
+    %1 = "torch.operator"(%c) <{name = "onnx.Softmax"}> : (!torch.vtensor<[2,20],f16>) -> !torch.vtensor<[2,20],f16>
+    %2 = "torch.operator"(%d) <{name = "onnx.Softmax"}> : (!torch.vtensor<[2,4097],f32>) -> !torch.vtensor<[2,4097],f32>
+    %3 = "torch.operator"(%b) <{name = "onnx.Softmax"}> {torch.onnx.axis = 1 : si64} : (!torch.vtensor<[2,3,20],f32>) -> !torch.vtensor<[2,3,20],f32>
+    "func.return"(%0, %1, %2) : (!torch.vtensor<[2,20],f32>, !torch.vtensor<[2,20],f16>, !torch.vtensor<[2,4097],f32>) -> ()
+  }
+}
