@@ -3,7 +3,8 @@ the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`, times
 `kernel.row_groups` along the rows, or `kernel.apart_groups` from `kernel.APART_ROWS` rows, the row groups first in
 the grid), a `flow.dispatch` of
 it (`dispatch`) and its constants as `dense_resource`s (`resource`); and the loop of the passes
-that make the stage's own nodes dispatches (`rewrite_nodes`). IREE's ops are created in
+that make the stage's own nodes dispatches (`rewrite_nodes`), and a dispatch of a row-by-row
+kernel in place of a node (`dispatch_rows`). IREE's ops are created in
 generic form (their dialects are not registered here).
 """
 
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, builtin, func
+from mlir.dialects import arith, builtin, func, tensor
 
-from .torch_onnx import TO_BUILTIN, nodes
+from .to_linalg import expand
+from .torch_onnx import TO_BUILTIN, from_builtin, nodes, tensor_of
 
 
 def _op(name: str, results=(), operands=(), attributes=None, regions: int = 0):
@@ -90,6 +92,37 @@ def rewrite_nodes(root, onnx_op: str, node: str, pass_name: str, rewrite) -> boo
             op.location.emit_error(f"{node}: {why}")
             ok = False
     return ok
+
+
+def dispatch_rows(op, value: ir.Value, module, kernel, element: ir.Type, more) -> None:
+    """Replace the one result of `op` (a torch tensor [..., L], L = kernel.length, as `value` is)
+    by a dispatch of `kernel` over `value` as rows [R, L] of `element`s and the tensors `more()`
+    makes, the result expanded back to [..., L]."""
+    index = ir.IndexType.get()
+    name = executable(kernel, module)
+    dims = tensor_of(value.type).shape
+    length, lead = kernel.length, list(dims[:-1])
+    with op.location, ir.InsertionPoint(op):
+        shape = [ir.ShapedType.get_dynamic_size() if d is None else d for d in dims]
+        values = _op(TO_BUILTIN, [ir.RankedTensorType.get(shape, element)], [value]).result
+        rows = None if None in lead else int(np.prod(lead))
+        rows_type = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if rows is None else rows, length], element)
+        if not lead:  # one row
+            flat = expand(values, [1, length], [[0, 1]])
+        elif len(lead) > 1:
+            flat = tensor.collapse_shape(rows_type, values, [list(range(len(lead))), [len(lead)]])
+        else:
+            flat = values
+        rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(flat, arith.constant(index, 0))
+        y = dispatch(name, [flat, *more()], rows_v, [rows_type])[0]
+        if not lead:
+            y = tensor.collapse_shape(ir.RankedTensorType.get(shape, element), y, [[0, 1]])
+        elif len(lead) > 1:
+            sizes = [tensor.dim(values, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
+            y = expand(y, sizes + [length], [list(range(len(lead))), [len(lead)]])
+        done = from_builtin(y, op.results[0].type)
+    op.results[0].replace_all_uses_with(done)
+    op.erase()
 
 
 def _row_groups(m, most: int, step: int, apart: tuple | None):

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import arith
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import can_create_ops, dispatch, executable, rewrite_nodes
+from .iree_dispatch import can_create_ops, dispatch_rows, rewrite_nodes
 from .kernels.loops import row_workgroups
 from .kernels.softmax import FloatSoftmaxKernel, SoftmaxKernel, exponentials
 from .kernels.target import Target
-from .to_linalg import expand
 
 NAME = "onnx.QdqSoftmax"  # as IREE's importer names a `dequant` domain node
 FLOAT_NAME = "onnx.Softmax"
@@ -36,7 +35,7 @@ PASS_NAME = "torch-onnx-dq-softmax-iree-cpu"
 
 
 def _kernel(op) -> tuple | str:
-    """(the kernel, x's type, [sy, zy], sx) of a node, or why not."""
+    """(the kernel, [sy, zy], sx) of a node, or why not."""
     if len(op.operands) != 1 or len(op.results) != 1:
         return "it takes the codes and gives the codes of their softmax"
     x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)
@@ -54,7 +53,7 @@ def _kernel(op) -> tuple | str:
     rows = None if None in lead else int(np.prod(lead))
     kernel = SoftmaxKernel(x.shape[-1], x.element.signed, y.element.signed, row_workgroups(rows))
     why = kernel.why_not()
-    return why if why is not None else (kernel, x, np.array([sy, zy], np.float32), sx)
+    return why if why is not None else (kernel, np.array([sy, zy], np.float32), sx)
 
 
 def _rewrite(op, module) -> str | None:
@@ -62,15 +61,15 @@ def _rewrite(op, module) -> str | None:
     got = _kernel(op)
     if isinstance(got, str):
         return got
-    kernel, x, r, sx = got
+    kernel, r, sx = got
     f32 = ir.F32Type.get()
     tables = lambda: [arith.constant(ir.RankedTensorType.get([v.size], f32), ir.DenseElementsAttr.get(v)) for v in (exponentials(sx), r)]  # noqa: E731
-    _by_rows(op, module, kernel, x, ir.IntegerType.get_signless(8), tables)
+    dispatch_rows(op, op.operands[0], module, kernel, ir.IntegerType.get_signless(8), tables)
     return None
 
 
-def _float_kernel(op, target: Target) -> tuple | str:
-    """(the kernel, x's type) of an ONNX Softmax of f32, or why not."""
+def _float_kernel(op, target: Target) -> FloatSoftmaxKernel | str:
+    """The kernel of an ONNX Softmax of f32, or why not."""
     if len(op.operands) != 1 or len(op.results) != 1:
         return "it has one input and one output"
     x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)
@@ -87,7 +86,7 @@ def _float_kernel(op, target: Target) -> tuple | str:
     lead = x.shape[:-1]
     kernel = FloatSoftmaxKernel(x.shape[-1], target.lanes, row_workgroups(None if None in lead else int(np.prod(lead))))
     why = kernel.why_not()
-    return why if why is not None else (kernel, x)
+    return why if why is not None else kernel
 
 
 def _rewrite_float(op, module, target: Target) -> str | None:
@@ -95,38 +94,8 @@ def _rewrite_float(op, module, target: Target) -> str | None:
     got = _float_kernel(op, target)
     if isinstance(got, str):
         return got
-    _by_rows(op, module, *got, ir.F32Type.get(), list)
+    dispatch_rows(op, op.operands[0], module, got, ir.F32Type.get(), list)
     return None
-
-
-def _by_rows(op, module, kernel, x, element: ir.Type, consts) -> None:
-    """Replace `op` by a dispatch of `kernel` over its input as rows [R, L] of `element`s and the
-    tensors `consts()` makes, the result expanded back to the input's shape."""
-    index = ir.IndexType.get()
-    name = executable(kernel, module)
-    length, lead = kernel.length, list(x.shape[:-1])
-    with op.location, ir.InsertionPoint(op):
-        shape = [ir.ShapedType.get_dynamic_size() if d is None else d for d in x.shape]
-        values = ir.Operation.create(t.TO_BUILTIN, results=[ir.RankedTensorType.get(shape, element)], operands=[op.operands[0]]).result
-        rows = None if None in lead else int(np.prod(lead))
-        dyn = ir.ShapedType.get_dynamic_size() if rows is None else rows
-        rows_type = ir.RankedTensorType.get([dyn, length], element)
-        if not lead:  # one row
-            flat = expand(values, [1, length], [[0, 1]])
-        elif len(lead) > 1:
-            flat = tensor.collapse_shape(rows_type, values, [list(range(len(lead))), [len(lead)]])
-        else:
-            flat = values
-        rows_v = arith.constant(index, rows) if rows is not None else tensor.dim(flat, arith.constant(index, 0))
-        y = dispatch(name, [flat, *consts()], rows_v, [rows_type])[0]
-        if not lead:
-            y = tensor.collapse_shape(ir.RankedTensorType.get(shape, element), y, [[0, 1]])
-        elif len(lead) > 1:
-            sizes = [tensor.dim(values, arith.constant(index, i)) if d is None else d for i, d in enumerate(lead)]
-            y = expand(y, sizes + [length], [list(range(len(lead))), [len(lead)]])
-        done = t.from_builtin(y, op.results[0].type)
-    op.results[0].replace_all_uses_with(done)
-    op.erase()
 
 
 def run(root) -> bool:

@@ -6,7 +6,8 @@ of the powers of two below a full tile (`tail_rows`), and the unpacking of two 4
 kept apart from the arithmetic after it (no FMA); `finite_clamp`, a clamp of a value taken as
 finite (`FINITE`); `row_workgroups`, the workgroups of a row-by-row dispatch; `rows_blocks`, the
 rows x blocks nest; `each_block`, that nest over x's blocks with their largest |x| (the
-dispatches that quantize x); `vpdpbusd`, VNNI's dot product.
+dispatches that quantize x); `vpdpbusd`, VNNI's dot product; `x86_max`, `x86_min` and `permute`,
+x86's vmaxps, vminps and vpermps on f32 vectors.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ ROUND = 1.5 * 2**23
 # vmaxps or vminps, no NaN compare and blend), and only added to ROUND or a zero point after, which
 # give -0 and +0 one sum (nsz: no fix-up of -0 against +0: two vpternlogd, or four and/or on AVX2).
 FINITE = "#arith.fastmath<nnan,nsz>"
+# x86's f32 vector ops by lanes (AVX2's 8, AVX-512's 16): `permute`, a vector's elements by index
+# (vpermps); `x86_max` and `x86_min`, b in a lane where either operand is NaN (one vmaxps or
+# vminps, where maxnum and minnum add a NaN test and a blend); AVX-512's take a rounding (4: MXCSR's)
+PERMUTE = {8: "llvm.x86.avx2.permps", 16: "llvm.x86.avx512.permvar.sf.512"}
+MAX = {8: ("llvm.x86.avx.max.ps.256", ()), 16: ("llvm.x86.avx512.max.ps.512", (4,))}
+MIN = {8: ("llvm.x86.avx.min.ps.256", ()), 16: ("llvm.x86.avx512.min.ps.512", (4,))}
 # Rows of a row-by-row dispatch (x's range and codes, a softmax's rows): at most this many
 # workgroups, one a row where there are fewer (docs/iree.md#dynamic-int8-matmuls).
 WORKGROUPS = 8
@@ -36,6 +43,30 @@ WORKGROUPS = 8
 def row_workgroups(rows: int | None) -> int:
     """The workgroups of a row-by-row dispatch over `rows` rows (None: known at run time)."""
     return WORKGROUPS if rows is None else max(1, min(WORKGROUPS, rows))
+
+
+def _x86(h: "Hoisted", table: dict, a: ir.Value, b: ir.Value) -> ir.Value:
+    name, extra = table[ir.VectorType(a.type).shape[0]]
+    return llvm.call_intrinsic(a.type, name, [a, b, *(h.scalar(ir.IntegerType.get_signless(32), v) for v in extra)], [], [])
+
+
+def x86_max(h: "Hoisted", a: ir.Value, b: ir.Value) -> ir.Value:
+    """x86's max of f32 vectors a and b (8 or 16 lanes): b in a lane where either is NaN."""
+    return _x86(h, MAX, a, b)
+
+
+def x86_min(h: "Hoisted", a: ir.Value, b: ir.Value) -> ir.Value:
+    """x86's min of f32 vectors a and b (8 or 16 lanes): b in a lane where either is NaN."""
+    return _x86(h, MIN, a, b)
+
+
+def permute(h: "Hoisted", table, index: ir.Value) -> ir.Value:
+    """table[index] in each lane of an i32 vector `index` (8 or 16 lanes, each below 8), `table`
+    8 f32 values (a constant made once)."""
+    vf = ir.VectorType.get(ir.VectorType(index.type).shape, ir.F32Type.get())
+    lanes = vf.shape[0]
+    values = h.dense(vf, np.array(list(table) * (lanes // 8), np.float32), ("table", str(vf), tuple(float(v) for v in table)))
+    return llvm.call_intrinsic(vf, PERMUTE[lanes], [values, index], [], [])
 
 
 def finite_clamp(q: ir.Value, lo: ir.Value, hi: ir.Value) -> ir.Value:

@@ -30,8 +30,7 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from .lookup import CODES
-from ..lazy import llvm
-from .loops import WORKGROUPS, Hoisted, fenced, finite_clamp
+from .loops import WORKGROUPS, Hoisted, fenced, finite_clamp, permute, x86_max
 
 LANES = 8  # f32 lanes a step: one ymm register
 MOST_LENGTH = 4096  # the longest row: its exponentials on the stack, 16 KB, half IREE's default limit
@@ -159,18 +158,6 @@ EXP_LN2_8 = (0.086639404296875, 3.993272912339307e-06)
 EXP_TABLE = tuple(np.float32(v) for v in 2.0 ** (np.arange(8) / 8)), tuple(np.float32(v - np.float32(v)) for v in 2.0 ** (np.arange(8) / 8))
 EXP_TERMS = (1 / 2, 1 / 6, 1 / 24, 1 / 120)
 EXP_SCALE = 64  # 2^m as 2^(m + 64) 2^-64: both normal f32 for m >= -151, one rounding at most
-PERMUTE = {8: "llvm.x86.avx2.permps", 16: "llvm.x86.avx512.permvar.sf.512"}  # by f32 lanes: a vector's elements by index
-# by f32 lanes: x86's max, max(a, b) = b where either is NaN (one vmaxps: maxnum's NaN test and
-# blend would sit on the row's chain of maxima); the AVX-512 form takes a rounding (4: MXCSR's)
-MAX = {8: ("llvm.x86.avx.max.ps.256", ()), 16: ("llvm.x86.avx512.max.ps.512", (4,))}
-
-
-def x86_max(h: Hoisted, a: ir.Value, b: ir.Value) -> ir.Value:
-    """x86's max of f32 vectors a and b: b in a lane where either is NaN."""
-    name, extra = MAX[ir.VectorType(a.type).shape[0]]
-    return llvm.call_intrinsic(a.type, name, [a, b, *(h.scalar(ir.IntegerType.get_signless(32), v) for v in extra)], [], [])
-
-
 def lanes_max(h: Hoisted, v: ir.Value) -> ir.Value:
     """Every lane of the f32 vector v (no lane NaN) as the largest of its lanes: x86_max of v and
     v rotated by half its lanes, then by a quarter, and so on."""
@@ -208,7 +195,7 @@ def exp_f32(h: Hoisted, d: ir.Value) -> ir.Value:
         q = math.fma(q, r, c(term))
     p = math.fma(arith.mulf(r, r), q, r)
     j = arith.andi(k, h.splat_int(vi, 7))
-    hi, lo = (llvm.call_intrinsic(vf, PERMUTE[lanes], [h.dense(vf, np.array(v * (lanes // 8), np.float32), (str(vf), v)), j], [], []) for v in EXP_TABLE)
+    hi, lo = (permute(h, v, j) for v in EXP_TABLE)
     e = arith.addf(hi, math.fma(hi, p, lo))
     scale = arith.bitcast(vf, arith.shli(arith.addi(arith.shrsi(k, h.splat_int(vi, 3)), h.splat_int(vi, 127 + EXP_SCALE)), h.splat_int(vi, 23)))
     e = arith.mulf(arith.mulf(e, scale), c(2.0**-EXP_SCALE))
