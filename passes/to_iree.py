@@ -12,7 +12,8 @@ one of dq's max pooling kernel (torch-onnx-dq-maxpool-iree-cpu), its QuantizeLin
 into NHWC codes one of dq's quantize kernel (torch-onnx-dq-quantize-iree-cpu), a table lookup of codes no
 kernel's epilogue took one of dq's lookup kernel (torch-onnx-dq-lookup-iree-cpu), and its softmax of
 codes, and on x86 an ONNX Softmax of f32 over the last axis, one of dq's softmax kernels
-(torch-onnx-dq-softmax-iree-cpu); any
+(torch-onnx-dq-softmax-iree-cpu), and on x86 an ONNX Gelu of f32 (with the bias Add before it)
+one of dq's Gelu kernel (torch-onnx-dq-gelu-iree-cpu); any
 other MatMul of dequantized weights becomes one contraction reading them quantized (torch-onnx-dq-matmul); packed integer
 data becomes IREE's bitcast (dq-unpack-to-iree; on CPU only where IREE reads the i4 tensor unmasked) where the backend reads i4 tensors; the dq ops
 become linalg (dq-to-linalg), their run-time shape checks `cf.assert` (dq-checks-to-assert) and
@@ -31,7 +32,7 @@ PIPELINES = (
     Pipeline(
         "torch-onnx-to-iree",
         "Prepare an ONNX model imported by iree-import-onnx for iree-compile's llvm-cpu backend: dq ops, dq's matmul kernels, linalg",
-        "dq-target-features,torch-onnx-to-dq-iree,torch-onnx-dq-matmul-iree-cpu,torch-onnx-dq-depthwise-iree-cpu,torch-onnx-dq-im2col-iree-cpu,torch-onnx-dq-maxpool-iree-cpu,torch-onnx-dq-quantize-iree-cpu,torch-onnx-dq-lookup-iree-cpu,torch-onnx-dq-softmax-iree-cpu,torch-onnx-dq-matmul,dq-unpack-to-iree-cpu," + _LINALG,
+        "dq-target-features,torch-onnx-to-dq-iree,torch-onnx-dq-matmul-iree-cpu,torch-onnx-dq-depthwise-iree-cpu,torch-onnx-dq-im2col-iree-cpu,torch-onnx-dq-maxpool-iree-cpu,torch-onnx-dq-quantize-iree-cpu,torch-onnx-dq-lookup-iree-cpu,torch-onnx-dq-softmax-iree-cpu,torch-onnx-dq-gelu-iree-cpu,torch-onnx-dq-matmul,dq-unpack-to-iree-cpu," + _LINALG,
     ),
     # IREE's CUDA and ROCm backends read i4 tensors; a dq in-place read of packed bytes inside the
     # fused contraction fails their distribution ("failed to distribute").

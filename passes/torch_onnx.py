@@ -102,6 +102,16 @@ def float_attr(op, name: str) -> float | None:
     return ir.FloatAttr(attr).value if isinstance(attr, ir.FloatAttr) else None
 
 
+def string_attr(op, name: str, default: str | None = None) -> str | None:
+    """The string ONNX attribute `name` of a `torch.operator`, `default` where it has none, None
+    where it is not a string."""
+    key = f"torch.onnx.{name}"
+    if key not in op.attributes:
+        return default
+    attr = op.attributes[key]
+    return ir.StringAttr(attr).value_bytes.decode("utf-8", "replace") if isinstance(attr, ir.StringAttr) else None
+
+
 def ints_attr(op, name: str, default: list) -> list:
     """The integer-list ONNX attribute `name` of a `torch.operator`, `default` where the op has none."""
     key = f"torch.onnx.{name}"
