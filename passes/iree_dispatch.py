@@ -3,8 +3,9 @@ the kernel body on IREE's bindings, one workgroup per `kernel.workgroups`, times
 `kernel.row_groups` along the rows, or `kernel.apart_groups` from `kernel.APART_ROWS` rows, the row groups first in
 the grid), a `flow.dispatch` of
 it (`dispatch`) and its constants as `dense_resource`s (`resource`); and the loop of the passes
-that make the stage's own nodes dispatches (`rewrite_nodes`), and a dispatch of a row-by-row
-kernel in place of a node (`dispatch_rows`). IREE's ops are created in
+that make the stage's own nodes dispatches (`rewrite_nodes`) or, for x86, ONNX ops IREE lowers
+too (`rewrite_x86_nodes`), and a dispatch of a row-by-row kernel in place of a node
+(`dispatch_rows`). IREE's ops are created in
 generic form (their dialects are not registered here).
 """
 
@@ -14,6 +15,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, builtin, func, tensor
 
+from .kernels.target import Target
 from .to_linalg import expand
 from .torch_onnx import TO_BUILTIN, from_builtin, nodes, tensor_of
 
@@ -92,6 +94,19 @@ def rewrite_nodes(root, onnx_op: str, node: str, pass_name: str, rewrite) -> boo
             op.location.emit_error(f"{node}: {why}")
             ok = False
     return ok
+
+
+def rewrite_x86_nodes(root, onnx_op: str, pass_name: str, rewrite) -> bool:
+    """`rewrite(op, root, target)` of each `torch.operator` `onnx_op` under root where the module
+    is tagged for an x86 CPU with AVX2 (an ONNX op IREE lowers too: one it refuses keeps IREE's
+    lowering). False where IREE's ops cannot be made."""
+    target = Target.of(root)
+    found = nodes(root, onnx_op) if target.x86_avx2 else []
+    if found and not can_create_ops(root, pass_name):
+        return False
+    for op in found:
+        rewrite(op, root, target)
+    return True
 
 
 def dispatch_rows(op, value: ir.Value, module, kernel, element: ir.Type, more) -> None:

@@ -19,7 +19,7 @@ from mlir.dialects import tensor
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import can_create_ops, dispatch_rows
+from .iree_dispatch import dispatch_rows, rewrite_x86_nodes
 from .kernels.gelu import GeluKernel
 from .kernels.loops import row_workgroups
 from .kernels.target import Target
@@ -78,13 +78,7 @@ def _rewrite(op, module, target: Target) -> str | None:
 
 
 def run(root) -> bool:
-    target = Target.of(root)
-    found = t.nodes(root, NAME) if target.x86_avx2 else []
-    if found and not can_create_ops(root, PASS_NAME):
-        return False
-    for op in found:  # one the kernel does not take keeps IREE's lowering
-        _rewrite(op, root, target)
-    return True
+    return rewrite_x86_nodes(root, NAME, PASS_NAME, _rewrite)
 
 
 PASS = Pass(PASS_NAME, "Rewrite ONNX Gelus of f32 (and the bias Add before one) into dispatches of dq's Gelu kernel for IREE's llvm-cpu backend on x86 CPUs", run)

@@ -24,7 +24,7 @@ from mlir.dialects import arith
 
 from . import Pass
 from . import torch_onnx as t
-from .iree_dispatch import can_create_ops, dispatch_rows, rewrite_nodes
+from .iree_dispatch import dispatch_rows, rewrite_nodes, rewrite_x86_nodes
 from .kernels.loops import row_workgroups
 from .kernels.softmax import FloatSoftmaxKernel, SoftmaxKernel, exponentials
 from .kernels.target import Target
@@ -101,13 +101,7 @@ def _rewrite_float(op, module, target: Target) -> str | None:
 def run(root) -> bool:
     if not rewrite_nodes(root, NAME, "dequant.QdqSoftmax", PASS_NAME, _rewrite):
         return False
-    target = Target.of(root)
-    found = t.nodes(root, FLOAT_NAME) if target.x86_avx2 else []
-    if found and not can_create_ops(root, PASS_NAME):
-        return False
-    for op in found:  # one the kernel does not take keeps IREE's lowering
-        _rewrite_float(op, root, target)
-    return True
+    return rewrite_x86_nodes(root, FLOAT_NAME, PASS_NAME, _rewrite_float)
 
 
 PASS = Pass(PASS_NAME, "Rewrite dequant.QdqSoftmax nodes, and ONNX Softmaxes of f32 for x86 CPUs, into dispatches of dq's softmax kernels for IREE's llvm-cpu backend", run)

@@ -45,22 +45,22 @@ def row_workgroups(rows: int | None) -> int:
     return WORKGROUPS if rows is None else max(1, min(WORKGROUPS, rows))
 
 
-def _x86(h: "Hoisted", table: dict, a: ir.Value, b: ir.Value) -> ir.Value:
+def _x86(h: Hoisted, table: dict, a: ir.Value, b: ir.Value) -> ir.Value:
     name, extra = table[ir.VectorType(a.type).shape[0]]
     return llvm.call_intrinsic(a.type, name, [a, b, *(h.scalar(ir.IntegerType.get_signless(32), v) for v in extra)], [], [])
 
 
-def x86_max(h: "Hoisted", a: ir.Value, b: ir.Value) -> ir.Value:
+def x86_max(h: Hoisted, a: ir.Value, b: ir.Value) -> ir.Value:
     """x86's max of f32 vectors a and b (8 or 16 lanes): b in a lane where either is NaN."""
     return _x86(h, MAX, a, b)
 
 
-def x86_min(h: "Hoisted", a: ir.Value, b: ir.Value) -> ir.Value:
+def x86_min(h: Hoisted, a: ir.Value, b: ir.Value) -> ir.Value:
     """x86's min of f32 vectors a and b (8 or 16 lanes): b in a lane where either is NaN."""
     return _x86(h, MIN, a, b)
 
 
-def permute(h: "Hoisted", table, index: ir.Value) -> ir.Value:
+def permute(h: Hoisted, table, index: ir.Value) -> ir.Value:
     """table[index] in each lane of an i32 vector `index` (8 or 16 lanes, each below 8), `table`
     8 f32 values (a constant made once)."""
     vf = ir.VectorType.get(ir.VectorType(index.type).shape, ir.F32Type.get())

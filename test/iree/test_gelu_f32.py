@@ -21,7 +21,7 @@ from requires import needs_iree
 onnx = pytest.importorskip("onnx")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-from test_softmax_f32 import AVX2, CPUS, LANES, fma, function  # noqa: E402
+from test_softmax_f32 import AVX2, CPUS, LANES, fma, function, staged  # noqa: E402
 
 from dequant import iree as stage  # noqa: E402
 from dequant.passes.kernels.gelu import ERF_COEFFICIENTS  # noqa: E402
@@ -81,10 +81,6 @@ def model_file(path, shape, *, bias=None, approximate=None, element=TensorProto.
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", element, list(shape))], [helper.make_tensor_value_info("y", element, list(shape))], inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), str(path))
     return str(path)
-
-
-def staged(path, cpu: str) -> str:
-    return stage.run_stage(stage.import_onnx(path, "llvm-cpu", cpu), cpu=cpu)[0]
 
 
 def kernels(text: str) -> list:
