@@ -115,12 +115,12 @@ def dispatch_rows(op, value: ir.Value, module, kernel, element: ir.Type, more) -
     makes, the result expanded back to [..., L]."""
     index = ir.IndexType.get()
     name = executable(kernel, module)
-    dims = tensor_of(value.type).shape
+    tt = tensor_of(value.type)
+    dims, rows = tt.shape, tt.rows
     length, lead = kernel.length, list(dims[:-1])
     with op.location, ir.InsertionPoint(op):
         shape = [ir.ShapedType.get_dynamic_size() if d is None else d for d in dims]
         values = _op(TO_BUILTIN, [ir.RankedTensorType.get(shape, element)], [value]).result
-        rows = None if None in lead else int(np.prod(lead))
         rows_type = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if rows is None else rows, length], element)
         if not lead:  # one row
             flat = expand(values, [1, length], [[0, 1]])

@@ -37,6 +37,13 @@ class TorchTensor:
     shape: tuple
     element: Element
 
+    @property
+    def rows(self) -> int | None:
+        """The rows of a [..., L] tensor: the product of its leading dims, None where one is known
+        at run time only."""
+        lead = self.shape[:-1]
+        return None if None in lead else int(np.prod(lead))
+
     def builtin(self) -> ir.RankedTensorType:
         """torch_c's builtin tensor type: signless integers."""
         e = self.element.ir_type()
@@ -72,6 +79,13 @@ def tensor_of(t: ir.Type) -> TorchTensor | str:
     if e is None:
         return f"!torch.{data}: dtype {m.group(2)} is not a dq element type ({', '.join(ELEMENTS)})"
     return TorchTensor(tuple(dims), e)
+
+
+def io_tensors(op) -> tuple | str:
+    """(the TorchTensor of a `torch.operator`'s first operand, that of its first result), or why
+    one is not a tensor dq reads."""
+    x, y = tensor_of(op.operands[0].type), tensor_of(op.results[0].type)
+    return x if isinstance(x, str) else y if isinstance(y, str) else (x, y)
 
 
 def onnx_name(op) -> str | None:

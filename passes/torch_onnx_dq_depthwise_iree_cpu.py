@@ -42,10 +42,10 @@ def _kernel(op) -> tuple | str:
     if len(values) not in (7, 8) or any(v is None for v in values):
         return "its scales, zero points, weights and bias must be constants of the model"
     sx, zx, wq, sw, zw, sy, zy, *b = values
-    x = t.tensor_of(op.operands[0].type)
-    y = t.tensor_of(op.results[0].type)
-    if isinstance(x, str) or isinstance(y, str):
-        return x if isinstance(x, str) else y
+    got = t.io_tensors(op)
+    if isinstance(got, str):
+        return got
+    x, y = got
     if None in x.shape or len(x.shape) != 4 or x.element.bits != 8 or x.element.kind != "int" or y.element.bits != 8 or y.element.kind != "int":
         return "its input and output must be 8-bit integer codes of static shape [N, H, W, C]"
     strides, pads = t.ints_attr(op, "strides", [1, 1]), t.ints_attr(op, "pads", [0] * 4)

@@ -13,7 +13,6 @@ IREE's lowering (docs/semantics.md#gelu-of-f32).
 
 from __future__ import annotations
 
-import numpy as np
 from mlir import ir
 from mlir.dialects import tensor
 
@@ -59,9 +58,8 @@ def _rewrite(op, module, target: Target) -> str | None:
     x, y = _f32(op.operands[0]), _f32(op.results[0])
     if x is None or y is None or x.shape != y.shape or not x.shape or x.shape[-1] is None:
         return "its input and output must be f32 of one shape, the last dim static"
-    lead = x.shape[:-1]
     bias = _bias(op)
-    kernel = GeluKernel(x.shape[-1], bias is not None, target.lanes, row_workgroups(None if None in lead else int(np.prod(lead))))
+    kernel = GeluKernel(x.shape[-1], bias is not None, target.lanes, row_workgroups(x.rows))
     if bias is None:
         dispatch_rows(op, op.operands[0], module, kernel, ir.F32Type.get(), list)
         return None

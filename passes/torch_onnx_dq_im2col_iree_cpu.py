@@ -31,9 +31,10 @@ def _kernel(op) -> tuple | str:
     if len(op.operands) != 2 or len(op.results) != 1:
         return "it takes the codes and their zero point, and gives the rows"
     zx = torch_constant(op.operands[1])
-    x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)
-    if isinstance(x, str) or isinstance(y, str):
-        return x if isinstance(x, str) else y
+    got = t.io_tensors(op)
+    if isinstance(got, str):
+        return got
+    x, y = got
     if zx is None or zx.size != 1:
         return "its zero point must be a constant scalar of the model"
     if None in x.shape or len(x.shape) != 4 or None in y.shape or len(y.shape) != 2:

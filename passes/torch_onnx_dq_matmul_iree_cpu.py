@@ -208,8 +208,7 @@ def _match(m: Match) -> _Matched | str:
     w = _weights(m)
     if isinstance(w, str):
         return w
-    lead = m.a.shape[:-1]
-    rows = None if None in lead else int(np.prod(lead))
+    rows = m.a.rows
     problem = Problem(*m.kn, w.block, w.element.bits, w.element.signed, w.zero_point is not None, rows,
                       float_zero_point=w.float_zero_point is not None)  # fmt: skip
     act = activation(m)
@@ -259,8 +258,7 @@ def _replace(m: Match, a_nd: ir.Value, call, also: list = (), flat: ir.Value | N
     index = ir.IndexType.get()
     with ir.InsertionPoint(m.matmul), m.matmul.location:
         a = a_nd if flat is None else flat
-        lead = list(m.a.shape[:-1])
-        rows = None if None in lead else int(np.prod(lead))
+        lead, rows = list(m.a.shape[:-1]), m.a.rows
         dyn = ir.ShapedType.get_dynamic_size() if rows is None else rows
         if len(lead) > 1 and flat is None:
             element = ir.RankedTensorType(a.type).element_type
@@ -422,8 +420,7 @@ def _dynamic(d: dynamic_matmul.Dynamic, module, state: _State, target: Target, o
     k, n = d.kn
     wq = (d.codes.view(np.int8) if d.signed else d.codes).astype(np.int64)
     centred = wq - (d.zw.astype(np.int64) if d.zw is not None else 0)  # wq - zw [K, N]
-    lead = d.a.shape[:-1]
-    rows = None if None in lead else int(np.prod(lead))
+    rows = d.a.rows
     kind = "i8" if d.a.element.signed else "u8"
     # |xq - zx| <= 255 for every zx of xq's type: the bound holds whatever zx the run makes
     problem = Problem(k, n, k, 8, d.signed, d.zw is not None, rows, kind, bound=255 * int(np.abs(centred).sum(axis=0).max()))
@@ -467,8 +464,7 @@ def _pre_pass(d: dynamic_matmul.Dynamic, module, state: _State) -> tuple:
         index = ir.IndexType.get()
         with q.location, ir.InsertionPoint(q):
             x_nd = t.to_builtin(x, xt)
-            lead = list(xt.shape[:-1])
-            rows = None if None in lead else int(np.prod(lead))
+            lead, rows = list(xt.shape[:-1]), xt.rows
             dyn = ir.ShapedType.get_dynamic_size() if rows is None else rows
             x2 = x_nd
             if len(lead) > 1:

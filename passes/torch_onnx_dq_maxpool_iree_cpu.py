@@ -27,9 +27,10 @@ def _kernel(op) -> MaxPoolKernel | str:
     """The kernel of a node, or why not."""
     if len(op.operands) != 1 or len(op.results) != 1:
         return "it takes the codes and gives the pooled codes"
-    x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)
-    if isinstance(x, str) or isinstance(y, str):
-        return x if isinstance(x, str) else y
+    got = t.io_tensors(op)
+    if isinstance(got, str):
+        return got
+    x, y = got
     if None in x.shape or len(x.shape) != 4 or None in y.shape or len(y.shape) != 4:
         return "its input and output must be codes of static shape [N, H, W, C]"
     if x.element.bits != 8 or x.element.kind != "int" or x.element != y.element:

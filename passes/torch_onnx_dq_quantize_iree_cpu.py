@@ -37,9 +37,10 @@ def _kernel(op) -> tuple | str:
     values = [torch_constant(v) for v in op.operands[1:]]
     if any(v is None or v.size != 1 for v in values):
         return "its scale and zero point must be constants of one value"
-    x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)
-    if isinstance(x, str) or isinstance(y, str):
-        return x if isinstance(x, str) else y
+    got = t.io_tensors(op)
+    if isinstance(got, str):
+        return got
+    x, y = got
     if x.element.name != "f32" or None in x.shape or len(x.shape) != 4:
         return "its input must be f32 of static shape [N, C, H, W]"
     if y.element.bits != 8 or y.element.kind != "int":

@@ -38,9 +38,10 @@ def _kernel(op) -> tuple | str:
     """(the kernel, [sy, zy], sx) of a node, or why not."""
     if len(op.operands) != 1 or len(op.results) != 1:
         return "it takes the codes and gives the codes of their softmax"
-    x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)
-    if isinstance(x, str) or isinstance(y, str):
-        return x if isinstance(x, str) else y
+    got = t.io_tensors(op)
+    if isinstance(got, str):
+        return got
+    x, y = got
     if not x.shape or x.shape[-1] is None or x.shape != y.shape:
         return "its input and output must be codes of one shape, its last dim static"
     if any(e.bits != 8 or e.kind != "int" for e in (x.element, y.element)):
@@ -49,9 +50,7 @@ def _kernel(op) -> tuple | str:
     low, high = (-128, 127) if y.element.signed else (0, 255)
     if sx is None or sy is None or zy is None or not (np.isfinite(sx) and np.isfinite(sy)) or sx <= 0 or sy <= 0 or not low <= zy <= high:
         return f"its x_scale and y_scale must be positive f32 and its y_zero_point one of the output's codes ({low} to {high})"
-    lead = x.shape[:-1]
-    rows = None if None in lead else int(np.prod(lead))
-    kernel = SoftmaxKernel(x.shape[-1], x.element.signed, y.element.signed, row_workgroups(rows))
+    kernel = SoftmaxKernel(x.shape[-1], x.element.signed, y.element.signed, row_workgroups(x.rows))
     why = kernel.why_not()
     return why if why is not None else (kernel, np.array([sy, zy], np.float32), sx)
 
@@ -72,9 +71,10 @@ def _float_kernel(op, target: Target) -> FloatSoftmaxKernel | str:
     """The kernel of an ONNX Softmax of f32, or why not."""
     if len(op.operands) != 1 or len(op.results) != 1:
         return "it has one input and one output"
-    x, y = t.tensor_of(op.operands[0].type), t.tensor_of(op.results[0].type)
-    if isinstance(x, str) or isinstance(y, str):
-        return x if isinstance(x, str) else y
+    got = t.io_tensors(op)
+    if isinstance(got, str):
+        return got
+    x, y = got
     if x.element.kind != "float" or x.element.bits != 32 or x.element != y.element:
         return "its input and output must be f32"
     if not x.shape or x.shape[-1] is None or x.shape != y.shape:
@@ -83,8 +83,7 @@ def _float_kernel(op, target: Target) -> FloatSoftmaxKernel | str:
     axis = t.int_attr(op, "axis", -1 if opset is None or opset >= 13 else 1)
     if axis not in (-1, len(x.shape) - 1):  # before opset 13 too: over [rows, last dim] alike
         return f"its axis {axis} is not the last"
-    lead = x.shape[:-1]
-    kernel = FloatSoftmaxKernel(x.shape[-1], target.lanes, row_workgroups(None if None in lead else int(np.prod(lead))))
+    kernel = FloatSoftmaxKernel(x.shape[-1], target.lanes, row_workgroups(x.rows))
     why = kernel.why_not()
     return why if why is not None else kernel
 
